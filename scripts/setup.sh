@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what heapprobe needs to build and test on Debian 12 (run as root).
+# Idempotent: only calls apt-get when a package is missing.
+set -euo pipefail
+packages=(build-essential cmake ninja-build pkg-config binutils elfutils xz-utils
+	libelf-dev libdw-dev libffi-dev libcriterion-dev zlib1g-dev liblzma-dev
+	openjdk-17-jdk-headless clang libclang-rt-14-dev)
+# Debian's DWARF for its JDK 17 (must match the JDK's exact version; installing
+# it upgrades the JDK to match). Optional: the tests say what works without it.
+optional=(openjdk-17-dbg)
+missing=()
+for p in "${packages[@]}" "${optional[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "setup: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+	apt-get install -y -qq --no-install-recommends "${optional[@]}" >/dev/null ||
+		echo "setup: optional ${optional[*]} not installed; DWARF cross-checks will be skipped"
+fi

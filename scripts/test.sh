@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The whole test suite: sanitizer build of the unit tests, fuzzers for a
+# bounded time, then every unit and integration test on the real JDK.
+# The last line printed is ctest's summary of the main build.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh || exit 1
+FUZZ_SECONDS=${HP_FUZZ_SECONDS:-60}
+failed=0
+
+echo "== AddressSanitizer + UBSan build: unit tests"
+cmake -S . -B build-asan -G Ninja -DHP_SANITIZE=ON -DHP_WERROR=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null &&
+	cmake --build build-asan >/dev/null &&
+	(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest -L unit --output-on-failure) || failed=1
+
+echo "== libFuzzer (clang), ${FUZZ_SECONDS}s per target"
+CC=clang cmake -S . -B build-fuzz -G Ninja -DHP_FUZZ=ON -DHP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null &&
+	cmake --build build-fuzz >/dev/null || failed=1
+for f in build-fuzz/test/fuzz/fuzz_*; do
+	[ -x "$f" ] || continue
+	name=$(basename "$f")
+	mkdir -p "build-fuzz/corpus/$name"
+	seeds="test/fuzz/seeds/$name"
+	[ -d "$seeds" ] || seeds=
+	if "$f" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -print_final_stats=0 \
+		"build-fuzz/corpus/$name" $seeds >"build-fuzz/$name.log" 2>&1; then
+		echo "$name: no finding in ${FUZZ_SECONDS}s ($(grep -o 'cov: [0-9]*' "build-fuzz/$name.log" | tail -1))"
+	else
+		echo "$name: FINDING"; tail -40 "build-fuzz/$name.log"; failed=1
+	fi
+done
+
+echo "== Main build: unit and integration tests"
+cmake -S . -B build -G Ninja -DHP_WERROR=ON >/dev/null && cmake --build build >/dev/null || {
+	echo "build failed"; cmake --build build; exit 1; }
+(cd build && ctest --output-on-failure) || failed=1
+exit $failed

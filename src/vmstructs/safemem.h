@@ -1,0 +1,32 @@
+/* Reading memory that may not be mapped, without faulting.
+ *
+ * Every HotSpot pointer heapprobe follows at set-up time goes through these:
+ * a wrong offset or a stale pointer must disable one source, never crash the
+ * JVM. process_vm_readv() on our own pid returns EFAULT for unmapped ranges
+ * instead of raising SIGSEGV, needs no signal handler (the JVM owns SIGSEGV)
+ * and is async-signal-safe. Cost is a syscall (~0.5-1 us), so hot paths
+ * validate once and then read directly.
+ */
+#ifndef HP_SAFEMEM_H
+#define HP_SAFEMEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Copies n bytes from src to dst. Returns 0, or -EFAULT if any byte of the
+ * source range is unreadable (dst is then unspecified). */
+int hp_safe_read(void *dst, const void *src, size_t n);
+
+/* true if [p, p+n) is readable now. */
+bool hp_readable(const void *p, size_t n);
+
+/* Reads a NUL-terminated string at src into dst (cap bytes including NUL).
+ * Returns its length, -EFAULT if unreadable, -ENAMETOOLONG if no NUL within
+ * cap-1 bytes. */
+long hp_safe_read_string(char *dst, size_t cap, const void *src);
+
+int hp_safe_read_u64(uint64_t *out, const void *src);
+int hp_safe_read_ptr(const void **out, const void *src);
+
+#endif

@@ -1,0 +1,106 @@
+/* Reader of HotSpot's self-description tables.
+ *
+ * HotSpot exports four arrays that describe its own internals for the
+ * Serviceability Agent (src/hotspot/share/runtime/vmStructs.cpp):
+ *   gHotSpotVMStructs        VMStructEntry {typeName, fieldName, typeString,
+ *                            isStatic, offset, address}
+ *   gHotSpotVMTypes          VMTypeEntry {typeName, superclassName, isOopType,
+ *                            isIntegerType, isUnsigned, size}
+ *   gHotSpotVMIntConstants   VMIntConstantEntry {name, int32 value}
+ *   gHotSpotVMLongConstants  VMLongConstantEntry {name, uint64 value}
+ * together with exported globals giving each member's offset and the array
+ * stride (gHotSpotVMStructEntryTypeNameOffset, ..., gHotSpotVMStructEntry-
+ * ArrayStride). Each array ends with an entry whose first name is NULL.
+ *
+ * The reader copies everything it needs into its own memory through safe
+ * reads (a malformed table gives an error, never a fault) and indexes it for
+ * O(1) lookups. It takes the table descriptors from the live libjvm
+ * (libjvm.c) or from a caller-built image (tests, fuzzing).
+ */
+#ifndef HP_VMSTRUCTS_H
+#define HP_VMSTRUCTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Hard limits that make a table "malformed" rather than large. JDK 17 has
+ * about 2,700 struct entries, 1,100 types and 1,400 constants. */
+#define HP_VMS_MAX_ENTRIES  100000
+#define HP_VMS_MAX_STRIDE   256
+#define HP_VMS_MAX_NAME     512
+
+/* Where one table lives and how to read its entries. */
+struct hp_vms_struct_layout {
+	const void *array;
+	uint64_t stride, type_name, field_name, type_string, is_static, offset, address;
+};
+struct hp_vms_type_layout {
+	const void *array;
+	uint64_t stride, type_name, superclass_name, is_oop, is_integer, is_unsigned, size;
+};
+struct hp_vms_const_layout {
+	const void *array;
+	uint64_t stride, name, value;
+};
+struct hp_vms_tables {
+	struct hp_vms_struct_layout structs;
+	struct hp_vms_type_layout types;
+	struct hp_vms_const_layout int_constants;
+	struct hp_vms_const_layout long_constants;
+};
+
+struct hp_vms_field {
+	const char *type_name;
+	const char *field_name;
+	const char *type_string;    /* may be "" where HotSpot gives NULL */
+	bool is_static;
+	uint64_t offset;            /* instance fields */
+	const void *address;        /* static fields */
+};
+
+struct hp_vms_type {
+	const char *name;
+	const char *superclass;     /* NULL for roots */
+	bool is_oop, is_integer, is_unsigned;
+	uint64_t size;
+};
+
+struct hp_vms;
+
+/* Reads and indexes the tables. On error returns a negative errno and puts a
+ * one-line reason into err:
+ *   -EINVAL  absurd layout (stride 0 or > HP_VMS_MAX_STRIDE, a member offset
+ *            beyond the stride)
+ *   -EFAULT  an entry or a name is in unreadable memory
+ *   -E2BIG   no terminator within HP_VMS_MAX_ENTRIES entries
+ *   -ENAMETOOLONG  a name without NUL within HP_VMS_MAX_NAME bytes
+ *   -EBADMSG a NULL name inside an entry that is not the terminator
+ *   -ENOMEM */
+int hp_vms_load(const struct hp_vms_tables *tables, struct hp_vms **out, char *err, size_t errlen);
+void hp_vms_free(struct hp_vms *v);
+
+/* O(1) lookups; NULL when absent. */
+const struct hp_vms_field *hp_vms_field(const struct hp_vms *v, const char *type, const char *field);
+const struct hp_vms_type *hp_vms_type(const struct hp_vms *v, const char *type);
+/* 0 and *out set, or -ENOENT. */
+int hp_vms_int_constant(const struct hp_vms *v, const char *name, int32_t *out);
+int hp_vms_long_constant(const struct hp_vms *v, const char *name, uint64_t *out);
+
+/* Convenience: instance-field offset, or -1 when absent or static. */
+int64_t hp_vms_offset(const struct hp_vms *v, const char *type, const char *field);
+/* Convenience: static-field address, or NULL when absent or not static. */
+const void *hp_vms_address(const struct hp_vms *v, const char *type, const char *field);
+/* true if `type` is `ancestor` or derives from it. */
+bool hp_vms_is_subtype(const struct hp_vms *v, const char *type, const char *ancestor);
+
+size_t hp_vms_field_count(const struct hp_vms *v);
+size_t hp_vms_type_count(const struct hp_vms *v);
+size_t hp_vms_int_constant_count(const struct hp_vms *v);
+size_t hp_vms_long_constant_count(const struct hp_vms *v);
+
+/* Iteration (stable order = table order). */
+const struct hp_vms_field *hp_vms_field_at(const struct hp_vms *v, size_t i);
+const struct hp_vms_type *hp_vms_type_at(const struct hp_vms *v, size_t i);
+
+#endif

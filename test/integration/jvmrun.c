@@ -1,0 +1,82 @@
+#include "jvmrun.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct jvm_result jvm_run(const char *const *argv, const char *const *env, int timeout_s)
+{
+	struct jvm_result r = { .exit_code = -1 };
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC))
+		return r;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(pipefd[1], 1);
+		dup2(pipefd[1], 2);
+		for (const char *const *e = env; e && *e; e++)
+			putenv((char *)*e);
+		execv(argv[0], (char *const *)argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(pipefd[1]);
+	size_t cap = 65536;
+	r.output = malloc(cap);
+	time_t deadline = time(NULL) + timeout_s;
+	for (;;) {
+		struct pollfd pfd = { pipefd[0], POLLIN, 0 };
+		int left = (int)(deadline - time(NULL));
+		if (left <= 0) {
+			kill(pid, SIGKILL);
+			r.timed_out = 1;
+			break;
+		}
+		if (poll(&pfd, 1, left * 1000) <= 0)
+			continue;
+		if (r.len + 4096 + 1 > cap)
+			r.output = realloc(r.output, cap *= 2);
+		ssize_t n = read(pipefd[0], r.output + r.len, 4096);
+		if (n <= 0)
+			break;
+		r.len += (size_t)n;
+	}
+	r.output[r.len] = '\0';
+	close(pipefd[0]);
+	int status;
+	waitpid(pid, &status, 0);
+	r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return r;
+}
+
+void jvm_result_free(struct jvm_result *r)
+{
+	free(r->output);
+	r->output = NULL;
+}
+
+const char *jvm_field(const struct jvm_result *r, const char *key, char *buf, size_t cap)
+{
+	size_t klen = strlen(key);
+	for (const char *line = r->output; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		if (len > klen + 1 && strncmp(line, key, klen) == 0 && line[klen] == ':' && line[klen + 1] == ' ') {
+			size_t vlen = len - klen - 2;
+			if (vlen >= cap)
+				vlen = cap - 1;
+			memcpy(buf, line + klen + 2, vlen);
+			buf[vlen] = '\0';
+			return buf;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}

@@ -1,0 +1,23 @@
+/* Runs a real JVM for a test and captures what it prints. */
+#ifndef HP_JVMRUN_H
+#define HP_JVMRUN_H
+
+#include <stddef.h>
+
+struct jvm_result {
+	int exit_code;              /* -1 if killed or not run */
+	int timed_out;
+	char *output;               /* stdout + stderr, NUL-terminated, malloc'd */
+	size_t len;
+};
+
+/* argv[0] is replaced by the java launcher under test. `env` entries
+ * ("K=V") are added to the environment; NULL-terminated; may be NULL. */
+struct jvm_result jvm_run(const char *const *argv, const char *const *env, int timeout_s);
+void jvm_result_free(struct jvm_result *r);
+
+/* The value after "key: " on its own line in the output, copied to buf;
+ * NULL if the line is absent. */
+const char *jvm_field(const struct jvm_result *r, const char *key, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,1 @@
+# ELF symbol index tests and fixtures (see symtab.cmake owner notes)

@@ -1,0 +1,50 @@
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "vmstructs/safemem.h"
+
+static char *guarded_page(void)
+{
+	/* One readable page followed by an inaccessible one. */
+	long ps = sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, 2 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(p, MAP_FAILED);
+	cr_assert_eq(mprotect(p + ps, ps, PROT_NONE), 0);
+	return p;
+}
+
+Test(safemem, reads_mapped_and_refuses_unmapped)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	char *p = guarded_page();
+	memset(p, 'x', ps);
+	char buf[16];
+	cr_assert_eq(hp_safe_read(buf, p + ps - 16, 16), 0);
+	cr_assert_eq(buf[0], 'x');
+	cr_assert_eq(hp_safe_read(buf, p + ps - 8, 16), -EFAULT, "straddles the guard page");
+	cr_assert_eq(hp_safe_read(buf, NULL, 8), -EFAULT);
+	cr_assert_eq(hp_safe_read(buf, (void *)16, 8), -EFAULT);
+	cr_assert(hp_readable(p, ps));
+	cr_assert_not(hp_readable(p, ps + 1));
+}
+
+Test(safemem, strings_end_at_nul_or_fail_cleanly)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	char *p = guarded_page();
+	memset(p, 'a', ps);
+	char buf[64];
+	/* "abc" ending exactly at the last byte before the guard page. */
+	strcpy(p + ps - 4, "abc");
+	cr_assert_eq(hp_safe_read_string(buf, sizeof(buf), p + ps - 4), 3);
+	cr_assert_str_eq(buf, "abc");
+	/* No NUL before the guard page: unreadable, not a crash. */
+	memset(p + ps - 10, 'b', 10);
+	cr_assert_eq(hp_safe_read_string(buf, sizeof(buf), p + ps - 10), -EFAULT);
+	/* No NUL within the cap. */
+	cr_assert_eq(hp_safe_read_string(buf, 8, p), -ENAMETOOLONG);
+	cr_assert_eq(hp_safe_read_string(buf, sizeof(buf), NULL), -EFAULT);
+}
