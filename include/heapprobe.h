@@ -59,6 +59,9 @@ struct hp_open_opts {
 	const char *libjvm_name;
 	/* Root of separate debug files; NULL = "/usr/lib/debug". */
 	const char *debug_root;
+	/* Directory with jdk-NN.txt data files to use instead of the copies
+	 * compiled in; NULL = $HEAPPROBE_SYMBOLS_DIR, else built-in. */
+	const char *symbols_dir;
 };
 
 /* Opens a probe on the JVM in this process. `vm` may be NULL (then nothing
@@ -121,8 +124,90 @@ struct hp_gc_info {
  * negative errno with the reason in hp_status(HP_PART_HEAP). */
 HP_API int hp_gc_info(struct hp_probe *probe, struct hp_gc_info *info);
 
+
+/* ---- Heap usage ----------------------------------------------------------
+ *
+ * Every reading names the mode (source) that produced it. Modes, in the
+ * order the dispatcher prefers them for the current usage:
+ */
+enum hp_mode {
+	HP_MODE_MEMORY_USAGE_CALL = 0, /* CollectedHeap::memory_usage() (or the heap's override), via libffi */
+	HP_MODE_HEAP_SUMMARY_CALL,     /* CollectedHeap::create_heap_summary() via libffi (JDK 11) */
+	HP_MODE_LAST_GC_FIELDS,        /* used/capacity at last GC, read from memory */
+	HP_MODE_JMM,                   /* JVM_GetManagement -> JmmInterface (JNI) */
+	HP_MODE_JMX_NATIVE,            /* sun.management.MemoryImpl.getMemoryUsage0 (JNI) */
+	HP_MODE_EXPORTED_TOTALS,       /* JVM_TotalMemory / JVM_FreeMemory / JVM_MaxMemory (JNI thread) */
+	HP_MODE_PERFDATA,              /* in-process hsperfdata sun.gc.* counters */
+	HP_MODE_COUNT
+};
+
+/* "memory-usage-call", "heap-summary-call", "last-gc-fields", "jmm",
+ * "jmx-native", "exported-totals", "perfdata". */
+HP_API const char *hp_mode_name(enum hp_mode mode);
+
+/* What a `used` figure is. */
+enum hp_usage_kind {
+	HP_USAGE_CURRENT = 0,          /* used now: includes garbage not yet collected */
+	HP_USAGE_AFTER_YOUNG_GC,       /* right after a young collection: dead old objects still counted */
+	HP_USAGE_AFTER_FULL_GC,        /* right after a whole-heap collection: the live heap */
+};
+
+/* "current", "after-young-gc", "after-full-gc". */
+HP_API const char *hp_usage_kind_name(enum hp_usage_kind kind);
+
+struct hp_heap_usage {
+	size_t sz;                  /* sizeof(struct hp_heap_usage), set by caller */
+	enum hp_mode mode;          /* produced used/committed/max */
+	enum hp_usage_kind kind;    /* what `used` is */
+	uint64_t used, committed;   /* bytes */
+	uint64_t max;               /* bytes; 0 if the mode does not know it */
+	uint64_t gc_count;          /* collections finished when read; 0 if unknown */
+	uint64_t timestamp_ns;      /* CLOCK_MONOTONIC when read */
+	/* The most recent post-GC figure the probe has, whatever mode it came
+	 * from: `live` is 0 when none is known yet. */
+	uint64_t live;
+	enum hp_mode live_mode;
+	enum hp_usage_kind live_kind;   /* AFTER_FULL_GC or AFTER_YOUNG_GC */
+	uint64_t live_gc_count;
+	uint64_t live_timestamp_ns;
+};
+
+/* hp_heap_usage flags. */
+#define HP_USAGE_NO_JNI   (1u << 0)  /* the caller may not use JNI (e.g. in a GC callback).
+                                        Threads not attached to the JVM are detected anyway. */
+#define HP_USAGE_POST_GC  (1u << 1)  /* fill used/committed from the last post-GC figure */
+#define HP_USAGE_ONLY_MODE(m) ((1u << 8) | ((unsigned)(m) << 9))  /* this mode or fail */
+
+/* Reads the heap usage with the best mode that is available, validated and
+ * legal here. Never allocates, never takes a blocking lock, never calls JNI
+ * with HP_USAGE_NO_JNI or off a Java thread: safe inside
+ * GarbageCollectionFinish. Returns 0, -ENODATA if no mode can answer here
+ * (-ENODATA with POST_GC before the first collection), -ENOTSUP if the
+ * forced mode is disabled, -EINVAL. */
+HP_API int hp_heap_usage(struct hp_probe *probe, unsigned flags, struct hp_heap_usage *out);
+
+/* 0 if `mode` is validated and enabled, else a negative errno; *reason gets
+ * the one-line reason it was disabled ("" when enabled). */
+HP_API int hp_mode_status(struct hp_probe *probe, enum hp_mode mode, const char **reason);
+
+/* Called at the end of every stop-the-world collection JVMTI reports
+ * (GarbageCollectionFinish), on the thread that ran it, with the post-GC
+ * reading the probe just took. The callback must obey the JVMTI rules for
+ * that event: no JNI, no allocation that can block, no blocking lock.
+ * One callback per probe; NULL removes it. Needs a JavaVM given to hp_open. */
+typedef void (*hp_gc_callback)(const struct hp_heap_usage *post_gc, void *ctx);
+HP_API int hp_set_gc_callback(struct hp_probe *probe, hp_gc_callback cb, void *ctx);
+
 /* Writes the human-readable `info` report (one "key: value" per line). */
 HP_API int hp_write_info(struct hp_probe *probe, FILE *out);
+
+/* Compares the per-release layout data with libjvm's DWARF, where a debug
+ * file is installed, writing "layout.*" lines to `report` (may be NULL).
+ * Returns the number of mismatches (a mismatch disables the last-GC-fields
+ * mode), or -ENOENT without DWARF. Takes seconds (libdw decompresses the
+ * debug sections): call it from a tool or a background thread, not from
+ * start-up code on a latency budget. */
+HP_API int hp_verify_layout(struct hp_probe *probe, FILE *report);
 
 #ifdef __cplusplus
 }

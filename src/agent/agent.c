@@ -28,6 +28,8 @@ static FILE *open_log(void)
 static void write_info(void)
 {
 	FILE *out = open_log();
+	if (options.verify)
+		hp_verify_layout(probe, out);
 	hp_write_info(probe, out);
 	if (out != stderr)
 		fclose(out);
@@ -36,6 +38,12 @@ static void write_info(void)
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
 	if (options.info)
+		write_info();
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	if (options.info_at_exit)
 		write_info();
 }
 
@@ -52,7 +60,7 @@ static jint start(JavaVM *vm, const char *spec, int live_phase)
 		return JNI_ERR;
 	}
 	if (live_phase) {
-		if (options.info)
+		if (options.info || options.info_at_exit)
 			write_info();
 		return JNI_OK;
 	}
@@ -63,6 +71,8 @@ static jint start(JavaVM *vm, const char *spec, int live_phase)
 	jvmtiEventCallbacks callbacks;
 	memset(&callbacks, 0, sizeof(callbacks));
 	callbacks.VMInit = on_vm_init;
+	callbacks.VMDeath = on_vm_death;
+	(*agent_jvmti)->SetEventNotificationMode(agent_jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);
 	if ((*agent_jvmti)->SetEventCallbacks(agent_jvmti, &callbacks, sizeof(callbacks)) != JVMTI_ERROR_NONE ||
 	    (*agent_jvmti)->SetEventNotificationMode(agent_jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL) !=
 		    JVMTI_ERROR_NONE) {

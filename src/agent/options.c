@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char valid_options[] = "info, log=<path>";
+static const char valid_options[] = "info, info=exit, verify, log=<path>";
 
 int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, size_t errlen)
 {
@@ -24,6 +24,11 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 			/* tolerate "info," and ",," */
 		} else if (name_len == 4 && strncmp(p, "info", 4) == 0 && !value) {
 			out->info = true;
+		} else if (name_len == 4 && strncmp(p, "info", 4) == 0 && value_len == 4 &&
+			   strncmp(value, "exit", 4) == 0) {
+			out->info_at_exit = true;
+		} else if (name_len == 6 && strncmp(p, "verify", 6) == 0 && !value) {
+			out->verify = true;
 		} else if (name_len == 3 && strncmp(p, "log", 3) == 0 && value) {
 			if (value_len == 0 || value_len >= sizeof(out->log)) {
 				snprintf(err, errlen, "heapprobe: option log needs a path shorter than %zu bytes",

@@ -7,6 +7,8 @@
 
 struct hp_agent_options {
 	bool info;                  /* print the info report at VM start */
+	bool info_at_exit;          /* info=exit: print it at VM death instead */
+	bool verify;                /* check the layout data against DWARF */
 	char log[256];              /* where messages and info go; "" = stderr */
 };
 

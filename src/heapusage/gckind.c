@@ -202,3 +202,10 @@ int hp_heap_detect(const struct hp_vms *vms, const struct hp_symtab *syms, const
 	}
 	return out->rc = 0;
 }
+
+const char *hp_gc_data_key(const struct hp_heap_info *heap)
+{
+	if (heap->kind == HP_GC_Z && heap->generational == 1)
+		return "zgen";
+	return hp_gc_kind_name(heap->kind);
+}

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heapusage/events.h"
 #include "vmstructs/safemem.h"
 
 static void part_fail(struct hp_probe *p, enum hp_part part, int rc, const char *fmt, ...)
@@ -17,7 +18,7 @@ static void part_fail(struct hp_probe *p, enum hp_part part, int rc, const char 
 	va_end(ap);
 }
 
-unsigned hp_parse_faults(const char *spec)
+void hp_parse_faults(struct hp_probe *p, const char *spec)
 {
 	static const struct { const char *name; unsigned bit; } names[] = {
 		{ "hide-libjvm", HP_FAULT_HIDE_LIBJVM },
@@ -26,17 +27,33 @@ unsigned hp_parse_faults(const char *spec)
 		{ "strip-symtab", HP_FAULT_STRIP_SYMTAB },
 		{ "hide-flags", HP_FAULT_HIDE_FLAGS },
 		{ "unreadable-libjvm", HP_FAULT_BAD_LIBJVM_FILE },
+		{ "corrupt-data", HP_FAULT_CORRUPT_DATA },
 	};
-	unsigned bits = 0;
-	if (!spec)
-		return 0;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		const char *at = strstr(spec, names[i].name);
-		size_t n = strlen(names[i].name);
-		if (at && (at == spec || at[-1] == ',') && (at[n] == '\0' || at[n] == ','))
-			bits |= names[i].bit;
+	size_t nsyms = 0, nmodes = 0;
+	while (spec && *spec) {
+		const char *end = strchr(spec, ',');
+		size_t len = end ? (size_t)(end - spec) : strlen(spec);
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strlen(names[i].name) == len && strncmp(spec, names[i].name, len) == 0)
+				p->faults |= names[i].bit;
+		if (len > 12 && strncmp(spec, "hide-symbol=", 12) == 0 && nsyms < HP_MAX_FAULT_NAMES)
+			snprintf(p->hidden_symbols[nsyms++], sizeof(p->hidden_symbols[0]), "%.*s", (int)(len - 12),
+				 spec + 12);
+		if (len > 13 && strncmp(spec, "disable-mode=", 13) == 0 && nmodes < HP_MAX_FAULT_NAMES)
+			snprintf(p->disabled_modes[nmodes++], sizeof(p->disabled_modes[0]), "%.*s", (int)(len - 13),
+				 spec + 13);
+		spec = end ? end + 1 : NULL;
 	}
-	return bits;
+}
+
+const struct hp_sym *hp_probe_sym(struct hp_probe *p, const char *name)
+{
+	if (!p->syms)
+		return NULL;
+	for (int i = 0; i < HP_MAX_FAULT_NAMES && p->hidden_symbols[i][0]; i++)
+		if (strcmp(p->hidden_symbols[i], name) == 0)
+			return NULL;
+	return hp_symtab_find(p->syms, name);
 }
 
 static void read_vm_version(struct hp_probe *p)
@@ -146,6 +163,23 @@ static void open_flags(struct hp_probe *p)
 		part_fail(p, HP_PART_FLAGS, rc, "%s", err);
 }
 
+static void load_data(struct hp_probe *p)
+{
+	const char *dir = p->opts.symbols_dir ? p->opts.symbols_dir : getenv("HEAPPROBE_SYMBOLS_DIR");
+	if (!p->feature) {
+		p->data_status = -ENOENT;
+		snprintf(p->data_reason, sizeof(p->data_reason), "JDK release unknown: no symbols/ data");
+		return;
+	}
+	if (p->faults & HP_FAULT_CORRUPT_DATA) {
+		static const char bad[] = "release 17\nfield.CollectedHeap._used_at_last_gc\n";
+		p->data_status = hp_symdata_parse(bad, sizeof(bad) - 1, "corrupted jdk-17.txt (HEAPPROBE_FAULTS)", 0,
+						  &p->data, p->data_reason, sizeof(p->data_reason));
+		return;
+	}
+	p->data_status = hp_symdata_load(p->feature, dir, &p->data, p->data_reason, sizeof(p->data_reason));
+}
+
 static int detect_heap(struct hp_probe *p)
 {
 	if (p->status[HP_PART_HEAP] == 0 && p->heap.heap)
@@ -176,7 +210,7 @@ int hp_open(JavaVM *vm, const struct hp_open_opts *opts, struct hp_probe **out)
 		memcpy(&p->opts, opts, n);
 	}
 	p->opts.sz = sizeof(p->opts);
-	p->faults = hp_parse_faults(getenv("HEAPPROBE_FAULTS"));
+	hp_parse_faults(p, getenv("HEAPPROBE_FAULTS"));
 	p->vm = vm;
 	if (vm && (*vm)->GetEnv(vm, (void **)&p->jvmti, JVMTI_VERSION_1_2) != JNI_OK)
 		p->jvmti = NULL;
@@ -189,7 +223,41 @@ int hp_open(JavaVM *vm, const struct hp_open_opts *opts, struct hp_probe **out)
 	if (p->vms)
 		read_vm_version(p);
 	read_vm_version_jvmti(p);
+	load_data(p);
+
+	hp_modes_init(p, false);
+	for (int i = 0; i < HP_MAX_FAULT_NAMES && p->disabled_modes[i][0]; i++)
+		for (int m = 0; m < HP_MODE_COUNT; m++)
+			if (strcmp(p->disabled_modes[i], hp_mode_name(m)) == 0)
+				hp_mode_disable(p, m, -EPERM, "disabled by HEAPPROBE_FAULTS");
+	if (p->jvmti) {
+		/* Live phase: hp_open called after VM start (attach, or later). */
+		jvmtiPhase phase = JVMTI_PHASE_ONLOAD;
+		(*p->jvmti)->GetPhase(p->jvmti, &phase);
+		hp_events_start(p, phase == JVMTI_PHASE_LIVE, p->events_reason, sizeof(p->events_reason));
+	} else {
+		snprintf(p->events_reason, sizeof(p->events_reason), "no JavaVM given: no post-GC capture");
+	}
 	*out = p;
+	return 0;
+}
+
+const struct hp_heap_info *hp_probe_heap(struct hp_probe *p)
+{
+	if (hp_events_in_gc_callback())
+		return p->heap.heap && p->status[HP_PART_HEAP] == 0 ? &p->heap : NULL;
+	return detect_heap(p) == 0 ? &p->heap : NULL;
+}
+
+int hp_set_gc_callback(struct hp_probe *p, hp_gc_callback cb, void *ctx)
+{
+	if (!p)
+		return -EINVAL;
+	if (!p->capture)
+		return -ENOTSUP;
+	/* ctx first: a GC that sees the new callback must see its context. */
+	__atomic_store_n(&p->gc_cb_ctx, ctx, __ATOMIC_RELEASE);
+	__atomic_store_n(&p->gc_cb, cb, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -197,8 +265,12 @@ void hp_close(struct hp_probe *p)
 {
 	if (!p)
 		return;
+	hp_events_stop(p);
+	hp_modes_fini(p);
 	if (p->jvmti)
 		(*p->jvmti)->DisposeEnvironment(p->jvmti);
+	hp_events_free(p);
+	hp_symdata_free(p->data);
 	hp_vmflags_free(&p->flags);
 	hp_symtab_close(p->syms);
 	hp_vms_free(p->vms);

@@ -6,6 +6,8 @@
 
 #include "heapprobe.h"
 #include "heapusage/gckind.h"
+#include "heapusage/modes.h"
+#include "heapusage/symdata.h"
 #include "vmstructs/libjvm.h"
 #include "vmstructs/symtab.h"
 #include "vmstructs/vmflags.h"
@@ -21,11 +23,17 @@
 #define HP_FAULT_STRIP_SYMTAB    (1u << 3)   /* "strip-symtab": ignore .symtab */
 #define HP_FAULT_HIDE_FLAGS      (1u << 4)   /* "hide-flags" */
 #define HP_FAULT_BAD_LIBJVM_FILE (1u << 5)   /* "unreadable-libjvm": open a non-ELF */
+#define HP_FAULT_CORRUPT_DATA    (1u << 6)   /* "corrupt-data": symbols/ data gets a bad line */
+/* Also "hide-symbol=<mangled>" (libjvm symbol lookups miss it) and
+ * "disable-mode=<name>" (the mode is disabled before init), repeatable. */
+#define HP_MAX_FAULT_NAMES 8
 
 struct hp_probe {
 	JavaVM *vm;
 	jvmtiEnv *jvmti;
 	unsigned faults;
+	char hidden_symbols[HP_MAX_FAULT_NAMES][128];
+	char disabled_modes[HP_MAX_FAULT_NAMES][32];
 	struct hp_open_opts opts;
 	char debug_root[256];
 
@@ -40,8 +48,55 @@ struct hp_probe {
 
 	char vm_release[128];
 	int feature;
+
+	/* symbols/ data for this release (NULL: see data_reason) */
+	struct hp_symdata *data;
+	int data_status;
+	char data_reason[HP_REASON_LEN];
+
+	/* Heap usage modes: per-mode state owned by the mode's ops. */
+	const struct hp_mode_ops *mode_ops[HP_MODE_COUNT];
+	void *mode_state[HP_MODE_COUNT];
+	int mode_status[HP_MODE_COUNT];
+	char mode_reason[HP_MODE_COUNT][HP_REASON_LEN];
+
+	/* GC capture (events.c); written only by the GC-finish callback. */
+	struct hp_gc_capture *capture;
+	char events_reason[HP_REASON_LEN];
+	hp_gc_callback gc_cb;
+	void *gc_cb_ctx;
 };
 
-unsigned hp_parse_faults(const char *spec);
+void hp_modes_init(struct hp_probe *p, bool retry_only);
+void hp_modes_fini(struct hp_probe *p);
+
+/* Disables `mode` with a one-line reason (also usable from a GC callback:
+ * no allocation). */
+void hp_mode_disable(struct hp_probe *p, enum hp_mode mode, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* A JNIEnv for the calling thread if it is attached to the VM and JNI is
+ * legal here, else NULL. */
+JNIEnv *hp_jni_env(struct hp_probe *p);
+
+/* Called from the probe's NativeMethodBind event (events.c) for every native
+ * the JVM binds; the JMX mode captures MemoryImpl.getMemoryUsage0 there. */
+void hp_jmx_native_method_bind(struct hp_probe *p, JNIEnv *jni, jthread thread, jmethodID method,
+			       void *address, void **new_address_ptr);
+/* Called once the VM is live (VMInit, or at hp_open in the live phase) on
+ * an attached Java thread: lets JNI-based modes finish their set-up (e.g.
+ * force the JMX native to bind). */
+void hp_jmx_vm_live(struct hp_probe *p, JNIEnv *jni);
+
+/* Parses HEAPPROBE_FAULTS into p->faults, hidden_symbols, disabled_modes. */
+void hp_parse_faults(struct hp_probe *p, const char *spec);
+
+/* The heap, detected on first use once it exists; NULL before (or if it
+ * cannot be read: see p->reason[HP_PART_HEAP]). Not from GC callbacks
+ * before the first successful call. */
+const struct hp_heap_info *hp_probe_heap(struct hp_probe *p);
+
+/* libjvm symbol lookup that honours fault injection (hide-symbol=). */
+const struct hp_sym *hp_probe_sym(struct hp_probe *p, const char *name);
 
 #endif

@@ -4,6 +4,8 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "heapusage/events.h"
+#include "heapusage/layout.h"
 #include "heapusage/probe.h"
 
 static const char *part_names[HP_PART_COUNT] = {
@@ -69,6 +71,49 @@ int hp_write_info(struct hp_probe *p, FILE *out)
 		fprintf(out, "gc.kind: unknown\n");
 		fprintf(out, "gc.determined_by: none: %s\n", g.how);
 	}
+	fprintf(out, "data: %s\n", p->data ? hp_symdata_source(p->data) : p->data_reason);
+
+	/* Every mode: enabled or why not, and a live reading where legal. */
+	for (int m = 0; m < HP_MODE_COUNT; m++) {
+		const char *reason;
+		int rc = hp_mode_status(p, m, &reason);
+		if (rc) {
+			fprintf(out, "mode.%s: disabled (%s): %s\n", hp_mode_name(m), strerror(-rc), reason);
+			continue;
+		}
+		struct hp_heap_usage u = { .sz = sizeof(u) };
+		rc = hp_heap_usage(p, HP_USAGE_ONLY_MODE(m), &u);
+		if (rc)
+			fprintf(out, "mode.%s: ok, no reading here (%s)\n", hp_mode_name(m), strerror(-rc));
+		else
+			fprintf(out, "mode.%s: ok used=%" PRIu64 " committed=%" PRIu64 " max=%" PRIu64 " kind=%s\n",
+				hp_mode_name(m), u.used, u.committed, u.max, hp_usage_kind_name(u.kind));
+	}
+	struct hp_events_stats st;
+	hp_events_stats(p, &st);
+	fprintf(out, "capture: %s gcs=%" PRIu64 " full=%" PRIu64 " failures=%" PRIu64 "\n",
+		p->events_reason[0] ? p->events_reason : st.capture_note, st.gc_finish_events, st.full_gcs,
+		st.capture_failures);
+	struct hp_heap_usage best = { .sz = sizeof(best) };
+	if (hp_heap_usage(p, 0, &best) == 0)
+		fprintf(out, "usage.current: used=%" PRIu64 " committed=%" PRIu64 " max=%" PRIu64 " mode=%s\n",
+			best.used, best.committed, best.max, hp_mode_name(best.mode));
+	else
+		fprintf(out, "usage.current: none\n");
+	struct hp_heap_usage post = { .sz = sizeof(post) };
+	if (hp_heap_usage(p, HP_USAGE_POST_GC, &post) == 0)
+		fprintf(out, "usage.post_gc: used=%" PRIu64 " committed=%" PRIu64 " kind=%s mode=%s gc=%" PRIu64 "\n",
+			post.used, post.committed, hp_usage_kind_name(post.kind), hp_mode_name(post.mode),
+			post.gc_count);
+	else
+		fprintf(out, "usage.post_gc: none yet\n");
 	fflush(out);
 	return 0;
+}
+
+int hp_verify_layout(struct hp_probe *p, FILE *out)
+{
+	if (!p)
+		return -EINVAL;
+	return hp_layout_verify_dwarf(p, out);
 }

@@ -1,0 +1,256 @@
+/* Mode "last-gc-fields": the heap's own record of its size after the last
+ * collection, read straight from memory.
+ *
+ * HotSpot keeps these for the SoftReference clearing policy
+ * (LRUMaxHeapPolicy uses capacity at last GC, used at last GC):
+ *   JDK 11      statics Universe::_heap_capacity_at_last_gc / _heap_used_at_last_gc
+ *   JDK 17..25  CollectedHeap::_capacity_at_last_gc / _used_at_last_gc
+ * VMStructs does not publish them, so symbols/jdk-N.txt places them relative
+ * to CollectedHeap::_reserved, which it does publish. Collectors refresh them
+ * at different times (refresh.<gc> in the data): after whole-heap
+ * collections only (Serial, Parallel), after every collection (G1: young
+ * ones too, so "used" still holds dead old objects), at the end of each
+ * cycle (ZGC, Shenandoah), never (Epsilon).
+ *
+ * A read is two plain loads: fit for a GC callback.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heapusage/dwarf.h"
+#include "heapusage/layout.h"
+#include "heapusage/probe.h"
+#include "vmstructs/safemem.h"
+
+enum refresh_policy { REFRESH_FULL, REFRESH_YOUNG, REFRESH_CYCLE, REFRESH_NEVER };
+
+struct lastgc_state {
+	const volatile size_t *used, *capacity;
+	enum refresh_policy refresh;
+	uint64_t max;
+};
+
+int hp_layout_member(struct hp_probe *p, const char *type, const char *member, int64_t *offset, char *how,
+		     size_t len)
+{
+	int64_t off = hp_vms_offset(p->vms, type, member);
+	if (off >= 0) {
+		*offset = off;
+		snprintf(how, len, "VMStructs");
+		return 0;
+	}
+	const char *value = hp_symdata_getf(p->data, "field.%s.%s", type, member);
+	if (!value) {
+		snprintf(how, len, "%s::%s is neither in VMStructs nor in %s", type, member,
+			 p->data ? hp_symdata_source(p->data) : p->data_reason);
+		return -ENOENT;
+	}
+	char anchor[64];
+	int64_t delta;
+	if (hp_symdata_anchor(value, anchor, sizeof(anchor), &delta)) {
+		snprintf(how, len, "%s: field.%s.%s has a bad value '%s'", hp_symdata_source(p->data), type, member,
+			 value);
+		return -EINVAL;
+	}
+	if (!anchor[0]) {
+		*offset = delta;
+		snprintf(how, len, "%lld (%s)", (long long)delta, hp_symdata_source(p->data));
+		return 0;
+	}
+	int64_t base = hp_vms_offset(p->vms, type, anchor);
+	if (base < 0) {
+		snprintf(how, len, "anchor %s::%s is not in VMStructs", type, anchor);
+		return -ENOENT;
+	}
+	*offset = base + delta;
+	snprintf(how, len, "%s%+lld from VMStructs (%s)", anchor, (long long)delta, hp_symdata_source(p->data));
+	return 0;
+}
+
+static int locate(struct hp_probe *p, const struct hp_heap_info *heap, struct lastgc_state *s, char *reason,
+		  size_t len)
+{
+	/* JDK 11: statics named by symbol. */
+	const char *used_sym = hp_symdata_get(p->data, "static.Universe._heap_used_at_last_gc");
+	const char *cap_sym = hp_symdata_get(p->data, "static.Universe._heap_capacity_at_last_gc");
+	if (used_sym && cap_sym) {
+		if (!p->syms) {
+			snprintf(reason, len, "needs libjvm .symtab for %s: %s", used_sym, p->reason[HP_PART_SYMBOLS]);
+			return -ENOENT;
+		}
+		const struct hp_sym *u = hp_probe_sym(p, used_sym);
+		const struct hp_sym *c = hp_probe_sym(p, cap_sym);
+		if (!u || !c) {
+			snprintf(reason, len, "symbol %s not in libjvm", !u ? used_sym : cap_sym);
+			return -ENOENT;
+		}
+		s->used = (const volatile size_t *)(uintptr_t)u->addr;
+		s->capacity = (const volatile size_t *)(uintptr_t)c->addr;
+		return 0;
+	}
+	int64_t used_off, cap_off;
+	char how[160];
+	int rc = hp_layout_member(p, "CollectedHeap", "_used_at_last_gc", &used_off, how, sizeof(how));
+	if (!rc)
+		rc = hp_layout_member(p, "CollectedHeap", "_capacity_at_last_gc", &cap_off, how, sizeof(how));
+	if (rc) {
+		snprintf(reason, len, "%s", how);
+		return rc;
+	}
+	const struct hp_vms_type *t = hp_vms_type(p->vms, "CollectedHeap");
+	if (used_off < 8 || cap_off < 8 || (t && ((uint64_t)used_off + 8 > t->size || (uint64_t)cap_off + 8 > t->size))) {
+		snprintf(reason, len, "offsets %lld/%lld fall outside CollectedHeap (%llu bytes)", (long long)used_off,
+			 (long long)cap_off, t ? (unsigned long long)t->size : 0ull);
+		return -EINVAL;
+	}
+	s->used = (const volatile size_t *)((const char *)heap->heap + used_off);
+	s->capacity = (const volatile size_t *)((const char *)heap->heap + cap_off);
+	return 0;
+}
+
+static int lastgc_init(struct hp_probe *p, char *reason, size_t len)
+{
+	const struct hp_heap_info *heap = hp_probe_heap(p);
+	if (!heap) {
+		snprintf(reason, len, "waiting for the heap: %s", p->reason[HP_PART_HEAP]);
+		return p->status[HP_PART_HEAP] == -EAGAIN ? -EAGAIN : -ENOENT;
+	}
+	if (!p->data) {
+		snprintf(reason, len, "%s", p->data_reason);
+		return -ENOENT;
+	}
+	const char *policy = hp_symdata_getf(p->data, "refresh.%s", hp_gc_data_key(heap));
+	struct lastgc_state s = { 0 };
+	if (!policy) {
+		snprintf(reason, len, "%s says nothing of when %s refreshes the last-GC fields",
+			 hp_symdata_source(p->data), hp_gc_data_key(heap));
+		return -ENOENT;
+	} else if (strcmp(policy, "full") == 0) {
+		s.refresh = REFRESH_FULL;
+	} else if (strcmp(policy, "young") == 0) {
+		s.refresh = REFRESH_YOUNG;
+	} else if (strcmp(policy, "cycle") == 0) {
+		s.refresh = REFRESH_CYCLE;
+	} else if (strcmp(policy, "never") == 0) {
+		snprintf(reason, len, "the %s collector never refreshes the last-GC fields", hp_gc_data_key(heap));
+		return -ENOTSUP;
+	} else {
+		snprintf(reason, len, "%s: refresh.%s has a bad value '%s'", hp_symdata_source(p->data),
+			 hp_gc_data_key(heap), policy);
+		return -EINVAL;
+	}
+	int rc = locate(p, heap, &s, reason, len);
+	if (rc)
+		return rc;
+
+	size_t used, capacity;
+	if (hp_safe_read(&used, (const void *)s.used, sizeof(used)) ||
+	    hp_safe_read(&capacity, (const void *)s.capacity, sizeof(capacity))) {
+		snprintf(reason, len, "last-GC fields at %p/%p are unreadable", (const void *)s.used,
+			 (const void *)s.capacity);
+		return -EFAULT;
+	}
+	size_t max_heap = 0;
+	if (p->status[HP_PART_FLAGS] == 0)
+		hp_vmflags_size(&p->flags, "MaxHeapSize", &max_heap);
+	s.max = max_heap;
+	/* A wrong offset reads a pointer, a flag or a count: none of them
+	 * passes these. */
+	if (capacity == 0 || used > capacity || (max_heap && capacity > max_heap) || (capacity & 4095)) {
+		snprintf(reason, len,
+			 "values fail sanity (used=%zu capacity=%zu MaxHeapSize=%zu): the layout in %s does not fit this build",
+			 used, capacity, max_heap, hp_symdata_source(p->data));
+		return -EBADMSG;
+	}
+	struct lastgc_state *copy = malloc(sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	*copy = s;
+	p->mode_state[HP_MODE_LAST_GC_FIELDS] = copy;
+	return 0;
+}
+
+static int lastgc_read(struct hp_probe *p, JNIEnv *env, struct hp_mode_reading *r)
+{
+	const struct lastgc_state *s = p->mode_state[HP_MODE_LAST_GC_FIELDS];
+	r->used = *s->used;
+	r->committed = *s->capacity;
+	r->max = s->max;
+	r->kind = s->refresh == REFRESH_YOUNG ? HP_USAGE_AFTER_YOUNG_GC : HP_USAGE_AFTER_FULL_GC;
+	return 0;
+}
+
+static void lastgc_fini(struct hp_probe *p)
+{
+	free(p->mode_state[HP_MODE_LAST_GC_FIELDS]);
+	p->mode_state[HP_MODE_LAST_GC_FIELDS] = NULL;
+}
+
+bool hp_lastgc_refreshed_by(struct hp_probe *p, bool full_gc)
+{
+	const struct lastgc_state *s = p->mode_state[HP_MODE_LAST_GC_FIELDS];
+	if (!s)
+		return false;
+	return s->refresh == REFRESH_YOUNG || s->refresh == REFRESH_CYCLE || full_gc;
+}
+
+const struct hp_mode_ops hp_mode_last_gc_fields = {
+	.mode = HP_MODE_LAST_GC_FIELDS,
+	.needs_jni = false,
+	.init = lastgc_init,
+	.read = lastgc_read,
+	.fini = lastgc_fini,
+};
+
+int hp_layout_verify_dwarf(struct hp_probe *p, FILE *out)
+{
+	char path[512], err[256];
+	if (!p->syms || !p->data)
+		return -ENOENT;
+	if (hp_dwarf_find_file(p->jvm.path, hp_symtab_build_id(p->syms), p->opts.debug_root, path,
+			       sizeof(path))) {
+		if (out)
+			fprintf(out, "layout.dwarf: none (no debug file with .debug_info for build-id %s)\n",
+				hp_symtab_build_id(p->syms));
+		return -ENOENT;
+	}
+	const struct hp_sym *anchor = hp_probe_sym(p, "_ZN13CollectedHeap12memory_usageEv");
+	if (!anchor) {
+		if (out)
+			fprintf(out, "layout.dwarf: none (no CollectedHeap::memory_usage to find its unit)\n");
+		return -ENOENT;
+	}
+	struct hp_dwarf_member members[64];
+	int n = hp_dwarf_class_layout(path, anchor->addr - p->jvm.base, "CollectedHeap", members, 64, err,
+				      sizeof(err));
+	if (n < 0) {
+		if (out)
+			fprintf(out, "layout.dwarf: unreadable: %s\n", err);
+		return n;
+	}
+	static const char *const checked[] = { "_capacity_at_last_gc", "_used_at_last_gc",
+					       "_total_full_collections", "_reserved" };
+	int mismatches = 0;
+	for (size_t i = 0; i < sizeof(checked) / sizeof(checked[0]); i++) {
+		int64_t ours = -1, theirs = -1;
+		char how[160];
+		hp_layout_member(p, "CollectedHeap", checked[i], &ours, how, sizeof(how));
+		for (int j = 0; j < n; j++)
+			if (strcmp(members[j].name, checked[i]) == 0)
+				theirs = members[j].offset;
+		bool ok = ours == theirs;
+		if (!ok && theirs >= 0)
+			mismatches++;
+		if (out)
+			fprintf(out, "layout.CollectedHeap.%s: ours=%lld dwarf=%lld %s\n", checked[i], (long long)ours,
+				(long long)theirs, ok ? "agree" : theirs < 0 ? "not in DWARF" : "MISMATCH");
+	}
+	if (out)
+		fprintf(out, "layout.dwarf: %s (%d mismatches)\n", path, mismatches);
+	if (mismatches)
+		hp_mode_disable(p, HP_MODE_LAST_GC_FIELDS, -EBADMSG,
+				"symbols/ layout disagrees with libjvm DWARF (%d members)", mismatches);
+	return mismatches;
+}

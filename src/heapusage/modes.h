@@ -1,0 +1,52 @@
+/* Heap usage modes: the interface each source implements.
+ *
+ * A mode is set up once (init: find symbols, validate pointers, fail with a
+ * one-line reason) and then read many times. State a mode needs lives in
+ * p->mode_state[mode], owned by the mode (freed by its fini).
+ *
+ * read() runs wherever hp_heap_usage() is called, including inside
+ * GarbageCollectionFinish for modes with needs_jni == false: those must not
+ * allocate, block, or call JNI/JVMTI. Modes with needs_jni == true receive a
+ * JNIEnv of the calling thread, which is attached and not in a GC callback.
+ */
+#ifndef HP_MODES_H
+#define HP_MODES_H
+
+#include <jni.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heapprobe.h"
+
+struct hp_probe;
+
+struct hp_mode_reading {
+	uint64_t used, committed, max;  /* max 0 = unknown */
+	enum hp_usage_kind kind;        /* CURRENT unless the mode reads a post-GC figure */
+};
+
+struct hp_mode_ops {
+	enum hp_mode mode;
+	bool needs_jni;
+	/* 0 when usable; else negative errno and `reason` filled. Called at
+	 * hp_open and again (when it returned -EAGAIN) once the heap exists. */
+	int (*init)(struct hp_probe *p, char *reason, size_t len);
+	/* 0 and *r filled, or negative errno. */
+	int (*read)(struct hp_probe *p, JNIEnv *env, struct hp_mode_reading *r);
+	void (*fini)(struct hp_probe *p);
+};
+
+extern const struct hp_mode_ops hp_mode_memory_usage_call;
+extern const struct hp_mode_ops hp_mode_heap_summary_call;
+extern const struct hp_mode_ops hp_mode_last_gc_fields;
+extern const struct hp_mode_ops hp_mode_jmm;
+extern const struct hp_mode_ops hp_mode_jmx_native;
+extern const struct hp_mode_ops hp_mode_exported_totals;
+extern const struct hp_mode_ops hp_mode_perfdata;
+
+/* Sanity every reading must pass: used <= committed <= max (when max known),
+ * committed > 0. */
+bool hp_reading_sane(const struct hp_mode_reading *r);
+
+#endif

@@ -1,0 +1,244 @@
+/* hp_heap_usage(): the dispatcher that picks, at the moment of the call,
+ * the most accurate mode that is validated and legal where it is called.
+ *
+ * Legal: modes that need JNI run only on a thread attached to the VM and
+ * never with HP_USAGE_NO_JNI (the caller's promise that it is inside a GC
+ * callback or similar). GC-callback threads (the VM thread, GC workers) are
+ * not JavaThreads: JavaVM::GetEnv says JNI_EDETACHED there, so they are
+ * recognised even when the caller forgets the flag.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "heapusage/events.h"
+#include "heapusage/probe.h"
+
+/* The order of preference for the current usage: exact figures computed by
+ * the heap itself first, then what JMX would say, then the counters that
+ * lag. HP_MODE_LAST_GC_FIELDS answers only post-GC questions. */
+static const enum hp_mode current_order[] = {
+	HP_MODE_MEMORY_USAGE_CALL, HP_MODE_HEAP_SUMMARY_CALL, HP_MODE_JMM,
+	HP_MODE_JMX_NATIVE,        HP_MODE_EXPORTED_TOTALS,   HP_MODE_PERFDATA,
+};
+
+const char *hp_mode_name(enum hp_mode mode)
+{
+	switch (mode) {
+	case HP_MODE_MEMORY_USAGE_CALL: return "memory-usage-call";
+	case HP_MODE_HEAP_SUMMARY_CALL: return "heap-summary-call";
+	case HP_MODE_LAST_GC_FIELDS: return "last-gc-fields";
+	case HP_MODE_JMM: return "jmm";
+	case HP_MODE_JMX_NATIVE: return "jmx-native";
+	case HP_MODE_EXPORTED_TOTALS: return "exported-totals";
+	case HP_MODE_PERFDATA: return "perfdata";
+	case HP_MODE_COUNT: break;
+	}
+	return "unknown";
+}
+
+const char *hp_usage_kind_name(enum hp_usage_kind kind)
+{
+	switch (kind) {
+	case HP_USAGE_CURRENT: return "current";
+	case HP_USAGE_AFTER_YOUNG_GC: return "after-young-gc";
+	case HP_USAGE_AFTER_FULL_GC: return "after-full-gc";
+	}
+	return "unknown";
+}
+
+bool hp_reading_sane(const struct hp_mode_reading *r)
+{
+	if (r->committed == 0 || r->used > r->committed)
+		return false;
+	if (r->max && r->committed > r->max)
+		return false;
+	return true;
+}
+
+void hp_mode_disable(struct hp_probe *p, enum hp_mode mode, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(p->mode_reason[mode], HP_REASON_LEN, fmt, ap);
+	va_end(ap);
+	__atomic_store_n(&p->mode_status[mode], rc, __ATOMIC_RELEASE);
+}
+
+JNIEnv *hp_jni_env(struct hp_probe *p)
+{
+	JNIEnv *env = NULL;
+	if (!p->vm || hp_events_in_gc_callback())
+		return NULL;
+	if ((*p->vm)->GetEnv(p->vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK)
+		return NULL;
+	return env;
+}
+
+static const struct hp_mode_ops *const all_modes[HP_MODE_COUNT] = {
+	[HP_MODE_MEMORY_USAGE_CALL] = &hp_mode_memory_usage_call,
+	[HP_MODE_HEAP_SUMMARY_CALL] = &hp_mode_heap_summary_call,
+	[HP_MODE_LAST_GC_FIELDS] = &hp_mode_last_gc_fields,
+	[HP_MODE_JMM] = &hp_mode_jmm,
+	[HP_MODE_JMX_NATIVE] = &hp_mode_jmx_native,
+	[HP_MODE_EXPORTED_TOTALS] = &hp_mode_exported_totals,
+	[HP_MODE_PERFDATA] = &hp_mode_perfdata,
+};
+
+/* Runs each mode's init; modes that said -EAGAIN (the heap or the VM was not
+ * ready) are tried again on later calls. Not for GC callbacks: init may
+ * allocate and make system calls. */
+void hp_modes_init(struct hp_probe *p, bool retry_only)
+{
+	for (int m = 0; m < HP_MODE_COUNT; m++) {
+		if (retry_only && p->mode_status[m] != -EAGAIN)
+			continue;
+		p->mode_ops[m] = all_modes[m];
+		char reason[HP_REASON_LEN] = "";
+		int rc = all_modes[m]->init(p, reason, sizeof(reason));
+		if (rc)
+			hp_mode_disable(p, m, rc, "%s", reason[0] ? reason : strerror(-rc));
+		else
+			hp_mode_disable(p, m, 0, "%s", "");
+	}
+}
+
+void hp_modes_fini(struct hp_probe *p)
+{
+	for (int m = 0; m < HP_MODE_COUNT; m++)
+		if (p->mode_ops[m] && p->mode_ops[m]->fini)
+			p->mode_ops[m]->fini(p);
+}
+
+int hp_mode_status(struct hp_probe *p, enum hp_mode mode, const char **reason)
+{
+	if (!p || mode < 0 || mode >= HP_MODE_COUNT)
+		return -EINVAL;
+	if (p->mode_status[mode] == -EAGAIN && !hp_events_in_gc_callback())
+		hp_modes_init(p, true);
+	if (reason)
+		*reason = p->mode_reason[mode];
+	return __atomic_load_n(&p->mode_status[mode], __ATOMIC_ACQUIRE);
+}
+
+uint64_t hp_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);    /* vDSO: no system call */
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Reads one mode if it is enabled and legal here. */
+int hp_mode_read(struct hp_probe *p, enum hp_mode m, JNIEnv *env, struct hp_mode_reading *r)
+{
+	const struct hp_mode_ops *ops = p->mode_ops[m];
+	if (!ops || __atomic_load_n(&p->mode_status[m], __ATOMIC_ACQUIRE) != 0)
+		return -ENOTSUP;
+	if (ops->needs_jni && !env)
+		return -EPERM;
+	memset(r, 0, sizeof(*r));
+	int rc = ops->read(p, env, r);
+	if (rc == 0 && !hp_reading_sane(r)) {
+		/* A source that returns nonsense is not trusted again. */
+		hp_mode_disable(p, m, -EBADMSG,
+				"insane reading used=%llu committed=%llu max=%llu: disabled",
+				(unsigned long long)r->used, (unsigned long long)r->committed,
+				(unsigned long long)r->max);
+		return -EBADMSG;
+	}
+	return rc;
+}
+
+int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
+{
+	if (!p || !out || out->sz < sizeof(size_t))
+		return -EINVAL;
+	size_t caller_sz = out->sz;
+	struct hp_heap_usage u = { .sz = sizeof(u) };
+	bool in_gc = hp_events_in_gc_callback();
+	if (!in_gc) {
+		/* Modes waiting for the heap or the live phase get another try. */
+		for (int m = 0; m < HP_MODE_COUNT; m++)
+			if (p->mode_status[m] == -EAGAIN) {
+				hp_modes_init(p, true);
+				break;
+			}
+	}
+	JNIEnv *env = (flags & HP_USAGE_NO_JNI) ? NULL : hp_jni_env(p);
+
+	/* What the probe knows about the last collection. */
+	struct hp_heap_usage last;
+	bool have_live = hp_events_last_gc(p, &last) == 0;
+	if (have_live) {
+		u.live = last.used;
+		u.live_mode = last.mode;
+		u.live_kind = last.kind;
+		u.live_gc_count = last.gc_count;
+		u.live_timestamp_ns = last.timestamp_ns;
+	}
+
+	int rc = -ENODATA;
+	if (flags & HP_USAGE_POST_GC) {
+		if (have_live) {
+			u.mode = last.mode;
+			u.kind = last.kind;
+			u.used = last.used;
+			u.committed = last.committed;
+			u.max = last.max;
+			u.gc_count = last.gc_count;
+			u.timestamp_ns = last.timestamp_ns;
+			rc = 0;
+		} else {
+			/* No collection seen by the probe: the heap's own last-GC
+			 * fields may still know one (e.g. the probe came late). */
+			struct hp_mode_reading r;
+			rc = hp_mode_read(p, HP_MODE_LAST_GC_FIELDS, env, &r);
+			if (rc == 0) {
+				u.mode = HP_MODE_LAST_GC_FIELDS;
+				u.kind = r.kind;
+				u.used = r.used;
+				u.committed = r.committed;
+				u.max = r.max;
+				u.timestamp_ns = hp_now_ns();
+			} else {
+				rc = -ENODATA;
+			}
+		}
+	} else if (flags & (1u << 8)) {
+		enum hp_mode m = (enum hp_mode)((flags >> 9) & 0xff);
+		struct hp_mode_reading r;
+		if (m >= HP_MODE_COUNT)
+			return -EINVAL;
+		rc = hp_mode_read(p, m, env, &r);
+		if (rc == 0) {
+			u.mode = m;
+			u.kind = r.kind;
+			u.used = r.used;
+			u.committed = r.committed;
+			u.max = r.max;
+			u.timestamp_ns = hp_now_ns();
+		}
+	} else {
+		for (size_t i = 0; i < sizeof(current_order) / sizeof(current_order[0]); i++) {
+			struct hp_mode_reading r;
+			if (hp_mode_read(p, current_order[i], env, &r) != 0)
+				continue;
+			u.mode = current_order[i];
+			u.kind = r.kind;
+			u.used = r.used;
+			u.committed = r.committed;
+			u.max = r.max;
+			u.timestamp_ns = hp_now_ns();
+			rc = 0;
+			break;
+		}
+	}
+	if (rc == 0 && !u.gc_count)
+		u.gc_count = hp_events_gc_count(p);
+	size_t n = caller_sz < sizeof(u) ? caller_sz : sizeof(u);
+	memcpy(out, &u, n);
+	out->sz = caller_sz;
+	return rc;
+}
