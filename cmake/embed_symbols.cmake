@@ -1,5 +1,6 @@
 # Turns symbols/jdk-NN.txt into a C file the library carries, so that the
 # agent needs no data path at run time. Invoked with -DOUT=... -DFILES=a;b
+string(REPLACE "|" ";" FILES "${FILES}")
 set(body "")
 set(table "")
 set(count 0)

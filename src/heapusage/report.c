@@ -55,6 +55,12 @@ int hp_write_info(struct hp_probe *p, FILE *out)
 	if (p->vms)
 		fprintf(out, "vmstructs.entries: structs=%zu types=%zu int_constants=%zu long_constants=%zu\n",
 			j.vms_fields, j.vms_types, j.vms_int_constants, j.vms_long_constants);
+	if (p->vms) {
+		const struct hp_vms_type *t = hp_vms_type(p->vms, "CollectedHeap");
+		fprintf(out, "vmstructs.CollectedHeap: size=%lld _reserved=%lld _total_collections=%lld\n",
+			t ? (long long)t->size : -1LL, (long long)hp_vms_offset(p->vms, "CollectedHeap", "_reserved"),
+			(long long)hp_vms_offset(p->vms, "CollectedHeap", "_total_collections"));
+	}
 	if (!p->status[HP_PART_FLAGS])
 		fprintf(out, "flags.count: %zu\n", p->flags.count);
 	if (gc_rc == 0) {
