@@ -1,0 +1,239 @@
+/* Every heap usage mode on every JDK x collector, compared with what Java's
+ * MemoryMXBean and MemoryPoolMXBean.getCollectionUsage() say at the same
+ * quiet point (right after System.gc()). The JVM embeds heapprobe through
+ * the static library in test/integration/usage_agent.c. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jvmrun.h"
+
+#define MiB (1024.0 * 1024.0)
+/* Retained by HeapUsageCheck: 16 Ki byte[1024] (~16.4 MiB with headers). */
+#define RETAINED_MIN (16.0 * MiB)
+#define RETAINED_SLACK (16.0 * MiB)    /* JDK's own objects, class data */
+
+struct reading {
+	int present, rc;
+	char mode[32], kind[32];
+	double used, committed, max, live;
+};
+
+static struct reading parse(const struct jvm_result *r, const char *key)
+{
+	struct reading x = { 0 };
+	char buf[512];
+	if (!jvm_field(r, key, buf, sizeof(buf)))
+		return x;
+	x.present = 1;
+	x.rc = -1;
+	sscanf(buf, "rc=%d", &x.rc);
+	char *p;
+	if ((p = strstr(buf, "mode=")))
+		sscanf(p, "mode=%31s", x.mode);
+	if ((p = strstr(buf, "kind=")))
+		sscanf(p, "kind=%31s", x.kind);
+	if ((p = strstr(buf, "used=")))
+		x.used = atof(p + 5);
+	if ((p = strstr(buf, "committed=")))
+		x.committed = atof(p + 10);
+	if ((p = strstr(buf, "max=")))
+		x.max = atof(p + 4);
+	if ((p = strstr(buf, "live=")))
+		x.live = atof(p + 5);
+	return x;
+}
+
+static const char *java_for(int feature, char *buf, size_t cap)
+{
+	if (feature == 17)
+		return HP_JAVA;
+	snprintf(buf, cap, "%s/%d/bin/java", HP_JDKS_DIR, feature);
+	return access(buf, X_OK) == 0 ? buf : NULL;
+}
+
+static struct jvm_result run_check(int feature, const char *gc, const char *extra_gc, const char *const *env)
+{
+	char path[512];
+	const char *java = java_for(feature, path, sizeof(path));
+	if (!java)
+		cr_skip_test("JDK %d not installed in %s (run scripts/setup-jdks.sh)", feature, HP_JDKS_DIR);
+	const char *argv[12];
+	int n = 0;
+	argv[n++] = java;
+	argv[n++] = "-Xmx256m";
+	argv[n++] = "-XX:+UnlockExperimentalVMOptions";
+	argv[n++] = gc;
+	if (extra_gc)
+		argv[n++] = extra_gc;
+	argv[n++] = "-agentpath:" HP_USAGE_AGENT;
+	argv[n++] = "-cp";
+	argv[n++] = HP_TEST_CLASSES;
+	argv[n++] = "HeapUsageCheck";
+	argv[n] = NULL;
+	struct jvm_result r = jvm_run(argv, env, 120);
+	cr_assert_eq(r.exit_code, 0, "JDK %d %s: java exited %d\n%s", feature, gc, r.exit_code, r.output);
+	return r;
+}
+
+/* |a - b| within an absolute slack plus a fraction of b. */
+static void expect_close(const char *what, double a, double b, double abs_slack, double rel, const char *out)
+{
+	double diff = a > b ? a - b : b - a;
+	cr_expect(diff <= abs_slack + rel * b, "%s: %.0f vs %.0f (diff %.0f > %.0f + %.1f%%)\n%s", what, a, b, diff,
+		  abs_slack, rel * 100, out);
+}
+
+/* `used` only grows between two readings with no collection in between:
+ * a mode read after MemoryMXBean (jmx) and before the second MemoryMXBean
+ * read (jmx.after) must fall between them, give or take one TLAB/region. */
+static void expect_between(const char *what, double v, double lo, double hi, const char *out)
+{
+	cr_expect(v >= lo - 1 * MiB && v <= hi + 1 * MiB, "%s: %.0f not within [%.0f, %.0f] +- 1 MiB\n%s", what, v,
+		  lo, hi, out);
+}
+
+enum gc_family { COLLECTION, CONCURRENT, NEVER };
+
+static void check(int feature, const char *gc, const char *extra_gc, enum gc_family family)
+{
+	struct jvm_result r = run_check(feature, gc, extra_gc, NULL);
+	const char *out = r.output;
+	struct reading jmx = parse(&r, "jmx");
+	struct reading coll = parse(&r, "jmx.collection");
+	struct reading after = parse(&r, "jmx.after");
+	cr_assert(jmx.present && coll.present && after.present, "%s", out);
+
+	/* The exact current-usage source: CollectedHeap::memory_usage() on
+	 * 17+ (also what JMX itself calls there), create_heap_summary() on 11. */
+	const char *exact = feature >= 17 ? "mode.memory-usage-call" : "mode.heap-summary-call";
+	struct reading m = parse(&r, exact);
+	cr_assert_eq(m.rc, 0, "%s must work on JDK %d %s\n%s", exact, feature, gc, out);
+	expect_between("exact used vs MemoryMXBean", m.used, jmx.used, after.used, out);
+	expect_close("exact committed vs MemoryMXBean", m.committed, jmx.committed, 0, feature >= 17 ? 0 : 0.05, out);
+	struct reading hs = parse(&r, "mode.heap-summary-call");
+	cr_expect_eq(hs.rc, 0, "heap-summary-call on JDK %d %s\n%s", feature, gc, out);
+	expect_between("heap-summary used vs MemoryMXBean", hs.used, jmx.used, after.used, out);
+
+	struct reading best = parse(&r, "best");
+	cr_expect_eq(best.rc, 0, "%s", out);
+	expect_between("best used vs MemoryMXBean", best.used, jmx.used, after.used, out);
+
+	struct reading fields = parse(&r, "mode.last-gc-fields");
+	struct reading post = parse(&r, "post_gc");
+	if (family == NEVER) {
+		cr_expect_neq(fields.rc, 0, "Epsilon never refreshes the last-GC fields\n%s", out);
+		cr_expect_neq(post.rc, 0, "Epsilon has no post-GC figure\n%s", out);
+	} else {
+		cr_expect_eq(fields.rc, 0, "last-gc-fields on JDK %d %s\n%s", feature, gc, out);
+		/* G1 refreshes them at young pauses too, so they only ever
+		 * promise "after a young collection". */
+		cr_expect_str_eq(fields.kind, strcmp(gc, "-XX:+UseG1GC") ? "after-full-gc" : "after-young-gc",
+				 "%s", out);
+		cr_assert_eq(post.rc, 0, "no post-GC figure on JDK %d %s\n%s", feature, gc, out);
+		cr_expect_str_eq(post.kind, "after-full-gc", "%s", out);
+		/* The live heap after System.gc(): what JMX's collection usage
+		 * says, and at least the retained set built by construction. */
+		/* Stop-the-world collectors record both figures at the end of
+		 * the same pause: they agree to a TLAB. Concurrent ones record
+		 * them at two moments of the cycle's end while mutators keep
+		 * allocating (ZGC in 2 MiB pages): allow 3 pages. */
+		double slack = family == COLLECTION ? 1 * MiB : 6 * MiB;
+		expect_close("post-GC used vs collection usage", post.used, coll.used, slack, 0.01, out);
+		cr_expect(post.used >= RETAINED_MIN && post.used <= RETAINED_MIN + RETAINED_SLACK,
+			  "post-GC used %.0f outside the retained set's [%.0f, %.0f]\n%s", post.used, RETAINED_MIN,
+			  RETAINED_MIN + RETAINED_SLACK, out);
+		if (fields.rc == 0)
+			expect_close("last-gc-fields used vs collection usage", fields.used, coll.used, slack, 0.01,
+				     out);
+	}
+	char buf[64];
+	long callbacks = atol(jvm_field(&r, "callbacks", buf, sizeof(buf)) ? buf : "-999");
+	if (family == COLLECTION)
+		cr_expect_geq(callbacks, 2, "host GC callback ran %ld times for 2 System.gc()\n%s", callbacks, out);
+	else
+		cr_expect_eq(callbacks, 0, "no post-GC callback at pauses of concurrent cycles\n%s", out);
+	jvm_result_free(&r);
+}
+
+#define GC_TESTS(F)                                                                                     \
+	Test(jdk##F, g1) { check(F, "-XX:+UseG1GC", NULL, COLLECTION); }                                \
+	Test(jdk##F, parallel) { check(F, "-XX:+UseParallelGC", NULL, COLLECTION); }                    \
+	Test(jdk##F, serial) { check(F, "-XX:+UseSerialGC", NULL, COLLECTION); }                        \
+	Test(jdk##F, z) { check(F, "-XX:+UseZGC", NULL, CONCURRENT); }                                  \
+	Test(jdk##F, shenandoah) { check(F, "-XX:+UseShenandoahGC", NULL, CONCURRENT); }                \
+	Test(jdk##F, epsilon) { check(F, "-XX:+UseEpsilonGC", NULL, NEVER); }
+
+TestSuite(jdk11, .timeout = 180);
+TestSuite(jdk17, .timeout = 180);
+TestSuite(jdk21, .timeout = 180);
+TestSuite(jdk25, .timeout = 180);
+GC_TESTS(11)
+GC_TESTS(17)
+GC_TESTS(21)
+GC_TESTS(25)
+Test(jdk21, z_generational) { check(21, "-XX:+UseZGC", "-XX:+ZGenerational", CONCURRENT); }
+
+/* Fault injection proves the fallback order: each source that goes away
+ * hands over to the next, and the JVM never notices. */
+TestSuite(fallback, .timeout = 180);
+
+static struct jvm_result run_fault(const char *faults)
+{
+	static char env[256];
+	snprintf(env, sizeof(env), "HEAPPROBE_FAULTS=%s", faults);
+	const char *envs[] = { env, NULL };
+	return run_check(17, "-XX:+UseG1GC", NULL, envs);
+}
+
+Test(fallback, hidden_memory_usage_symbols_fall_back_to_heap_summary)
+{
+	struct jvm_result r = run_fault("hide-symbol=_ZN15G1CollectedHeap12memory_usageEv,"
+					"hide-symbol=_ZN13CollectedHeap12memory_usageEv");
+	struct reading m = parse(&r, "mode.memory-usage-call");
+	cr_expect_neq(m.rc, 0, "%s", r.output);
+	struct reading best = parse(&r, "best");
+	cr_expect_str_eq(best.mode, "heap-summary-call", "%s", r.output);
+	struct reading post = parse(&r, "post_gc");
+	cr_expect_str_eq(post.mode, "heap-summary-call", "post-GC capture falls back too\n%s", r.output);
+	jvm_result_free(&r);
+}
+
+Test(fallback, stripped_libjvm_keeps_the_vmstructs_anchored_fields)
+{
+	struct jvm_result r = run_fault("strip-symtab");
+	cr_expect_neq(parse(&r, "mode.memory-usage-call").rc, 0, "%s", r.output);
+	cr_expect_neq(parse(&r, "mode.heap-summary-call").rc, 0, "%s", r.output);
+	/* JDK 17's last-GC fields need no symbol: VMStructs + data. */
+	struct reading fields = parse(&r, "mode.last-gc-fields");
+	cr_expect_eq(fields.rc, 0, "%s", r.output);
+	struct reading post = parse(&r, "post_gc");
+	cr_expect_eq(post.rc, 0, "%s", r.output);
+	struct reading coll = parse(&r, "jmx.collection");
+	expect_close("stripped: post-GC used vs collection usage", post.used, coll.used, 1 * MiB, 0.01, r.output);
+	jvm_result_free(&r);
+}
+
+Test(fallback, corrupt_data_disables_only_what_needs_it)
+{
+	struct jvm_result r = run_fault("corrupt-data");
+	cr_expect_neq(parse(&r, "mode.last-gc-fields").rc, 0, "%s", r.output);
+	/* Calls find their symbols by the Itanium mangling without data. */
+	cr_expect_eq(parse(&r, "mode.memory-usage-call").rc, 0, "%s", r.output);
+	cr_expect_eq(parse(&r, "best").rc, 0, "%s", r.output);
+	jvm_result_free(&r);
+}
+
+Test(fallback, every_hotspot_source_disabled_still_runs)
+{
+	struct jvm_result r = run_fault("disable-mode=memory-usage-call,disable-mode=heap-summary-call,"
+					"disable-mode=last-gc-fields,disable-mode=perfdata");
+	struct reading best = parse(&r, "best");
+	/* What is left is JNI-based (jmm, jmx-native, exported totals). */
+	if (best.rc == 0)
+		cr_expect(strstr("jmm jmx-native exported-totals", best.mode), "best=%s\n%s", best.mode, r.output);
+	cr_expect(strstr(r.output, "retained: 16384"), "%s", r.output);
+	jvm_result_free(&r);
+}
