@@ -162,7 +162,9 @@ struct hp_heap_usage {
 	uint64_t used, committed;   /* bytes */
 	uint64_t max;               /* bytes; 0 if the mode does not know it */
 	uint64_t gc_count;          /* collections finished when read; 0 if unknown */
-	uint64_t timestamp_ns;      /* CLOCK_MONOTONIC when read */
+	uint64_t timestamp_ns;      /* CLOCK_MONOTONIC when read: tick resolution
+	                               (CLOCK_MONOTONIC_COARSE, 1-4 ms) for current
+	                               readings, exact for post-GC captures */
 	/* The most recent post-GC figure the probe has, whatever mode it came
 	 * from: `live` is 0 when none is known yet. */
 	uint64_t live;
@@ -185,6 +187,12 @@ struct hp_heap_usage {
  * (-ENODATA with POST_GC before the first collection), -ENOTSUP if the
  * forced mode is disabled, -EINVAL. */
 HP_API int hp_heap_usage(struct hp_probe *probe, unsigned flags, struct hp_heap_usage *out);
+
+/* The fast path for samplers: the live heap in bytes after the most recent
+ * collection that measured it (the `live` of hp_heap_usage), or 0 if none
+ * is known. Two loads, no system call, no JNI: fit for allocation hooks and
+ * GC callbacks. */
+HP_API uint64_t hp_live_bytes(struct hp_probe *probe);
 
 /* 0 if `mode` is validated and enabled, else a negative errno; *reason gets
  * the one-line reason it was disabled ("" when enabled). */

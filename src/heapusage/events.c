@@ -20,10 +20,6 @@
 #include "heapusage/layout.h"
 #include "heapusage/probe.h"
 
-bool hp_lastgc_refreshed_by(struct hp_probe *p, bool full_gc);
-uint64_t hp_now_ns(void);
-int hp_mode_read(struct hp_probe *p, enum hp_mode m, JNIEnv *env, struct hp_mode_reading *r);
-void hp_modes_init(struct hp_probe *p, bool retry_only);
 
 /* Capture modes in order of preference: exact figures first; perfdata is
  * refreshed by the collectors at the end of a pause too. */
@@ -45,12 +41,15 @@ struct hp_gc_capture {
 	const volatile unsigned *total_full_collections;
 	unsigned full_at_start;
 	bool located;
+	uint64_t live_bytes;                    /* last published post-GC used */
 	bool pauses;                            /* events are pauses of concurrent cycles */
 	uint64_t finish_events, full_gcs, failures, checks, disagreements, pause_events;
 	char note[160];
 };
 
-static __thread int in_gc_callback;
+/* initial-exec: a plain %fs-relative load, not a __tls_get_addr call, on
+ * every hp_heap_usage(). libheapprobe is loaded early (agent) or linked in. */
+static __thread int in_gc_callback __attribute__((tls_model("initial-exec")));
 
 bool hp_events_in_gc_callback(void)
 {
@@ -169,6 +168,7 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 		u.live_gc_count = u.gc_count;
 		u.live_timestamp_ns = u.timestamp_ns;
 		publish(c, &u);
+		__atomic_store_n(&c->live_bytes, u.used, __ATOMIC_RELEASE);
 		cross_check(p, c, &u, full);
 		if (p->gc_cb)
 			p->gc_cb(&u, p->gc_cb_ctx);
@@ -310,4 +310,19 @@ void hp_events_free(struct hp_probe *p)
 {
 	free(p->capture);
 	p->capture = NULL;
+}
+
+uint64_t hp_live_bytes(struct hp_probe *p)
+{
+	if (!p)
+		return 0;
+	uint64_t live = p->capture ? __atomic_load_n(&p->capture->live_bytes, __ATOMIC_ACQUIRE) : 0;
+	if (live)
+		return live;
+	/* Concurrent collectors publish no capture: their last-GC fields are
+	 * refreshed at the end of each cycle. */
+	struct hp_mode_reading r;
+	if (hp_mode_read(p, HP_MODE_LAST_GC_FIELDS, NULL, &r) == 0)
+		return r.used;
+	return 0;
 }

@@ -45,6 +45,19 @@ extern const struct hp_mode_ops hp_mode_jmx_native;
 extern const struct hp_mode_ops hp_mode_exported_totals;
 extern const struct hp_mode_ops hp_mode_perfdata;
 
+/* Reads one mode if it is enabled and legal here (needs_jni modes need
+ * env); a reading that fails sanity disables the mode. 0 or -errno. */
+int hp_mode_read(struct hp_probe *p, enum hp_mode m, JNIEnv *env, struct hp_mode_reading *r);
+
+/* CLOCK_MONOTONIC in ns (vDSO: no system call, fit for GC callbacks). */
+uint64_t hp_now_ns(void);
+/* The same clock at tick resolution (1-4 ms), several times cheaper. */
+uint64_t hp_now_coarse_ns(void);
+
+/* Whether a collection (whole-heap or not) refreshes the last-GC fields on
+ * this collector; false when the mode is not set up. */
+bool hp_lastgc_refreshed_by(struct hp_probe *p, bool full_gc);
+
 /* Sanity every reading must pass: used <= committed <= max (when max known),
  * committed > 0. */
 bool hp_reading_sane(const struct hp_mode_reading *r);

@@ -59,6 +59,7 @@ struct hp_probe {
 	void *mode_state[HP_MODE_COUNT];
 	int mode_status[HP_MODE_COUNT];
 	char mode_reason[HP_MODE_COUNT][HP_REASON_LEN];
+	bool modes_pending;             /* some mode said -EAGAIN: retry init */
 
 	/* GC capture (events.c); written only by the GC-finish callback. */
 	struct hp_gc_capture *capture;
