@@ -20,7 +20,7 @@ for f in build-fuzz/test/fuzz/fuzz_*; do
 	[ -x "$f" ] || continue
 	name=$(basename "$f")
 	mkdir -p "build-fuzz/corpus/$name"
-	seeds="test/fuzz/seeds/$name"
+	seeds="build-fuzz/test/fuzz/corpus_${name#fuzz_}"     # generated at build time
 	[ -d "$seeds" ] || seeds=
 	if "$f" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -print_final_stats=0 \
 		"build-fuzz/corpus/$name" $seeds >"build-fuzz/$name.log" 2>&1; then

@@ -3,14 +3,18 @@
  *
  * Memory is the constraint that shapes this file: libjvm has ~58k .symtab
  * entries with 2.6 MB of mangled names, and the index lives as long as the
- * agent. So names are never copied (they point into libelf's mapping of the
- * string table), the hash map stores 8-byte slots, and the address index is
- * 8 bytes a sized symbol.
+ * agent. So names are never copied (they point into our read-only mapping
+ * of the string table), the hash map stores 8-byte slots, the address index
+ * is 8 bytes a sized symbol, and the .symtab entries' pages are given back
+ * once indexed.
  *
  * Everything read from the file is untrusted: section links, entry sizes
  * and string offsets are checked before use, and a bad debug file is
  * refused (with a note), never trusted.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE             /* memrchr */
+#endif
 #include "vmstructs/symtab.h"
 #include "vmstructs/strmap.h"
 
@@ -35,7 +39,7 @@
 
 #define DEFAULT_DEBUG_ROOT "/usr/lib/debug"
 #define BUILD_ID_MAX 64                 /* bytes; SHA-1 ids are 20 */
-#define NOTE_MAX 512
+#define NOTE_MAX 1024
 /* MiniDebugInfo holds only .symtab/.strtab (a few MB even for libjvm);
  * the caps keep a hostile .gnu_debugdata from eating memory. */
 #define XZ_MEMLIMIT (128u << 20)
@@ -43,14 +47,18 @@
 /* Ids are uint32 and the map needs twice as many slots as keys. */
 #define MAX_SYMS (1u << 28)
 
-/* One opened ELF image: the object, its debug file, or the MiniDebugInfo
- * image decompressed into `mem`. Kept open for the index's lifetime because
- * symbol names point into it. */
+/* One opened ELF image: the object or its debug file (mapped at `map`), or
+ * the MiniDebugInfo image decompressed into `mem`. Kept for the index's
+ * lifetime because symbol names point into it. We map the file ourselves
+ * (rather than ELF_C_READ_MMAP) so we know which pointers libelf hands out
+ * are file pages that can be dropped from RSS after indexing. */
 struct elf_file {
-	int fd;
 	Elf *elf;
+	void *map;
+	size_t mapsz;
 	void *mem;
-	size_t memsz;
+	dev_t dev;
+	ino_t ino;
 };
 
 /* Sections of interest found in one ELF. */
@@ -63,10 +71,12 @@ struct elf_info {
 /* A symbol table that passed validation and can be indexed without
  * further structural checks. */
 struct sym_source {
-	Elf *elf;
-	Elf_Data *data;
-	size_t strndx;
+	const struct elf_file *file;
+	const unsigned char *syms;      /* native-order entries */
 	size_t count;
+	bool is64;
+	const char *str;
+	size_t strlim;                  /* offsets below this are NUL-terminated */
 	bool dynsym;
 };
 
@@ -167,47 +177,87 @@ static void elf_file_close(struct elf_file *f)
 {
 	if (f->elf)
 		elf_end(f->elf);
-	if (f->fd >= 0)
-		close(f->fd);
+	if (f->map)
+		munmap(f->map, f->mapsz);
 	free(f->mem);
 	f->elf = NULL;
-	f->fd = -1;
+	f->map = NULL;
 	f->mem = NULL;
 }
 
-/* Opens `path` as an ELF through a read-only mapping. Returns 0 or a
+/* Opens `path` as an ELF through a private mapping. Returns 0 or a
  * negative errno with the reason in err: -ENOENT & co. from open(),
  * -ENOEXEC when the magic is wrong, -EINVAL when libelf rejects the
  * headers (truncated or corrupt). */
 static int elf_file_open(struct elf_file *f, const char *path, char *err, size_t errlen)
 {
-	unsigned char ident[EI_NIDENT];
-	ssize_t n;
+	struct stat st;
+	int fd, e;
 
-	f->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0) {
-		int e = errno;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
 		return fail(err, errlen, -e, "cannot open %s: %s", path, strerror(e));
 	}
+	if (fstat(fd, &st) != 0) {
+		e = errno;
+		close(fd);
+		return fail(err, errlen, -e, "cannot stat %s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(err, errlen, -ENOEXEC, "%s is not an ELF file (not a regular file)", path);
+	}
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
 	/* Check the magic ourselves: libelf calls anything it does not know
 	 * ELF_K_NONE, and "not an ELF file" deserves a different answer than
 	 * "broken ELF file". */
-	n = pread(f->fd, ident, sizeof(ident), 0);
-	if (n < 0) {
-		int e = errno;
-		return fail(err, errlen, -e, "cannot read %s: %s", path, strerror(e));
-	}
-	if (n < SELFMAG || memcmp(ident, ELFMAG, SELFMAG) != 0)
+	if ((uint64_t)st.st_size < SELFMAG || (uint64_t)st.st_size > SIZE_MAX) {
+		close(fd);
 		return fail(err, errlen, -ENOEXEC, "%s is not an ELF file", path);
-	if ((size_t)n < sizeof(ident))
-		return fail(err, errlen, -EINVAL, "%s: truncated ELF header", path);
+	}
+	/* Read-only: libelf only writes to an image when asked to modify
+	 * it (gelf_update_*, elf_compress), which we never do, and a
+	 * writable private mapping of a large debug file would be charged
+	 * in full under strict overcommit. */
+	f->mapsz = (size_t)st.st_size;
+	f->map = mmap(NULL, f->mapsz, PROT_READ, MAP_PRIVATE, fd, 0);
+	e = errno;
+	close(fd);
+	if (f->map == MAP_FAILED) {
+		f->map = NULL;
+		return fail(err, errlen, -e, "cannot map %s: %s", path, strerror(e));
+	}
+	if (memcmp(f->map, ELFMAG, SELFMAG) != 0)
+		return fail(err, errlen, -ENOEXEC, "%s is not an ELF file", path);
+	if (f->mapsz < EI_NIDENT)
+		return fail(err, errlen, -EINVAL, "%s: corrupt ELF: truncated header", path);
 
-	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+	f->elf = elf_memory(f->map, f->mapsz);
 	if (!f->elf)
 		return fail(err, errlen, -EINVAL, "%s: corrupt ELF: %s", path, elf_errmsg(-1));
 	if (elf_kind(f->elf) != ELF_K_ELF)
 		return fail(err, errlen, -EINVAL, "%s: corrupt ELF: not an ELF object", path);
 	return 0;
+}
+
+/* Gives back the RSS of file pages we are done with (the .symtab entries
+ * after indexing: 1.4 MB for libjvm). Only whole pages inside our own
+ * mapping: data libelf converted into a heap copy is left alone. The pages
+ * are clean, so a later access would simply fault them in again. */
+static void drop_pages(const struct elf_file *f, const void *p, size_t len)
+{
+	uintptr_t lo = (uintptr_t)p, hi = lo + len;
+	uintptr_t mlo = (uintptr_t)f->map, mhi = mlo + f->mapsz;
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	if (!f->map || lo < mlo || hi > mhi || hi < lo || pg == 0 || (pg & (pg - 1)))
+		return;
+	lo = (lo + pg - 1) & ~(pg - 1);
+	hi &= ~(pg - 1);
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
 /* ---- section scan ----------------------------------------------------- */
@@ -236,14 +286,49 @@ static void read_build_id(Elf_Scn *scn, struct elf_info *info)
 	}
 }
 
+/* libelf quietly treats a header table that lies past the end of the
+ * image as absent (a cut-off libjvm would look like one without symbols),
+ * so a truncated file is caught here. */
+static int check_tables(Elf *elf, size_t size, char *why, size_t whylen)
+{
+	GElf_Ehdr eh;
+	size_t shnum = 0, phnum = 0;
+
+	if (!gelf_getehdr(elf, &eh))
+		return fail(why, whylen, -EINVAL, "bad ELF header: %s", elf_errmsg(-1));
+	if (eh.e_shoff) {
+		if (elf_getshdrnum(elf, &shnum) != 0)
+			return fail(why, whylen, -EINVAL, "bad section count: %s", elf_errmsg(-1));
+		if (eh.e_shoff >= size || eh.e_shentsize == 0 ||
+		    shnum > (size - eh.e_shoff) / eh.e_shentsize)
+			return fail(why, whylen, -EINVAL,
+				    "section header table at offset %llu runs past the end of the file (%zu bytes)",
+				    (unsigned long long)eh.e_shoff, size);
+	}
+	if (eh.e_phoff) {
+		if (elf_getphdrnum(elf, &phnum) != 0)
+			return fail(why, whylen, -EINVAL, "bad program header count: %s", elf_errmsg(-1));
+		if (eh.e_phoff >= size || (phnum && eh.e_phentsize == 0) ||
+		    (phnum && phnum > (size - eh.e_phoff) / eh.e_phentsize))
+			return fail(why, whylen, -EINVAL,
+				    "program header table at offset %llu runs past the end of the file (%zu bytes)",
+				    (unsigned long long)eh.e_phoff, size);
+	}
+	return 0;
+}
+
 /* Finds the sections we use. Unreadable section headers mean a corrupt
  * file; unnamed sections are merely not recognised by name. */
-static int scan_sections(Elf *elf, struct elf_info *info, char *why, size_t whylen)
+static int scan_sections(Elf *elf, size_t size, struct elf_info *info, char *why, size_t whylen)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
+	int rc;
 
 	memset(info, 0, sizeof(*info));
+	rc = check_tables(elf, size, why, whylen);
+	if (rc)
+		return rc;
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
 		return fail(why, whylen, -EINVAL, "bad section header string index: %s", elf_errmsg(-1));
 
@@ -285,9 +370,10 @@ static int scan_sections(Elf *elf, struct elf_info *info, char *why, size_t whyl
 /* Checks a SHT_SYMTAB/SHT_DYNSYM section well enough that indexing it needs
  * no further structural checks: entry size, linked string table, data
  * within the file. */
-static int prepare_source(Elf *elf, Elf_Scn *scn, bool dynsym, struct sym_source *src,
-			  char *why, size_t whylen)
+static int prepare_source(const struct elf_file *f, Elf_Scn *scn, bool dynsym,
+			  struct sym_source *src, char *why, size_t whylen)
 {
+	Elf *elf = f->elf;
 	const char *what = dynsym ? ".dynsym" : ".symtab";
 	size_t shnum, entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
 	GElf_Shdr sh, strsh;
@@ -306,19 +392,31 @@ static int prepare_source(Elf *elf, Elf_Scn *scn, bool dynsym, struct sym_source
 	if (!strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type != SHT_STRTAB)
 		return fail(why, whylen, -EINVAL, "%s: sh_link %u is not a string table", what,
 			    (unsigned)sh.sh_link);
+	if ((sh.sh_flags | strsh.sh_flags) & SHF_COMPRESSED)
+		return fail(why, whylen, -EINVAL, "%s: compressed symbol tables are not supported", what);
 	/* libelf refuses sections that extend past the end of the file. */
 	strdata = elf_getdata(strscn, NULL);
-	if (!strdata || (strsh.sh_size && !strdata->d_buf))
+	if (!strdata || (strdata->d_size && !strdata->d_buf))
 		return fail(why, whylen, -EINVAL, "%s: string table unreadable: %s", what, elf_errmsg(-1));
 	data = elf_getdata(scn, NULL);
 	if (!data || data->d_type != ELF_T_SYM || (data->d_size && !data->d_buf))
 		return fail(why, whylen, -EINVAL, "%s: unreadable: %s", what, elf_errmsg(-1));
 
-	src->elf = elf;
-	src->data = data;
-	src->strndx = sh.sh_link;
+	src->file = f;
+	src->syms = data->d_buf;
 	src->count = data->d_size / entsize;
+	src->is64 = gelf_getclass(elf) == ELFCLASS64;
 	src->dynsym = dynsym;
+	/* The check elf_strptr() makes (offset inside the section, a NUL
+	 * after it), done once for the whole table: any offset below the
+	 * last NUL is a terminated string. elf_strptr() per symbol costs
+	 * ~1 ms for libjvm in locking and section lookup. */
+	src->str = strdata->d_buf;
+	src->strlim = 0;
+	if (strdata->d_size) {
+		const char *nul = memrchr(src->str, '\0', strdata->d_size);
+		src->strlim = nul ? (size_t)(nul - src->str) + 1 : 0;
+	}
 	return 0;
 }
 
@@ -328,6 +426,27 @@ static const char *key_of(const void *ctx, uint32_t id)
 {
 	const struct hp_symtab *t = ctx;
 	return t->syms[id].name;
+}
+
+/* Reads entry i of a table libelf has already converted to host byte
+ * order. Reading it directly instead of through gelf_getsym() saves a call
+ * and a class switch per symbol; memcpy keeps it free of alignment
+ * assumptions and compiles to plain loads. */
+static void read_sym(const struct sym_source *src, size_t i, GElf_Sym *sym)
+{
+	if (src->is64) {
+		memcpy(sym, src->syms + i * sizeof(Elf64_Sym), sizeof(Elf64_Sym));
+	} else {
+		Elf32_Sym s32;
+
+		memcpy(&s32, src->syms + i * sizeof(Elf32_Sym), sizeof(s32));
+		sym->st_name = s32.st_name;
+		sym->st_info = s32.st_info;
+		sym->st_other = s32.st_other;
+		sym->st_shndx = s32.st_shndx;
+		sym->st_value = s32.st_value;
+		sym->st_size = s32.st_size;
+	}
 }
 
 static int index_source(struct hp_symtab *t, const struct sym_source *src, uint64_t base)
@@ -340,8 +459,7 @@ static int index_source(struct hp_symtab *t, const struct sym_source *src, uint6
 		const char *name;
 		int rc;
 
-		if (!gelf_getsym(src->data, (int)i, &sym))
-			continue;
+		read_sym(src, i, &sym);
 		type = GELF_ST_TYPE(sym.st_info);
 		/* SHN_ABS/SHN_COMMON values are not addresses in the image
 		 * (e.g. libjvm's version symbol SUNWprivate_1.1 is ABS 0), so
@@ -350,10 +468,11 @@ static int index_source(struct hp_symtab *t, const struct sym_source *src, uint6
 		    sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS ||
 		    sym.st_shndx == SHN_COMMON)
 			continue;
-		/* elf_strptr() checks the offset against the section and that
-		 * a NUL follows; NULL means a corrupt entry, which we skip. */
-		name = elf_strptr(src->elf, src->strndx, sym.st_name);
-		if (!name || !*name)
+		/* An offset past the last NUL is a corrupt entry: skipped. */
+		if (sym.st_name >= src->strlim)
+			continue;
+		name = src->str + sym.st_name;
+		if (!*name)
 			continue;
 
 		s->name = name;
@@ -365,6 +484,10 @@ static int index_source(struct hp_symtab *t, const struct sym_source *src, uint6
 		s->bind = GELF_ST_BIND(sym.st_info);
 		s->from_dynsym = src->dynsym;
 
+		if (src->dynsym)
+			t->ndynsym++;
+		else
+			t->nsymtab++;
 		rc = hp_strmap_insert(&t->map, t->nsyms);
 		if (rc < 0)
 			return -ENOMEM;  /* map sized for every entry: cannot happen */
@@ -374,11 +497,8 @@ static int index_source(struct hp_symtab *t, const struct sym_source *src, uint6
 		if (rc == 1 && src->dynsym)
 			continue;
 		t->nsyms++;
-		if (src->dynsym)
-			t->ndynsym++;
-		else
-			t->nsymtab++;
 	}
+	drop_pages(src->file, src->syms, src->count * (src->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym)));
 	return 0;
 }
 
@@ -387,13 +507,19 @@ static bool addr_indexed(const struct hp_sym *s)
 	return s->size > 0 && s->type != STT_TLS;
 }
 
-/* Sorts the sized symbols by address with an LSD radix sort over the bytes
- * that vary (3-4 passes for a 20 MB library): no comparator calls, and
- * stable, so equal addresses stay in index order (.symtab first). */
+#define RADIX_BITS 11
+#define RADIX_SIZE (1u << RADIX_BITS)
+
+/* Sorts the sized symbols by address with an LSD radix sort over the bits
+ * that vary (3 passes of 11 bits for a 20 MB library): no comparator calls,
+ * and stable, so equal addresses stay in index order (.symtab first). Keys
+ * travel with the ids so each pass reads sequentially instead of chasing
+ * ids into the 32-byte records. */
 static int build_addr_index(struct hp_symtab *t)
 {
-	uint32_t n = 0, *ids, *tmp;
-	uint64_t lo = UINT64_MAX, hi = 0, span, maxend;
+	uint32_t n = 0, *ids = NULL, *ids2 = NULL, *pos = NULL;
+	uint64_t lo = UINT64_MAX, hi = 0, *keys = NULL, *keys2 = NULL, maxend;
+	int rc = -ENOMEM;
 
 	for (uint32_t i = 0; i < t->nsyms; i++) {
 		const struct hp_sym *s = &t->syms[i];
@@ -411,34 +537,40 @@ static int build_addr_index(struct hp_symtab *t)
 		return 0;
 
 	ids = malloc(sizeof(*ids) * n);
-	tmp = malloc(sizeof(*tmp) * n);
+	ids2 = malloc(sizeof(*ids2) * n);
+	keys = malloc(sizeof(*keys) * n);
+	keys2 = malloc(sizeof(*keys2) * n);
+	pos = malloc(sizeof(*pos) * RADIX_SIZE);
 	t->by_addr = malloc(sizeof(*t->by_addr) * n);
-	if (!ids || !tmp || !t->by_addr) {
-		free(ids);
-		free(tmp);
-		return -ENOMEM;
-	}
+	if (!ids || !ids2 || !keys || !keys2 || !pos || !t->by_addr)
+		goto out;
 	n = 0;
-	for (uint32_t i = 0; i < t->nsyms; i++)
-		if (addr_indexed(&t->syms[i]))
-			ids[n++] = i;
+	for (uint32_t i = 0; i < t->nsyms; i++) {
+		if (addr_indexed(&t->syms[i])) {
+			ids[n] = i;
+			keys[n++] = t->syms[i].addr - lo;
+		}
+	}
 
-	span = hi - lo;
-	for (unsigned shift = 0; shift < 64 && (span >> shift) != 0; shift += 8) {
-		uint32_t pos[256] = { 0 }, sum = 0, *swap;
+	for (unsigned shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += RADIX_BITS) {
+		uint32_t sum = 0, *iswap;
+		uint64_t *kswap;
 
+		memset(pos, 0, sizeof(*pos) * RADIX_SIZE);
 		for (uint32_t i = 0; i < n; i++)
-			pos[((t->syms[ids[i]].addr - lo) >> shift) & 0xff]++;
-		for (unsigned d = 0; d < 256; d++) {
+			pos[(keys[i] >> shift) & (RADIX_SIZE - 1)]++;
+		for (unsigned d = 0; d < RADIX_SIZE; d++) {
 			uint32_t c = pos[d];
 			pos[d] = sum;
 			sum += c;
 		}
-		for (uint32_t i = 0; i < n; i++)
-			tmp[pos[((t->syms[ids[i]].addr - lo) >> shift) & 0xff]++] = ids[i];
-		swap = ids;
-		ids = tmp;
-		tmp = swap;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t j = pos[(keys[i] >> shift) & (RADIX_SIZE - 1)]++;
+			keys2[j] = keys[i];
+			ids2[j] = ids[i];
+		}
+		kswap = keys, keys = keys2, keys2 = kswap;
+		iswap = ids, ids = ids2, ids2 = iswap;
 	}
 
 	maxend = 0;
@@ -453,25 +585,32 @@ static int build_addr_index(struct hp_symtab *t)
 		t->by_addr[i].id = ids[i];
 		t->by_addr[i].reach = reach >= UINT32_MAX ? UINT32_MAX : (uint32_t)reach;
 	}
+	rc = 0;
+out:
 	free(ids);
-	free(tmp);
-	return 0;
+	free(ids2);
+	free(keys);
+	free(keys2);
+	free(pos);
+	return rc;
 }
 
 /* ---- separate debug files --------------------------------------------- */
 
-static uint32_t file_crc32(int fd, bool *ok)
+/* The .gnu_debuglink checksum is zlib's CRC-32 of the whole file. */
+static uint32_t file_crc32(const struct elf_file *f)
 {
-	unsigned char buf[65536];
+	const unsigned char *p = f->map;
+	size_t left = f->mapsz;
 	uLong crc = crc32(0L, Z_NULL, 0);
-	off_t off = 0;
-	ssize_t n;
 
-	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
-		crc = crc32(crc, buf, (uInt)n);
-		off += n;
+	while (left) {
+		uInt n = left > (1u << 30) ? (1u << 30) : (uInt)left;
+
+		crc = crc32(crc, p, n);
+		p += n;
+		left -= n;
 	}
-	*ok = n == 0;
 	return (uint32_t)crc;
 }
 
@@ -481,23 +620,22 @@ static uint32_t file_crc32(int fd, bool *ok)
 static bool try_debug_file(struct hp_symtab *t, const char *path, const struct elf_info *obj,
 			   bool have_crc, uint32_t crc, struct sym_source *src)
 {
-	struct elf_file f = { .fd = -1 };
+	struct elf_file f = { 0 };
 	struct elf_info info;
-	struct stat st_obj, st_dbg;
+	struct stat st;
 	char why[256], want[2 * BUILD_ID_MAX + 1], got[2 * BUILD_ID_MAX + 1];
 
-	if (stat(path, &st_dbg) != 0)
+	if (stat(path, &st) != 0)
 		return false;
 	/* A debuglink naming the object itself (same directory, same name). */
-	if (fstat(t->obj.fd, &st_obj) == 0 && st_obj.st_dev == st_dbg.st_dev &&
-	    st_obj.st_ino == st_dbg.st_ino)
+	if (st.st_dev == t->obj.dev && st.st_ino == t->obj.ino)
 		return false;
 
 	if (elf_file_open(&f, path, why, sizeof(why)) != 0) {
 		note_add(t, "debug file unusable: %s", why);
 		goto refuse;
 	}
-	if (scan_sections(f.elf, &info, why, sizeof(why)) != 0) {
+	if (scan_sections(f.elf, f.mapsz, &info, why, sizeof(why)) != 0) {
 		note_add(t, "debug file %s unusable: %s", path, why);
 		goto refuse;
 	}
@@ -511,15 +649,18 @@ static bool try_debug_file(struct hp_symtab *t, const char *path, const struct e
 				hex_string(got, info.build_id, info.build_id_len);
 			else
 				strcpy(got, "none");
-			note_add(t, "debug file %s refused: build-id %s != %s", path, got, want);
+			note_add(t, "debug file %s refused: its build-id %s does not match the object's %s",
+				 path, got, want);
 			goto refuse;
 		}
 	} else if (have_crc) {
-		bool ok;
-		uint32_t got_crc = file_crc32(f.fd, &ok);
+		uint32_t got_crc = file_crc32(&f);
 
-		if (!ok || got_crc != crc) {
-			note_add(t, "debug file %s refused: CRC32 %08x != %08x (.gnu_debuglink)",
+		/* The checksum touched every page of a possibly large file. */
+		drop_pages(&f, f.map, f.mapsz);
+
+		if (got_crc != crc) {
+			note_add(t, "debug file %s refused: its CRC32 %08x does not match .gnu_debuglink's %08x",
 				 path, got_crc, crc);
 			goto refuse;
 		}
@@ -528,16 +669,19 @@ static bool try_debug_file(struct hp_symtab *t, const char *path, const struct e
 		note_add(t, "debug file %s refused: no .symtab", path);
 		goto refuse;
 	}
-	if (prepare_source(f.elf, info.symtab, false, src, why, sizeof(why)) != 0) {
+	/* From here on the image lives in t->dbg, which `src` points to. */
+	t->dbg = f;
+	if (prepare_source(&t->dbg, info.symtab, false, src, why, sizeof(why)) != 0) {
 		note_add(t, "debug file %s refused: %s", path, why);
-		goto refuse;
+		elf_file_close(&t->dbg);
+		return false;
 	}
 	t->symbols_path = strdup(path);
 	if (!t->symbols_path) {
 		note_add(t, "debug file %s: out of memory", path);
-		goto refuse;
+		elf_file_close(&t->dbg);
+		return false;
 	}
-	t->dbg = f;
 	return true;
 refuse:
 	elf_file_close(&f);
@@ -599,8 +743,18 @@ static bool find_by_debuglink(struct hp_symtab *t, const char *root, const struc
 	char *slash;
 	int n;
 
-	if (!obj->debuglink || !read_debuglink(t->obj.elf, obj->debuglink, &link, &crc))
+	if (!obj->debuglink)
 		return false;
+	if (!read_debuglink(t->obj.elf, obj->debuglink, &link, &crc)) {
+		note_add(t, ".gnu_debuglink malformed");
+		return false;
+	}
+	/* objcopy stores a base name; a path from the file must not steer
+	 * the search out of the three directories. */
+	if (strchr(link, '/')) {
+		note_add(t, ".gnu_debuglink %s ignored: not a file name", link);
+		return false;
+	}
 	/* The directory of the real file: a symlinked libjvm (e.g. through
 	 * /usr/lib/jvm/default-java) has its debug file beside the target. */
 	if (!realpath(t->path, real)) {
@@ -616,12 +770,13 @@ static bool find_by_debuglink(struct hp_symtab *t, const char *root, const struc
 		dir = ".";
 	}
 
-	const char *const fmts[] = { "%s%s/%s", "%s%s/.debug/%s", "%s%s/%s" };
 	for (int i = 0; i < 3; i++) {
-		/* Only the third form is prefixed with the debug root. */
-		const char *prefix = i == 2 ? root : "";
-
-		n = snprintf(path, sizeof(path), fmts[i], prefix, dir, link);
+		if (i == 0)
+			n = snprintf(path, sizeof(path), "%s/%s", dir, link);
+		else if (i == 1)
+			n = snprintf(path, sizeof(path), "%s/.debug/%s", dir, link);
+		else
+			n = snprintf(path, sizeof(path), "%s%s/%s", root, dir, link);
 		if (n < 0 || (size_t)n >= sizeof(path))
 			continue;
 		if (try_debug_file(t, path, obj, true, crc, src))
@@ -631,6 +786,24 @@ static bool find_by_debuglink(struct hp_symtab *t, const char *root, const struc
 }
 
 /* ---- MiniDebugInfo ---------------------------------------------------- */
+
+static const char *lzma_reason(lzma_ret ret)
+{
+	switch (ret) {
+	case LZMA_MEM_ERROR:
+		return "out of memory";
+	case LZMA_MEMLIMIT_ERROR:
+		return "xz stream needs too much memory to decode";
+	case LZMA_FORMAT_ERROR:
+		return "not an xz stream";
+	case LZMA_OPTIONS_ERROR:
+		return "unsupported xz options";
+	case LZMA_BUF_ERROR:
+		return "xz stream truncated";
+	default:
+		return "xz data corrupt";
+	}
+}
 
 /* Decompresses the xz stream of .gnu_debugdata into a malloc'ed buffer. */
 static int unxz(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen,
@@ -662,7 +835,7 @@ static int unxz(const unsigned char *in, size_t inlen, unsigned char **out, size
 		if (ret != LZMA_OK) {
 			lzma_end(&strm);
 			free(buf);
-			return fail(why, whylen, -EINVAL, "xz data corrupt (lzma error %d)", (int)ret);
+			return fail(why, whylen, -EINVAL, "%s (lzma error %d)", lzma_reason(ret), (int)ret);
 		}
 		if (strm.avail_out == 0) {
 			if (cap >= XZ_OUT_MAX) {
@@ -683,11 +856,10 @@ static int unxz(const unsigned char *in, size_t inlen, unsigned char **out, size
 			strm.avail_out = ncap - cap;
 			cap = ncap;
 		} else if (strm.avail_in == 0) {
-			/* LZMA_FINISH with input exhausted and room left
-			 * but no end: a truncated stream. */
+			/* Input used up, room left, no end of stream. */
 			lzma_end(&strm);
 			free(buf);
-			return fail(why, whylen, -EINVAL, "xz data truncated");
+			return fail(why, whylen, -EINVAL, "%s", lzma_reason(LZMA_BUF_ERROR));
 		}
 	}
 	*outlen = (size_t)strm.total_out;
@@ -699,7 +871,7 @@ static int unxz(const unsigned char *in, size_t inlen, unsigned char **out, size
 static bool load_minidebuginfo(struct hp_symtab *t, const struct elf_info *obj,
 			       struct sym_source *src)
 {
-	struct elf_file f = { .fd = -1 };
+	struct elf_file f = { 0 };
 	struct elf_info info;
 	Elf_Data *data;
 	unsigned char *img = NULL;
@@ -718,21 +890,25 @@ static bool load_minidebuginfo(struct hp_symtab *t, const struct elf_info *obj,
 		return false;
 	}
 	f.mem = img;
-	f.memsz = imglen;
 	f.elf = elf_memory((char *)img, imglen);
 	if (!f.elf || elf_kind(f.elf) != ELF_K_ELF) {
 		note_add(t, "MiniDebugInfo refused: not an ELF image");
 		goto refuse;
 	}
-	if (scan_sections(f.elf, &info, why, sizeof(why)) != 0 || !info.symtab) {
-		note_add(t, "MiniDebugInfo refused: %s", info.symtab ? why : "no .symtab");
-		goto refuse;
-	}
-	if (prepare_source(f.elf, info.symtab, false, src, why, sizeof(why)) != 0) {
+	if (scan_sections(f.elf, imglen, &info, why, sizeof(why)) != 0) {
 		note_add(t, "MiniDebugInfo refused: %s", why);
 		goto refuse;
 	}
+	if (!info.symtab) {
+		note_add(t, "MiniDebugInfo refused: no .symtab");
+		goto refuse;
+	}
 	t->dbg = f;
+	if (prepare_source(&t->dbg, info.symtab, false, src, why, sizeof(why)) != 0) {
+		note_add(t, "MiniDebugInfo refused: %s", why);
+		elf_file_close(&t->dbg);
+		return false;
+	}
 	return true;
 refuse:
 	elf_file_close(&f);
@@ -775,7 +951,6 @@ int hp_symtab_open(const char *path, const struct hp_symtab_opts *opts,
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return fail(err, errlen, -ENOMEM, "out of memory");
-	t->obj.fd = t->dbg.fd = -1;
 	t->path = strdup(path);
 	if (!t->path) {
 		rc = fail(err, errlen, -ENOMEM, "out of memory");
@@ -785,7 +960,7 @@ int hp_symtab_open(const char *path, const struct hp_symtab_opts *opts,
 	rc = elf_file_open(&t->obj, path, err, errlen);
 	if (rc)
 		goto out_free;
-	rc = scan_sections(t->obj.elf, &info, why, sizeof(why));
+	rc = scan_sections(t->obj.elf, t->obj.mapsz, &info, why, sizeof(why));
 	if (rc) {
 		fail(err, errlen, rc, "%s: corrupt ELF: %s", path, why);
 		goto out_free;
@@ -795,7 +970,7 @@ int hp_symtab_open(const char *path, const struct hp_symtab_opts *opts,
 	/* The object's own tables are structural: if they are broken the
 	 * file is corrupt, and that is an error rather than a fallback. */
 	if (info.symtab) {
-		rc = prepare_source(t->obj.elf, info.symtab, false, &main_src, why, sizeof(why));
+		rc = prepare_source(&t->obj, info.symtab, false, &main_src, why, sizeof(why));
 		if (rc) {
 			fail(err, errlen, rc, "%s: corrupt ELF: %s", path, why);
 			goto out_free;
@@ -804,7 +979,7 @@ int hp_symtab_open(const char *path, const struct hp_symtab_opts *opts,
 		t->origin = HP_SYMS_FILE_SYMTAB;
 	}
 	if (info.dynsym) {
-		rc = prepare_source(t->obj.elf, info.dynsym, true, &dyn_src, why, sizeof(why));
+		rc = prepare_source(&t->obj, info.dynsym, true, &dyn_src, why, sizeof(why));
 		if (rc) {
 			fail(err, errlen, rc, "%s: corrupt ELF: %s", path, why);
 			goto out_free;

@@ -17,7 +17,8 @@ struct hp_symtab;
 
 struct hp_sym {
 	const char *name;       /* mangled, as in the ELF string table */
-	uint64_t addr;          /* runtime address: st_value + load base */
+	uint64_t addr;          /* runtime address: st_value + load base
+				 * (STT_TLS: st_value, the TLS-block offset) */
 	uint64_t size;          /* st_size */
 	unsigned char type;     /* STT_FUNC, STT_OBJECT, ... */
 	unsigned char bind;     /* STB_LOCAL, STB_GLOBAL, STB_WEAK */
@@ -47,8 +48,10 @@ struct hp_symtab_opts {
 
 /* Opens `path` and builds the index. Returns 0, or a negative errno with a
  * one-line reason in err (e.g. -ENOENT "cannot open ...", -ENOEXEC "not an
- * ELF file"). A debug file whose build-id differs from the file's is refused
- * (and the reason kept: see hp_symtab_debug_note). */
+ * ELF file", -EINVAL "corrupt ELF: ..." for truncated or malformed headers
+ * or symbol tables). A debug file whose build-id differs from the file's is
+ * refused (and the reason kept: see hp_symtab_debug_note). opts may be
+ * NULL; if given, opts->sz must be set. */
 int hp_symtab_open(const char *path, const struct hp_symtab_opts *opts,
 		   struct hp_symtab **out, char *err, size_t errlen);
 void hp_symtab_close(struct hp_symtab *t);
@@ -61,6 +64,10 @@ const struct hp_sym *hp_symtab_find(const struct hp_symtab *t, const char *name)
 const struct hp_sym *hp_symtab_containing(const struct hp_symtab *t, uint64_t addr);
 
 enum hp_symtab_origin hp_symtab_origin(const struct hp_symtab *t);
+/* count: symbols in the index, i.e. the .symtab ones plus the .dynsym ones
+ * whose name .symtab lacks. count_symtab: usable .symtab entries (of the
+ * file, debug file or MiniDebugInfo). count_dynsym: usable .dynsym entries
+ * read, including those .symtab also has. */
 size_t hp_symtab_count(const struct hp_symtab *t);          /* all indexed */
 size_t hp_symtab_count_symtab(const struct hp_symtab *t);   /* from .symtab */
 size_t hp_symtab_count_dynsym(const struct hp_symtab *t);   /* from .dynsym */
