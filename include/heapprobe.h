@@ -57,7 +57,8 @@ struct hp_open_opts {
 	/* File name of the JVM library to look for in the process;
 	 * NULL = "libjvm.so". */
 	const char *libjvm_name;
-	/* Root of separate debug files; NULL = "/usr/lib/debug". */
+	/* Root of separate debug files; NULL = $HEAPPROBE_DEBUG_ROOT, else
+	 * "/usr/lib/debug". */
 	const char *debug_root;
 	/* Directory with jdk-NN.txt data files to use instead of the copies
 	 * compiled in; NULL = $HEAPPROBE_SYMBOLS_DIR, else built-in. */

@@ -128,7 +128,7 @@ static void open_symbols(struct hp_probe *p)
 	struct hp_symtab_opts so = {
 		.sz = sizeof(so),
 		.load_base = p->jvm.base,
-		.debug_root = p->opts.debug_root,
+		.debug_root = p->opts.debug_root ? p->opts.debug_root : getenv("HEAPPROBE_DEBUG_ROOT"),
 		.no_debug_search = !!(p->opts.flags & HP_OPEN_NO_DEBUG_SEARCH),
 	};
 	const char *path = p->jvm.path;

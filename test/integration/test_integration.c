@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jvmrun.h"
 
@@ -168,5 +169,51 @@ Test(agent, everything_broken_still_runs_java)
 {
 	struct jvm_result r = run_fault("hide-vmstructs,strip-symtab,hide-flags");
 	expect_field(&r, "gc.kind", "unknown");
+	jvm_result_free(&r);
+}
+
+/* A libjvm without .symtab, as many vendors ship it. Debian's
+ * openjdk-17-dbg has the matching debug file under /usr/lib/debug by
+ * build-id; without it only .dynsym is left. */
+TestSuite(stripped, .timeout = 180);
+
+static struct jvm_result run_stripped(const char *const *env)
+{
+	const char *argv[] = { HP_STRIPPED_JAVA, "-XX:+UseSerialGC", AGENT_INFO, "-version", NULL };
+	struct jvm_result r = jvm_run(argv, env, 120);
+	cr_assert_eq(r.exit_code, 0, "java exited %d:\n%s", r.exit_code, r.output);
+	return r;
+}
+
+Test(stripped, symbols_come_from_the_debug_file_by_build_id)
+{
+	struct jvm_result r = run_stripped(NULL);
+	char id[128], path[512];
+	cr_assert_not_null(jvm_field(&r, "libjvm.build_id", id, sizeof(id)), "%s", r.output);
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+	if (access(path, R_OK) != 0) {
+		/* No openjdk-17-dbg for this exact build: .dynsym is all. */
+		expect_field(&r, "symbols.origin", ".dynsym only");
+		expect_field(&r, "gc.kind", "serial");
+		jvm_result_free(&r);
+		cr_skip_test("%s not installed: checked the .dynsym fallback only", path);
+	}
+	expect_field(&r, "symbols.origin", "debug file by build-id");
+	expect_field(&r, "symbols.file", path);
+	expect_field(&r, "gc.determined_by", "vtable _ZTV10SerialHeap and flag UseSerialGC agree");
+	expect_field_contains(&r, "mode.memory-usage-call", "ok used=");
+	jvm_result_free(&r);
+}
+
+Test(stripped, without_debug_file_falls_back_to_dynsym_and_flags)
+{
+	const char *env[] = { "HEAPPROBE_DEBUG_ROOT=/nonexistent-debug-root", NULL };
+	struct jvm_result r = run_stripped(env);
+	expect_field(&r, "symbols.origin", ".dynsym only");
+	expect_field(&r, "gc.kind", "serial");
+	expect_field_contains(&r, "gc.determined_by", "flag UseSerialGC");
+	/* The calls need LOCAL symbols; the last-GC fields need only VMStructs. */
+	expect_field_contains(&r, "mode.memory-usage-call", "disabled");
+	expect_field_contains(&r, "mode.last-gc-fields", "ok used=");
 	jvm_result_free(&r);
 }
