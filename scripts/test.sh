@@ -31,6 +31,7 @@ for f in build-fuzz/test/fuzz/fuzz_*; do
 done
 
 echo "== Main build: unit and integration tests"
+bash scripts/setup-jdks.sh build/jdks || failed=1
 cmake -S . -B build -G Ninja -DHP_WERROR=ON >/dev/null && cmake --build build >/dev/null || {
 	echo "build failed"; cmake --build build; exit 1; }
 (cd build && ctest --output-on-failure) || failed=1

@@ -17,11 +17,14 @@
 #include "heapusage/events.h"
 #include "heapusage/probe.h"
 
-/* The order of preference for the current usage: exact figures computed by
- * the heap itself first, then what JMX would say, then the counters that
- * lag. HP_MODE_LAST_GC_FIELDS answers only post-GC questions. */
+/* The order of preference for the current usage: the heap's own used()
+ * first (create_heap_summary returns exactly that on every collector),
+ * then memory_usage() (the same on most heaps, but G1's override returns
+ * its monitoring figures, which lag until the first collection: used=0 at
+ * start-up), then what JMX would say, then the counters that lag.
+ * HP_MODE_LAST_GC_FIELDS answers only post-GC questions. */
 static const enum hp_mode current_order[] = {
-	HP_MODE_MEMORY_USAGE_CALL, HP_MODE_HEAP_SUMMARY_CALL, HP_MODE_JMM,
+	HP_MODE_HEAP_SUMMARY_CALL, HP_MODE_MEMORY_USAGE_CALL, HP_MODE_JMM,
 	HP_MODE_JMX_NATIVE,        HP_MODE_EXPORTED_TOTALS,   HP_MODE_PERFDATA,
 };
 

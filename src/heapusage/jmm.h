@@ -1,0 +1,62 @@
+/* JNI-based heap figures shared by the "jmm" and "jmx-native" modes, and the
+ * post-GC figure JMX shows as MemoryPoolMXBean.getCollectionUsage().
+ */
+#ifndef HP_JMM_H
+#define HP_JMM_H
+
+#include <jni.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heapusage/modes.h"
+
+struct hp_probe;
+
+/* Sum, over the heap's memory pools (MemoryType.HEAP), of each pool's usage
+ * right after the last collection that touched it: what the
+ * MemoryPoolMXBean.getCollectionUsage() figures add up to. Needs the JMM
+ * mode's JmmInterface (set up here if the mode has not done it yet) and a
+ * JNIEnv of an attached thread outside GC callbacks. Returns 0, -ENODATA
+ * before the first collection (every pool reports zero), -ENOTSUP if the
+ * JmmInterface is unusable, -EAGAIN if the VM is not live yet or the caller
+ * has a Java exception pending, another negative errno on a JNI failure. */
+int hp_jmm_collection_usage(struct hp_probe *p, JNIEnv *env, uint64_t *used, uint64_t *committed);
+
+/* One line for the info report: the JMM version and table layout in use
+ * ("JMM version 0x20030000, layout v3 (JDK 14-20), 4 of 4 slots confirmed
+ * by symbol name"), or why there is none. Owned by the probe. */
+const char *hp_jmm_note(struct hp_probe *p);
+
+/* java.lang.management.MemoryUsage accessors, looked up once. */
+struct hp_musage {
+	jclass cls;                 /* global ref */
+	jmethodID get_used, get_committed, get_max;
+};
+
+/* Looks the accessors up (the class must be loadable: live phase). 0, or a
+ * negative errno with a one-line reason. */
+int hp_musage_init(JNIEnv *env, struct hp_musage *m, char *reason, size_t len);
+void hp_musage_release(JNIEnv *env, struct hp_musage *m);
+
+/* Reads used/committed/max of a MemoryUsage object into *r (max -1, the
+ * "undefined" of MemoryUsage, becomes 0). Deletes nothing: `usage` stays the
+ * caller's. 0, -EINVAL for a null or foreign object, -EIO if a getter threw
+ * (the exception is cleared), -ERANGE for negative figures. */
+int hp_musage_read(JNIEnv *env, const struct hp_musage *m, jobject usage, struct hp_mode_reading *r);
+
+/* The calling thread's JNIEnv if JNI is legal here (hp_jni_env) and the
+ * VM is in the live phase, else NULL: set-up that loads classes or runs
+ * Java code waits for such a thread. */
+JNIEnv *hp_jni_live_env(struct hp_probe *p);
+
+/* p->mode_state[mode], calloc'ed (size bytes, then setup(state) if not
+ * NULL) on first use. Threads may race here (NativeMethodBind, init): the
+ * state is published with a compare-and-swap. NULL if out of memory. */
+void *hp_mode_state_get(struct hp_probe *p, enum hp_mode mode, size_t size, void (*setup)(void *));
+
+/* true, after clearing it, if a Java exception is pending. Every JNI call
+ * that can throw is followed by this. */
+bool hp_jni_threw(JNIEnv *env);
+
+#endif
