@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "heapusage/events.h"
+#include "heapusage/jmm.h"
 #include "heapusage/probe.h"
 
 /* The order of preference for the current usage: the heap's own used()
@@ -235,12 +236,26 @@ int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 			 * fields may still know one (e.g. the probe came late). */
 			struct hp_mode_reading r;
 			rc = read_lazy(p, HP_MODE_LAST_GC_FIELDS, &env, &r);
+			uint64_t used, committed;
+			JNIEnv *jni;
 			if (rc == 0) {
 				u.mode = HP_MODE_LAST_GC_FIELDS;
 				u.kind = r.kind;
 				u.used = r.used;
 				u.committed = r.committed;
 				u.max = r.max;
+				u.timestamp_ns = hp_now_coarse_ns();
+			} else if (p->mode_status[HP_MODE_JMM] == 0 && (jni = lazy_env_get(&env)) &&
+				   hp_jmm_collection_usage(p, jni, &used, &committed) == 0 && used) {
+				/* Last resort: what MemoryPoolMXBean.getCollectionUsage
+				 * sums to (each pool after its last collection). */
+				u.mode = HP_MODE_JMM;
+				/* Pools record it after their own collections, young
+				 * ones included: promise no more than that. */
+				u.kind = HP_USAGE_AFTER_YOUNG_GC;
+				rc = 0;
+				u.used = used;
+				u.committed = committed;
 				u.timestamp_ns = hp_now_coarse_ns();
 			} else {
 				rc = -ENODATA;

@@ -237,3 +237,16 @@ Test(fallback, every_hotspot_source_disabled_still_runs)
 	cr_expect(strstr(r.output, "retained: 16384"), "%s", r.output);
 	jvm_result_free(&r);
 }
+
+Test(fallback, concurrent_collector_without_fields_uses_jmm_collection_usage)
+{
+	const char *env[] = { "HEAPPROBE_FAULTS=disable-mode=last-gc-fields", NULL };
+	struct jvm_result r = run_check(17, "-XX:+UseZGC", NULL, env);
+	struct reading post = parse(&r, "post_gc");
+	struct reading coll = parse(&r, "jmx.collection");
+	cr_assert_eq(post.rc, 0, "%s", r.output);
+	cr_expect_str_eq(post.mode, "jmm", "%s", r.output);
+	cr_expect_str_eq(post.kind, "after-young-gc", "%s", r.output);
+	expect_close("jmm collection usage vs Java's", post.used, coll.used, 0, 0, r.output);
+	jvm_result_free(&r);
+}
