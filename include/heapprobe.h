@@ -195,6 +195,11 @@ HP_API int hp_heap_usage(struct hp_probe *probe, unsigned flags, struct hp_heap_
  * GC callbacks. */
 HP_API uint64_t hp_live_bytes(struct hp_probe *probe);
 
+/* Collections finished so far (CollectedHeap::_total_collections, or the
+ * GarbageCollectionFinish events seen where the heap does not count).
+ * Two loads; fit for any context. */
+HP_API uint64_t hp_gc_count(struct hp_probe *probe);
+
 /* 0 if `mode` is validated and enabled, else a negative errno; *reason gets
  * the one-line reason it was disabled ("" when enabled). */
 HP_API int hp_mode_status(struct hp_probe *probe, enum hp_mode mode, const char **reason);

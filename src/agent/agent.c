@@ -1,4 +1,5 @@
-/* The JVMTI agent: java -agentpath:libheapprobe.so=OPTIONS. */
+/* The JVMTI agent: java -agentpath:libheapprobe.so=OPTIONS, or
+ * jcmd PID JVMTI.agent_load /path/libheapprobe.so "OPTIONS". */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -6,29 +7,33 @@
 #include <jvmti.h>
 
 #include "agent/options.h"
+#include "agent/sampler.h"
 #include "heapprobe.h"
 
 static struct hp_agent_options options;
+/* Whether an earlier Agent_OnLoad/OnAttach of this library succeeded. If
+ * not, HotSpot unloads the library when we return an error: nothing of ours
+ * (JVMTI callbacks above all) may outlive that. */
+static int loaded_ok;
 static struct hp_probe *probe;
 static jvmtiEnv *agent_jvmti;
 
-static FILE *open_log(void)
+static FILE *open_log(const struct hp_agent_options *o)
 {
-	if (!options.log[0])
+	if (!o->log[0])
 		return stderr;
-	FILE *f = fopen(options.log, "a");
+	FILE *f = fopen(o->log, "a");
 	if (!f) {
-		fprintf(stderr, "heapprobe: cannot open log %s: %s; writing to stderr\n", options.log,
-			strerror(errno));
+		fprintf(stderr, "heapprobe: cannot open log %s: %s; writing to stderr\n", o->log, strerror(errno));
 		return stderr;
 	}
 	return f;
 }
 
-static void write_info(void)
+static void write_info(const struct hp_agent_options *o)
 {
-	FILE *out = open_log();
-	if (options.verify)
+	FILE *out = open_log(o);
+	if (o->verify)
 		hp_verify_layout(probe, out);
 	hp_write_info(probe, out);
 	if (out != stderr)
@@ -37,33 +42,39 @@ static void write_info(void)
 
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-	if (options.info)
-		write_info();
+	if (options.info || options.verify)
+		write_info(&options);
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
 	if (options.info_at_exit)
-		write_info();
+		write_info(&options);
 }
 
-static jint start(JavaVM *vm, const char *spec, int live_phase)
+static int open_probe(JavaVM *vm)
 {
-	char err[512];
+	if (probe)
+		return 0;
+	int rc = hp_open(vm, NULL, &probe);
+	if (rc)
+		fprintf(stderr, "heapprobe: cannot open probe: %s\n", strerror(-rc));
+	return rc;
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *spec, void *reserved)
+{
+	char err[1024];
 	if (hp_options_parse(spec, &options, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
+		return JNI_ERR;         /* fails the JVM start, like a bad -XX flag */
+	}
+	if (options.dump || options.stop) {
+		fprintf(stderr, "heapprobe: 'dump' and 'stop' are commands for an agent loaded into a running JVM\n");
 		return JNI_ERR;
 	}
-	int rc = hp_open(vm, NULL, &probe);
-	if (rc) {
-		fprintf(stderr, "heapprobe: cannot open probe: %s\n", strerror(-rc));
+	if (open_probe(vm))
 		return JNI_ERR;
-	}
-	if (live_phase) {
-		if (options.info || options.info_at_exit)
-			write_info();
-		return JNI_OK;
-	}
 	if ((*vm)->GetEnv(vm, (void **)&agent_jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
 		fprintf(stderr, "heapprobe: JVMTI 1.2 is not available\n");
 		return JNI_ERR;
@@ -72,40 +83,71 @@ static jint start(JavaVM *vm, const char *spec, int live_phase)
 	memset(&callbacks, 0, sizeof(callbacks));
 	callbacks.VMInit = on_vm_init;
 	callbacks.VMDeath = on_vm_death;
+	(*agent_jvmti)->SetEventCallbacks(agent_jvmti, &callbacks, sizeof(callbacks));
+	(*agent_jvmti)->SetEventNotificationMode(agent_jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
 	(*agent_jvmti)->SetEventNotificationMode(agent_jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);
-	if ((*agent_jvmti)->SetEventCallbacks(agent_jvmti, &callbacks, sizeof(callbacks)) != JVMTI_ERROR_NONE ||
-	    (*agent_jvmti)->SetEventNotificationMode(agent_jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL) !=
-		    JVMTI_ERROR_NONE) {
-		fprintf(stderr, "heapprobe: cannot enable the VMInit event\n");
-		return JNI_ERR;
+	if (options.profile && hp_profiler_start(vm, probe, &options, NULL, 0, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return JNI_ERR;         /* the JVM will not start: nothing outlives us */
 	}
+	loaded_ok = 1;
 	return JNI_OK;
 }
 
-JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *spec, void *reserved)
+
+static jint attach_failed(void)
 {
-	return start(vm, spec, 0);
+	if (!loaded_ok) {
+		hp_profiler_release_env();
+		hp_close(probe);        /* disposes the probe's jvmtiEnv and callbacks */
+		probe = NULL;
+	}
+	return JNI_ERR;
 }
 
+/* Loaded into a running JVM, or a command to the agent already there. A bad
+ * option returns an error to jcmd and changes nothing in the JVM. jcmd's
+ * own parser splits name=value, so options go in quotes:
+ *   jcmd PID JVMTI.agent_load /path/libheapprobe.so '"interval=64k,file=/tmp/p.pb.gz"' */
 JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *spec, void *reserved)
 {
-	if (probe) {
-		/* Already loaded: a second attach only re-runs what it asks for. */
-		struct hp_agent_options again;
-		char err[512];
-		if (hp_options_parse(spec, &again, err, sizeof(err))) {
-			fprintf(stderr, "%s\n", err);
-			return JNI_ERR;
-		}
-		if (again.info)
-			hp_write_info(probe, stderr);
-		return JNI_OK;
+	char err[1024];
+	struct hp_agent_options o;
+	JNIEnv *jni = NULL;
+	if (hp_options_parse(spec, &o, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return JNI_ERR;
 	}
-	return start(vm, spec, 1);
+	if ((o.dump || o.stop) && !hp_profiler_running()) {
+		fprintf(stderr, "heapprobe: no profiler is running in this JVM: nothing to %s\n", o.dump ? "dump" : "stop");
+		return JNI_ERR;
+	}
+	if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK || open_probe(vm))
+		return attach_failed();
+	if (o.info || o.info_at_exit || o.verify)
+		write_info(&o);
+	if (o.dump) {
+		if (hp_profiler_dump(jni, "profile on request"))
+			return JNI_ERR;
+	} else if (o.stop) {
+		if (hp_profiler_stop(jni))
+			return JNI_ERR;
+	} else if (o.profile) {
+		if (hp_profiler_start(vm, probe, &o, jni, 1, err, sizeof(err))) {
+			fprintf(stderr, "%s\n", err);
+			return attach_failed();
+		}
+		options = o;
+	}
+	loaded_ok = 1;
+	return JNI_OK;
 }
 
 JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
 {
-	hp_close(probe);
-	probe = NULL;
+	/* The JVM is going away: the profiler wrote its profile at VMDeath. */
+	if (!hp_profiler_running()) {
+		hp_close(probe);
+		probe = NULL;
+	}
 }

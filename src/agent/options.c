@@ -1,50 +1,212 @@
 #include "agent/options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
-static const char valid_options[] = "info, info=exit, verify, log=<path>";
+static const char valid_options[] =
+	"interval=<size>, live[=true|false], min_age=<n>, depth=<n>, file=<path>, "
+	"format=pprof|collapsed|html, period=<seconds>, max_live=<n>, dump, stop, info, info=exit, "
+	"verify, log=<path>";
+
+/* "512k", "1m", "100" -> bytes. false on junk, overflow or empty. */
+static bool parse_size(const char *s, size_t len, uint64_t *out)
+{
+	if (len == 0 || len > 24 || !isdigit((unsigned char)s[0]))
+		return false;
+	char buf[32];
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(buf, &end, 10);
+	if (errno)
+		return false;
+	unsigned shift = 0;
+	switch (tolower((unsigned char)*end)) {
+	case 'k': shift = 10; end++; break;
+	case 'm': shift = 20; end++; break;
+	case 'g': shift = 30; end++; break;
+	case '\0': break;
+	default: return false;
+	}
+	if (tolower((unsigned char)*end) == 'b')
+		end++;
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return false;
+	*out = (uint64_t)v << shift;
+	return true;
+}
+
+static bool parse_uint(const char *s, size_t len, unsigned lo, unsigned hi, unsigned *out)
+{
+	uint64_t v;
+	for (size_t i = 0; i < len; i++)
+		if (!isdigit((unsigned char)s[i]))
+			return false;
+	if (!parse_size(s, len, &v) || v < lo || v > hi)
+		return false;
+	*out = (unsigned)v;
+	return true;
+}
+
+static bool parse_bool(const char *s, size_t len, bool *out)
+{
+	if (!s) {
+		*out = true;
+		return true;
+	}
+	if ((len == 4 && !strncmp(s, "true", 4)) || (len == 2 && !strncmp(s, "on", 2)) ||
+	    (len == 1 && s[0] == '1') || (len == 3 && !strncmp(s, "yes", 3)))
+		*out = true;
+	else if ((len == 5 && !strncmp(s, "false", 5)) || (len == 3 && !strncmp(s, "off", 3)) ||
+		 (len == 1 && s[0] == '0') || (len == 2 && !strncmp(s, "no", 2)))
+		*out = false;
+	else
+		return false;
+	return true;
+}
+
+static bool copy_path(char *dst, size_t cap, const char *v, size_t len)
+{
+	if (!v || len == 0 || len >= cap)
+		return false;
+	memcpy(dst, v, len);
+	dst[len] = '\0';
+	return true;
+}
 
 int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
-	if (!spec)
-		return 0;
-	const char *p = spec;
+	out->interval = 512 * 1024;
+	out->live = true;
+	out->depth = 64;
+	out->max_live = 100000;
+	out->format = HP_FORMAT_PPROF;
+	bool any_profiler_option = false, only_reports = false;
+	const char *p = spec ? spec : "";
 	while (*p) {
 		const char *end = strchr(p, ',');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 		const char *eq = memchr(p, '=', len);
-		size_t name_len = eq ? (size_t)(eq - p) : len;
-		const char *value = eq ? eq + 1 : NULL;
-		size_t value_len = eq ? len - name_len - 1 : 0;
-
+		size_t nlen = eq ? (size_t)(eq - p) : len;
+		const char *v = eq ? eq + 1 : NULL;
+		size_t vlen = eq ? len - nlen - 1 : 0;
+#define IS(name) (nlen == sizeof(name) - 1 && strncmp(p, name, nlen) == 0)
+		bool ok = true, profiler = true;
 		if (len == 0) {
-			/* tolerate "info," and ",," */
-		} else if (name_len == 4 && strncmp(p, "info", 4) == 0 && !value) {
-			out->info = true;
-		} else if (name_len == 4 && strncmp(p, "info", 4) == 0 && value_len == 4 &&
-			   strncmp(value, "exit", 4) == 0) {
-			out->info_at_exit = true;
-		} else if (name_len == 6 && strncmp(p, "verify", 6) == 0 && !value) {
+			profiler = false;
+		} else if (IS("interval")) {
+			ok = v && parse_size(v, vlen, &out->interval) && out->interval <= (1ull << 31);
+		} else if (IS("live")) {
+			ok = parse_bool(v, vlen, &out->live);
+		} else if (IS("min_age")) {
+			ok = v && parse_uint(v, vlen, 0, 1000000, &out->min_age);
+		} else if (IS("depth")) {
+			ok = v && parse_uint(v, vlen, 1, 2048, &out->depth);
+		} else if (IS("file")) {
+			ok = copy_path(out->file, sizeof(out->file), v, vlen);
+		} else if (IS("format")) {
+			if (v && vlen == 5 && !strncmp(v, "pprof", 5))
+				out->format = HP_FORMAT_PPROF;
+			else if (v && vlen == 9 && !strncmp(v, "collapsed", 9))
+				out->format = HP_FORMAT_COLLAPSED;
+			else if (v && vlen == 4 && !strncmp(v, "html", 4))
+				out->format = HP_FORMAT_HTML;
+			else
+				ok = false;
+		} else if (IS("period")) {
+			ok = v && parse_uint(v, vlen, 0, 86400 * 365, &out->period);
+		} else if (IS("max_live")) {
+			ok = v && parse_uint(v, vlen, 16, 100000000, &out->max_live);
+		} else if (IS("dump") && !v) {
+			out->dump = true;
+			profiler = false;
+		} else if (IS("stop") && !v) {
+			out->stop = true;
+			profiler = false;
+		} else if (IS("info") && (!v || (vlen == 4 && !strncmp(v, "exit", 4)))) {
+			if (v)
+				out->info_at_exit = true;
+			else
+				out->info = true;
+			profiler = false;
+			only_reports = true;
+		} else if (IS("verify") && !v) {
 			out->verify = true;
-		} else if (name_len == 3 && strncmp(p, "log", 3) == 0 && value) {
-			if (value_len == 0 || value_len >= sizeof(out->log)) {
-				snprintf(err, errlen, "heapprobe: option log needs a path shorter than %zu bytes",
-					 sizeof(out->log));
-				return -EINVAL;
-			}
-			memcpy(out->log, value, value_len);
-			out->log[value_len] = '\0';
+			profiler = false;
+			only_reports = true;
+		} else if (IS("log")) {
+			ok = copy_path(out->log, sizeof(out->log), v, vlen);
+			profiler = false;
 		} else {
 			snprintf(err, errlen, "heapprobe: unknown or malformed option '%.*s'; valid options: %s",
 				 (int)len, p, valid_options);
 			return -EINVAL;
 		}
+#undef IS
+		if (!ok) {
+			snprintf(err, errlen, "heapprobe: bad value in option '%.*s'; valid options: %s", (int)len, p,
+				 valid_options);
+			return -EINVAL;
+		}
+		any_profiler_option |= profiler;
 		if (!end)
 			break;
 		p = end + 1;
 	}
+	/* `info` or `verify` alone only report; anything else profiles. */
+	out->profile = any_profiler_option || (!only_reports && !out->dump && !out->stop);
+	if (out->dump && out->stop) {
+		snprintf(err, errlen, "heapprobe: 'dump' and 'stop' go in separate commands ('stop' also dumps)");
+		return -EINVAL;
+	}
 	return 0;
+}
+
+const char *hp_format_extension(enum hp_format f)
+{
+	switch (f) {
+	case HP_FORMAT_COLLAPSED: return "collapsed";
+	case HP_FORMAT_HTML: return "html";
+	case HP_FORMAT_PPROF: break;
+	}
+	return "pb.gz";
+}
+
+void hp_options_output_path(const struct hp_agent_options *o, char *out, size_t cap)
+{
+	char def[64];
+	const char *pattern = o->file;
+	if (!pattern[0]) {
+		snprintf(def, sizeof(def), "heapprobe-%%p.%s", hp_format_extension(o->format));
+		pattern = def;
+	}
+	size_t n = 0;
+	for (const char *s = pattern; *s && n + 1 < cap; s++) {
+		if (s[0] == '%' && (s[1] == 'p' || s[1] == 't')) {
+			char tmp[32];
+			if (s[1] == 'p') {
+				snprintf(tmp, sizeof(tmp), "%d", (int)getpid());
+			} else {
+				time_t t = time(NULL);
+				struct tm tm;
+				localtime_r(&t, &tm);
+				strftime(tmp, sizeof(tmp), "%Y%m%d-%H%M%S", &tm);
+			}
+			int w = snprintf(out + n, cap - n, "%s", tmp);
+			n += w > 0 ? (size_t)w : 0;
+			if (n >= cap)
+				n = cap - 1;
+			s++;
+		} else {
+			out[n++] = *s;
+		}
+	}
+	out[n] = '\0';
 }

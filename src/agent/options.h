@@ -1,19 +1,41 @@
-/* Agent option string: comma-separated name[=value]. */
+/* Agent options: comma-separated name[=value], sizes with k/m/g. */
 #ifndef HP_OPTIONS_H
 #define HP_OPTIONS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+enum hp_format { HP_FORMAT_PPROF = 0, HP_FORMAT_COLLAPSED, HP_FORMAT_HTML };
 
 struct hp_agent_options {
+	/* profiler */
+	bool profile;               /* sample allocations (on unless only info/verify given) */
+	uint64_t interval;          /* mean bytes between samples (SetHeapSamplingInterval) */
+	bool live;                  /* track which samples are still alive */
+	unsigned min_age;           /* report live samples that survived >= N GCs */
+	unsigned depth;             /* max stack frames */
+	char file[512];             /* output path; %p = pid, %t = timestamp */
+	enum hp_format format;
+	unsigned period;            /* also write every N seconds (0 = only at exit) */
+	unsigned max_live;          /* cap on tracked live samples */
+	/* commands to an agent already running (dynamic attach) */
+	bool dump, stop;
+	/* reports */
 	bool info;                  /* print the info report at VM start */
 	bool info_at_exit;          /* info=exit: print it at VM death instead */
 	bool verify;                /* check the layout data against DWARF */
 	char log[256];              /* where messages and info go; "" = stderr */
 };
 
-/* Parses `spec` (NULL or "" = defaults). On error returns -EINVAL with a
- * one-line message naming the bad option and listing the valid ones. */
+/* Parses `spec` (NULL or "" = defaults: profile with pprof output). On error
+ * returns -EINVAL with a one-line message naming the bad option and listing
+ * the valid ones. */
 int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, size_t errlen);
+
+/* Expands %p and %t in opts->file (or the default name) into out. */
+void hp_options_output_path(const struct hp_agent_options *o, char *out, size_t cap);
+
+const char *hp_format_extension(enum hp_format f);
 
 #endif

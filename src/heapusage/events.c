@@ -287,9 +287,15 @@ uint64_t hp_events_gc_count(struct hp_probe *p)
 	struct hp_gc_capture *c = p->capture;
 	if (!c)
 		return 0;
-	if (c->total_collections)
+	/* Shenandoah leaves _total_collections at 0: count its GC events. */
+	if (c->total_collections && *c->total_collections)
 		return *c->total_collections;
 	return c->finish_events;
+}
+
+uint64_t hp_gc_count(struct hp_probe *p)
+{
+	return p ? hp_events_gc_count(p) : 0;
 }
 
 void hp_events_stats(struct hp_probe *p, struct hp_events_stats *out)

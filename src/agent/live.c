@@ -1,0 +1,160 @@
+/* Tracking of live samples, and how a full table drops samples without
+ * biasing the estimates.
+ *
+ * Thinning: when a stripe has no free slot, every entry in it is kept with
+ * probability 1/2 (a coin per entry) and the stripe's level goes up by one;
+ * from then on a new sample enters that stripe with probability 2^-level.
+ * An entry that entered at level L and survived later thinnings was kept
+ * with overall probability 2^-(its insertion level + thinnings since), and
+ * the estimator divides by exactly that probability (Horvitz-Thompson), so
+ * sums over surviving samples stay unbiased. `thin` records the factor at
+ * insertion; later thinnings double it in place. The cost is variance, not
+ * bias: reported as `dropped` and in the confidence intervals.
+ */
+#include "agent/live.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t next_rand(uint64_t *s)
+{
+	/* xorshift64*: a coin per entry, no need for more. */
+	uint64_t x = *s;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+int hp_live_init(struct hp_live *l, uint32_t max_live)
+{
+	memset(l, 0, sizeof(*l));
+	uint32_t per = (max_live + HP_LIVE_STRIPES - 1) / HP_LIVE_STRIPES;
+	if (per < 4)
+		per = 4;
+	for (int i = 0; i < HP_LIVE_STRIPES; i++) {
+		struct hp_live_stripe *s = &l->stripes[i];
+		pthread_mutex_init(&s->lock, NULL);
+		s->entries = calloc(per, sizeof(*s->entries));
+		s->free_list = malloc(sizeof(*s->free_list) * per);
+		if (!s->entries || !s->free_list)
+			return -ENOMEM;
+		s->cap = per;
+		for (uint32_t k = 0; k < per; k++)
+			s->free_list[k] = per - 1 - k;
+		s->nfree = per;
+		s->rng = 0x853c49e6748fea9bull ^ ((uint64_t)i << 32) ^ (uint64_t)(uintptr_t)s;
+	}
+	return 0;
+}
+
+void hp_live_free(struct hp_live *l, JNIEnv *jni)
+{
+	for (int i = 0; i < HP_LIVE_STRIPES; i++) {
+		struct hp_live_stripe *s = &l->stripes[i];
+		if (!s->entries)
+			continue;
+		pthread_mutex_lock(&s->lock);
+		for (uint32_t k = 0; k < s->cap; k++)
+			if (s->entries[k].ref && jni)
+				(*jni)->DeleteWeakGlobalRef(jni, s->entries[k].ref);
+		free(s->entries);
+		free(s->free_list);
+		s->entries = NULL;
+		s->free_list = NULL;
+		pthread_mutex_unlock(&s->lock);
+		pthread_mutex_destroy(&s->lock);
+	}
+}
+
+static void release(struct hp_live *l, struct hp_live_stripe *s, JNIEnv *jni, uint32_t k)
+{
+	(*jni)->DeleteWeakGlobalRef(jni, s->entries[k].ref);
+	s->entries[k].ref = NULL;
+	s->free_list[s->nfree++] = k;
+	atomic_fetch_add(&l->freed, 1);
+}
+
+static void thin(struct hp_live *l, struct hp_live_stripe *s, JNIEnv *jni)
+{
+	for (uint32_t k = 0; k < s->cap; k++) {
+		if (!s->entries[k].ref)
+			continue;
+		if (next_rand(&s->rng) & (1ull << 40)) {
+			s->entries[k].thin *= 2.0;
+		} else {
+			release(l, s, jni, k);
+			atomic_fetch_add(&l->dropped, 1);
+		}
+	}
+	s->level++;
+}
+
+void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, uint64_t size, uint32_t gc_now)
+{
+	/* Stripe by thread: the JNIEnv is per thread and stable. */
+	uintptr_t t = (uintptr_t)jni;
+	struct hp_live_stripe *s = &l->stripes[((t >> 4) ^ (t >> 12)) % HP_LIVE_STRIPES];
+	pthread_mutex_lock(&s->lock);
+	if (!s->entries)
+		goto out;
+	if (s->level && (next_rand(&s->rng) >> (64 - s->level)) != 0) {
+		atomic_fetch_add(&l->dropped, 1);       /* not admitted at this level */
+		goto out;
+	}
+	if (s->nfree == 0) {
+		thin(l, s, jni);
+		/* The new sample faces the coin of the level it now enters. */
+		if ((next_rand(&s->rng) & 1) || s->nfree == 0) {
+			atomic_fetch_add(&l->dropped, 1);
+			goto out;
+		}
+	}
+	jweak ref = (*jni)->NewWeakGlobalRef(jni, object);
+	if (!ref) {
+		(*jni)->ExceptionClear(jni);
+		goto out;
+	}
+	uint32_t k = s->free_list[--s->nfree];
+	s->entries[k] = (struct hp_live_entry){ ref, site, gc_now, size, (double)(1ull << s->level) };
+	atomic_fetch_add(&l->tracked, 1);
+out:
+	pthread_mutex_unlock(&s->lock);
+}
+
+void hp_live_sweep(struct hp_live *l, JNIEnv *jni)
+{
+	for (int i = 0; i < HP_LIVE_STRIPES; i++) {
+		struct hp_live_stripe *s = &l->stripes[i];
+		pthread_mutex_lock(&s->lock);
+		for (uint32_t k = 0; s->entries && k < s->cap; k++)
+			if (s->entries[k].ref && (*jni)->IsSameObject(jni, s->entries[k].ref, NULL))
+				release(l, s, jni, k);
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
+void hp_live_each(struct hp_live *l, JNIEnv *jni, void (*fn)(const struct hp_live_entry *e, void *ctx), void *ctx)
+{
+	for (int i = 0; i < HP_LIVE_STRIPES; i++) {
+		struct hp_live_stripe *s = &l->stripes[i];
+		pthread_mutex_lock(&s->lock);
+		for (uint32_t k = 0; s->entries && k < s->cap; k++) {
+			if (!s->entries[k].ref)
+				continue;
+			if ((*jni)->IsSameObject(jni, s->entries[k].ref, NULL))
+				release(l, s, jni, k);
+			else
+				fn(&s->entries[k], ctx);
+		}
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
+uint64_t hp_live_count(struct hp_live *l)
+{
+	return atomic_load(&l->tracked) - atomic_load(&l->freed);
+}

@@ -1,0 +1,56 @@
+/* Which sampled objects are still alive: one JNI weak global reference per
+ * tracked sample, checked after collections by the agent thread.
+ *
+ * The table is split into stripes, each with its own mutex, picked by the
+ * allocating thread: threads rarely meet on a lock, and no lock is global.
+ * When a stripe is full it is thinned (see live.c): the estimates stay
+ * unbiased and what was dropped is counted. */
+#ifndef HP_LIVE_H
+#define HP_LIVE_H
+
+#include <jni.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define HP_LIVE_STRIPES 16
+
+struct hp_live_entry {
+	jweak ref;                  /* NULL = free slot */
+	uint32_t site;              /* index of the site slot */
+	uint32_t gc_at_alloc;       /* collections finished when sampled */
+	uint64_t size;              /* object size in bytes */
+	double thin;                /* 2^level at insertion (thinning factor) */
+};
+
+struct hp_live_stripe {
+	pthread_mutex_t lock;
+	struct hp_live_entry *entries;
+	uint32_t *free_list;
+	uint32_t cap, nfree;
+	unsigned level;             /* new samples kept with probability 2^-level */
+	uint64_t rng;
+};
+
+struct hp_live {
+	struct hp_live_stripe stripes[HP_LIVE_STRIPES];
+	_Atomic uint64_t tracked, dropped, freed;
+};
+
+int hp_live_init(struct hp_live *l, uint32_t max_live);
+/* Deletes every weak reference (needs a JNIEnv) and frees the table. */
+void hp_live_free(struct hp_live *l, JNIEnv *jni);
+
+/* Tracks `object`. Called from SampledObjectAlloc on the allocating thread. */
+void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, uint64_t size, uint32_t gc_now);
+
+/* Frees the references of samples that died. Agent thread, after a GC. */
+void hp_live_sweep(struct hp_live *l, JNIEnv *jni);
+
+/* Calls fn for every sample still alive (stripe locked meanwhile). */
+void hp_live_each(struct hp_live *l, JNIEnv *jni, void (*fn)(const struct hp_live_entry *e, void *ctx), void *ctx);
+
+uint64_t hp_live_count(struct hp_live *l);
+
+#endif

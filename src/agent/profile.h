@@ -1,0 +1,54 @@
+/* The in-memory profile the agent hands to its writers (pprof, collapsed
+ * stacks, HTML). Writers never see JVM objects: frames are already named. */
+#ifndef HP_PROFILE_H
+#define HP_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct hp_frame {
+	const char *function;       /* "java.util.ArrayList.grow" (pkg.Class.method) */
+	const char *file;           /* "ArrayList.java", "" if unknown */
+	int line;                   /* source line, 0 if unknown */
+};
+
+struct hp_prof_sample {
+	const uint32_t *frames;     /* indices into hp_profile.frames, leaf first */
+	size_t nframes;
+	/* Estimated totals for this stack (already unbiased / scaled). */
+	int64_t alloc_objects, alloc_bytes;
+	int64_t inuse_objects, inuse_bytes;
+	/* 95% confidence interval of inuse_bytes; equal to inuse_bytes when
+	 * no estimate of the error exists. */
+	int64_t inuse_bytes_lo, inuse_bytes_hi;
+	const char *class_name;     /* allocated class of the samples, "" if mixed */
+};
+
+struct hp_profile {
+	const struct hp_frame *frames;
+	size_t nframes;
+	const struct hp_prof_sample *samples;
+	size_t nsamples;
+	int64_t period;             /* sampling interval R in bytes */
+	int64_t time_nanos;         /* wall clock at collection start (CLOCK_REALTIME) */
+	int64_t duration_nanos;
+	const char *const *comments;    /* e.g. "live heap scaled to 21.3 MiB from last-gc-fields after GC #12" */
+	size_t ncomments;
+};
+
+enum hp_profile_view { HP_VIEW_ALLOC, HP_VIEW_INUSE };
+
+/* Each writer writes to `path` through a temporary file in the same
+ * directory and renames it into place, so a failure (unwritable directory,
+ * full disk) leaves any previous profile at `path` intact. 0, or a negative
+ * errno with a one-line reason in err. */
+int hp_write_pprof(const struct hp_profile *p, const char *path, char *err, size_t errlen);
+/* "frame;frame;...;leaf value\n", root first, value in bytes (flamegraph.pl,
+ * speedscope). */
+int hp_write_collapsed(const struct hp_profile *p, enum hp_profile_view view, const char *path, char *err,
+		       size_t errlen);
+/* One self-contained HTML page (no network) with alloc and live flame graphs
+ * and a table of sites with their live estimate and confidence interval. */
+int hp_write_html(const struct hp_profile *p, const char *path, char *err, size_t errlen);
+
+#endif

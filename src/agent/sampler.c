@@ -1,0 +1,489 @@
+/* JEP 331 sampling, liveness, and the statistics that turn samples into
+ * bytes.
+ *
+ * Sampling. HotSpot samples allocations as a Poisson process over bytes
+ * with mean interval R (SetHeapSamplingInterval): an object of S bytes is
+ * sampled with probability p(S) = 1 - exp(-S/R).
+ *
+ * Allocation estimate. Each sample stands for 1/p(S) objects and S/p(S)
+ * bytes (Horvitz-Thompson); a site's estimate is the sum over its samples.
+ * Unbias each sample, then sum, never the reverse: a site's samples have
+ * different sizes, and 1/p is not linear in S (Go's runtime/pprof
+ * scaleHeapSample, jemalloc's prof). At S = R one sample is 1.58 objects,
+ * not 1 (async-profiler's max(S, R) is 37% low there).
+ *
+ * Live estimate. Each tracked sample has a weak reference; those that
+ * survive are summed the same way (times the thinning factor when the live
+ * table had to drop samples, see live.c). Collections prune the samples
+ * with their own rules, so the raw sum is right in proportions but not
+ * exactly in total. When the library has the live heap size measured right
+ * after the last collection (hp_heap_usage POST_GC), the survivors of that
+ * collection are scaled so their total equals it; the profile says which
+ * mode and which GC the figure came from. Samples allocated since that GC
+ * are not in that figure and are left out of the scaled view. Without a
+ * post-GC figure the unscaled sums are reported, and the profile says so.
+ *
+ * Error. The Horvitz-Thompson variance estimate for a site's live bytes is
+ * sum S^2 (1 - pi) / pi^2 over its surviving samples, pi being the sample's
+ * overall inclusion probability; the 95% interval is the estimate +-1.96
+ * sqrt(variance), scaled like the estimate. It covers sampling error only,
+ * not the error of the post-GC figure.
+ */
+#include "agent/sampler.h"
+
+#include <errno.h>
+#include <math.h>
+#include <semaphore.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/live.h"
+#include "agent/profile.h"
+#include "agent/stacks.h"
+
+#define MAX_SITES 65536
+
+static struct profiler {
+	JavaVM *vm;
+	jvmtiEnv *jvmti;
+	struct hp_probe *probe;
+	struct hp_agent_options o;
+	struct hp_sites sites;
+	struct hp_live live;
+	sem_t wake;
+	_Atomic int running;            /* sampling on */
+	_Atomic int stopping;           /* agent thread must leave */
+	_Atomic int thread_alive;
+	_Atomic int in_callbacks;       /* SampledObjectAlloc calls under way */
+	_Atomic int gc_pending;
+	_Atomic uint64_t gc_events, samples;
+	int64_t start_realtime_ns;
+	pthread_mutex_t dump_lock;
+	bool have_lines;
+} prof = { .dump_lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logf_(const char *fmt, ...)
+{
+	FILE *out = prof.o.log[0] ? fopen(prof.o.log, "a") : stderr;
+	if (!out)
+		out = stderr;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("heapprobe: ", out);
+	vfprintf(out, fmt, ap);
+	fputc('\n', out);
+	va_end(ap);
+	if (out != stderr)
+		fclose(out);
+}
+
+static uint32_t gc_now(void)
+{
+	uint64_t n = hp_gc_count(prof.probe);
+	return (uint32_t)(n ? n : atomic_load(&prof.gc_events));
+}
+
+/* P(sample | object of `size` bytes) at mean interval R. */
+static double sample_probability(uint64_t size)
+{
+	double r = (double)prof.o.interval;
+	if (r <= 0)
+		return 1.0;
+	double p = -expm1(-(double)size / r);
+	return p > 0 ? p : 1e-12;
+}
+
+static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
+			  uint64_t size)
+{
+	jvmtiFrameInfo frames[prof.o.depth];
+	jint n = 0;
+	if ((*jvmti)->GetStackTrace(jvmti, thread, 0, (jint)prof.o.depth, frames, &n) != JVMTI_ERROR_NONE)
+		n = 0;
+	uint32_t class_id = hp_sites_class_id(&prof.sites, jvmti, klass);
+	struct hp_site *site = hp_sites_intern(&prof.sites, jvmti, frames, n, class_id);
+	atomic_fetch_add_explicit(&prof.samples, 1, memory_order_relaxed);
+	if (!site)
+		return;
+	double w = 1.0 / sample_probability(size);
+	atomic_fetch_add_explicit(&site->samples, 1, memory_order_relaxed);
+	hp_atomic_add_double(&site->alloc_objects_bits, w);
+	hp_atomic_add_double(&site->alloc_bytes_bits, w * (double)size);
+	if (prof.o.live)
+		hp_live_add(&prof.live, jni, object, (uint32_t)(site - prof.sites.slots), size, gc_now());
+}
+
+static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
+				     jlong size)
+{
+	atomic_fetch_add_explicit(&prof.in_callbacks, 1, memory_order_acquire);
+	if (atomic_load_explicit(&prof.running, memory_order_relaxed) && size > 0)
+		record_sample(jvmti, jni, thread, object, klass, (uint64_t)size);
+	atomic_fetch_sub_explicit(&prof.in_callbacks, 1, memory_order_release);
+}
+
+/* GC callback rules: no JNI, no allocation, no blocking lock. sem_post is
+ * none of those (and async-signal-safe). */
+static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
+{
+	atomic_fetch_add_explicit(&prof.gc_events, 1, memory_order_relaxed);
+	atomic_store_explicit(&prof.gc_pending, 1, memory_order_release);
+	sem_post(&prof.wake);
+}
+
+/* ---- snapshot ------------------------------------------------------------ */
+
+struct live_acc {
+	double objects, bytes, var;
+};
+
+struct snap_ctx {
+	struct live_acc *acc;
+	uint32_t min_age, gc_now;
+	double total_bytes;
+	uint64_t counted;
+};
+
+static void add_live(const struct hp_live_entry *e, void *vctx)
+{
+	struct snap_ctx *c = vctx;
+	if (c->gc_now - e->gc_at_alloc < c->min_age)
+		return;
+	double pi = sample_probability(e->size) / e->thin;
+	double w = 1.0 / pi, s = (double)e->size;
+	struct live_acc *a = &c->acc[e->site];
+	a->objects += w;
+	a->bytes += s * w;
+	a->var += s * s * (1.0 - pi) / (pi * pi);
+	c->total_bytes += s * w;
+	c->counted++;
+}
+
+struct frame_key {
+	const char *function, *file;
+	int line;
+};
+
+static uint64_t frame_hash(const struct hp_frame *f)
+{
+	uint64_t h = (uint64_t)(uintptr_t)f->function * 0x9e3779b97f4a7c15ull;
+	h ^= (uint64_t)(uintptr_t)f->file + (h << 7);
+	h ^= (uint64_t)(unsigned)f->line * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 29);
+}
+
+/* Builds the profile and writes it. Runs on a thread with a JNIEnv. */
+static int write_snapshot(JNIEnv *jni, const char *why)
+{
+	struct hp_sites *t = &prof.sites;
+	uint32_t nslots = t->mask + 1;
+	struct snap_ctx ctx = { .acc = calloc(nslots, sizeof(struct live_acc)), .gc_now = gc_now() };
+	struct hp_prof_sample *samples = calloc(nslots, sizeof(*samples));
+	uint32_t *frame_ids = NULL;
+	struct hp_frame *frames = NULL;
+	uint32_t *ftab = NULL;
+	int rc = -ENOMEM;
+	if (!ctx.acc || !samples)
+		goto out;
+
+	/* The live heap after the last collection, if the library has it. */
+	struct hp_heap_usage post = { .sz = sizeof(post) };
+	bool scaled = prof.o.live && hp_heap_usage(prof.probe, HP_USAGE_POST_GC, &post) == 0 && post.used > 0;
+	ctx.min_age = prof.o.min_age;
+	if (scaled && ctx.min_age < 1)
+		ctx.min_age = 1;        /* only samples the measured collection saw */
+	if (prof.o.live)
+		hp_live_each(&prof.live, jni, add_live, &ctx);
+	double scale = scaled && ctx.total_bytes > 0 ? (double)post.used / ctx.total_bytes : 1.0;
+
+	/* Frames shared across stacks are written once. */
+	size_t total_frames = 0, nsamples = 0;
+	for (uint32_t i = 0; i < nslots; i++) {
+		struct hp_site *s = hp_sites_at(t, i);
+		if (s)
+			total_frames += s->nframes;
+	}
+	size_t fcap = 16;
+	while (fcap < total_frames * 2 + 2)
+		fcap <<= 1;
+	ftab = malloc(sizeof(*ftab) * fcap);
+	frames = malloc(sizeof(*frames) * (total_frames + 1));
+	frame_ids = malloc(sizeof(*frame_ids) * (total_frames + 1));
+	if (!ftab || !frames || !frame_ids)
+		goto out;
+	memset(ftab, 0xff, sizeof(*ftab) * fcap);
+	size_t nframes = 0, nids = 0;
+	pthread_mutex_lock(&t->lock);   /* class names may grow meanwhile */
+	for (uint32_t i = 0; i < nslots; i++) {
+		struct hp_site *s = hp_sites_at(t, i);
+		if (!s)
+			continue;
+		struct hp_prof_sample *out = &samples[nsamples];
+		out->frames = frame_ids + nids;
+		for (uint32_t k = 0; k < s->nframes; k++) {
+			const struct hp_frame *f = &s->frames[k];
+			size_t j = frame_hash(f) & (fcap - 1);
+			while (ftab[j] != UINT32_MAX) {
+				const struct hp_frame *g = &frames[ftab[j]];
+				if (g->function == f->function && g->file == f->file && g->line == f->line)
+					break;
+				j = (j + 1) & (fcap - 1);
+			}
+			if (ftab[j] == UINT32_MAX) {
+				frames[nframes] = *f;
+				ftab[j] = (uint32_t)nframes++;
+			}
+			frame_ids[nids++] = ftab[j];
+		}
+		out->nframes = s->nframes;
+		out->alloc_objects = llround(hp_atomic_load_double(&s->alloc_objects_bits));
+		out->alloc_bytes = llround(hp_atomic_load_double(&s->alloc_bytes_bits));
+		const struct live_acc *a = &ctx.acc[i];
+		out->inuse_objects = llround(a->objects * scale);
+		out->inuse_bytes = llround(a->bytes * scale);
+		double half = 1.96 * sqrt(a->var) * scale;
+		out->inuse_bytes_lo = llround(fmax(0.0, a->bytes * scale - half));
+		out->inuse_bytes_hi = llround(a->bytes * scale + half);
+		out->class_name = hp_sites_class_name(t, s->class_id);
+		nsamples++;
+	}
+
+	char c1[256], c2[256], c3[256];
+	snprintf(c1, sizeof(c1), "heapprobe %s: %llu samples at interval %llu bytes, %llu sites, %llu live samples "
+		 "tracked, %llu dropped by thinning, %llu samples beyond the site table",
+		 why, (unsigned long long)atomic_load(&prof.samples), (unsigned long long)prof.o.interval,
+		 (unsigned long long)nsamples, (unsigned long long)hp_live_count(&prof.live),
+		 (unsigned long long)atomic_load(&prof.live.dropped), (unsigned long long)atomic_load(&t->overflow));
+	if (!prof.o.live)
+		snprintf(c2, sizeof(c2), "live tracking off: inuse values are 0");
+	else if (scaled)
+		snprintf(c2, sizeof(c2), "inuse scaled x%.4f to the live heap of %llu bytes measured by %s (%s) "
+			 "at GC #%llu; %llu samples that survived >= %u GCs",
+			 scale, (unsigned long long)post.used, hp_mode_name(post.mode), hp_usage_kind_name(post.kind),
+			 (unsigned long long)post.gc_count, (unsigned long long)ctx.counted, ctx.min_age);
+	else
+		snprintf(c2, sizeof(c2), "inuse UNSCALED: no post-GC heap size known yet (no collection seen); "
+			 "%llu live samples", (unsigned long long)ctx.counted);
+	snprintf(c3, sizeof(c3), "inuse intervals: 95%% Horvitz-Thompson sampling error per site");
+	/* Site names and class names stay valid without the lock: only the
+	 * arrays that hold them may move, and we have taken the pointers. */
+	pthread_mutex_unlock(&t->lock);
+	const char *comments[] = { c1, c2, c3 };
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	struct hp_profile p = {
+		.frames = frames, .nframes = nframes, .samples = samples, .nsamples = nsamples,
+		.period = (int64_t)prof.o.interval, .time_nanos = prof.start_realtime_ns,
+		.duration_nanos = now_ns - prof.start_realtime_ns, .comments = comments, .ncomments = 3,
+	};
+	char path[600], err[512] = "";
+	hp_options_output_path(&prof.o, path, sizeof(path));
+	switch (prof.o.format) {
+	case HP_FORMAT_PPROF: rc = hp_write_pprof(&p, path, err, sizeof(err)); break;
+	case HP_FORMAT_HTML: rc = hp_write_html(&p, path, err, sizeof(err)); break;
+	case HP_FORMAT_COLLAPSED:
+		rc = hp_write_collapsed(&p, prof.o.live ? HP_VIEW_INUSE : HP_VIEW_ALLOC, path, err, sizeof(err));
+		if (rc == 0 && prof.o.live) {
+			char alloc_path[620];
+			snprintf(alloc_path, sizeof(alloc_path), "%s.alloc", path);
+			rc = hp_write_collapsed(&p, HP_VIEW_ALLOC, alloc_path, err, sizeof(err));
+		}
+		break;
+	}
+	if (rc)
+		logf_("%s; profile data kept, next write will retry", err[0] ? err : strerror(-rc));
+	else
+		logf_("wrote %s (%zu sites, %s)", path, nsamples, c2);
+out:
+	free(ctx.acc);
+	free(samples);
+	free(frames);
+	free(frame_ids);
+	free(ftab);
+	return rc;
+}
+
+int hp_profiler_dump(JNIEnv *jni, const char *why)
+{
+	if (!atomic_load(&prof.running) && !prof.sites.slots)
+		return -ESRCH;
+	pthread_mutex_lock(&prof.dump_lock);
+	int rc = write_snapshot(jni, why);
+	pthread_mutex_unlock(&prof.dump_lock);
+	return rc;
+}
+
+/* ---- agent thread --------------------------------------------------------- */
+
+static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
+{
+	atomic_store(&prof.thread_alive, 1);
+	struct timespec next;
+	clock_gettime(CLOCK_REALTIME, &next);
+	next.tv_sec += prof.o.period ? prof.o.period : 3600;
+	while (!atomic_load(&prof.stopping)) {
+		struct timespec wait;
+		clock_gettime(CLOCK_REALTIME, &wait);
+		wait.tv_sec += 1;
+		if (wait.tv_sec > next.tv_sec)
+			wait = next;
+		sem_timedwait(&prof.wake, &wait);
+		if (atomic_load(&prof.stopping))
+			break;
+		if (atomic_exchange(&prof.gc_pending, 0) && prof.o.live)
+			hp_live_sweep(&prof.live, jni);     /* free dead samples' references promptly */
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (prof.o.period && now.tv_sec >= next.tv_sec) {
+			hp_profiler_dump(jni, "periodic profile");
+			next.tv_sec = now.tv_sec + prof.o.period;
+		}
+	}
+	atomic_store(&prof.thread_alive, 0);
+}
+
+static int start_thread(JNIEnv *jni)
+{
+	jclass cls = (*jni)->FindClass(jni, "java/lang/Thread");
+	jmethodID init = cls ? (*jni)->GetMethodID(jni, cls, "<init>", "(Ljava/lang/String;)V") : NULL;
+	jstring name = (*jni)->NewStringUTF(jni, "heapprobe");
+	jobject thread = init && name ? (*jni)->NewObject(jni, cls, init, name) : NULL;
+	if (!thread) {
+		(*jni)->ExceptionClear(jni);
+		return -ENOMEM;
+	}
+	jvmtiError e = (*prof.jvmti)->RunAgentThread(prof.jvmti, thread, agent_thread, NULL,
+						      JVMTI_THREAD_NORM_PRIORITY);
+	return e == JVMTI_ERROR_NONE ? 0 : -EIO;
+}
+
+static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+	if (start_thread(jni))
+		logf_("cannot start the agent thread: liveness is checked only when a profile is written");
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	if (!atomic_load(&prof.running))
+		return;
+	atomic_store(&prof.stopping, 1);
+	sem_post(&prof.wake);
+	for (int i = 0; i < 200 && atomic_load(&prof.thread_alive); i++)
+		usleep(10000);
+	hp_profiler_dump(jni, "profile at exit");
+	atomic_store(&prof.running, 0);
+}
+
+void hp_profiler_release_env(void)
+{
+	if (prof.jvmti && !atomic_load(&prof.running)) {
+		(*prof.jvmti)->DisposeEnvironment(prof.jvmti);
+		prof.jvmti = NULL;
+	}
+}
+
+int hp_profiler_running(void)
+{
+	return atomic_load(&prof.running);
+}
+
+int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_options *o, JNIEnv *jni,
+		      int live_phase, char *err, size_t errlen)
+{
+	if (atomic_load(&prof.running)) {
+		snprintf(err, errlen, "heapprobe: the profiler is already running");
+		return -EALREADY;
+	}
+	prof.vm = vm;
+	prof.probe = probe;
+	prof.o = *o;
+	atomic_store(&prof.stopping, 0);
+	atomic_store(&prof.samples, 0);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	prof.start_realtime_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	if (!prof.jvmti && (*vm)->GetEnv(vm, (void **)&prof.jvmti, JVMTI_VERSION_11) != JNI_OK) {
+		snprintf(err, errlen, "heapprobe: JVMTI 11 (SampledObjectAlloc) is not available in this JVM");
+		prof.jvmti = NULL;
+		return -ENOTSUP;
+	}
+	jvmtiEnv *j = prof.jvmti;
+	jvmtiCapabilities caps;
+	memset(&caps, 0, sizeof(caps));
+	caps.can_generate_sampled_object_alloc_events = 1;
+	caps.can_generate_garbage_collection_events = 1;
+	caps.can_tag_objects = 1;
+	if ((*j)->AddCapabilities(j, &caps) != JVMTI_ERROR_NONE) {
+		snprintf(err, errlen, "heapprobe: JVMTI refused SampledObjectAlloc/GC/tagging capabilities");
+		return -ENOTSUP;
+	}
+	memset(&caps, 0, sizeof(caps));
+	caps.can_get_line_numbers = 1;
+	caps.can_get_source_file_name = 1;
+	prof.have_lines = (*j)->AddCapabilities(j, &caps) == JVMTI_ERROR_NONE;
+
+	int rc = hp_sites_init(&prof.sites, MAX_SITES);
+	if (!rc && o->live)
+		rc = hp_live_init(&prof.live, o->max_live);
+	if (rc) {
+		snprintf(err, errlen, "heapprobe: out of memory for the site and live tables");
+		return rc;
+	}
+	sem_init(&prof.wake, 0, 0);
+
+	jvmtiEventCallbacks cb;
+	memset(&cb, 0, sizeof(cb));
+	cb.SampledObjectAlloc = on_sampled_alloc;
+	cb.GarbageCollectionFinish = on_gc_finish;
+	cb.VMInit = on_vm_init;
+	cb.VMDeath = on_vm_death;
+	(*j)->SetEventCallbacks(j, &cb, sizeof(cb));
+	if ((*j)->SetHeapSamplingInterval(j, (jint)o->interval) != JVMTI_ERROR_NONE) {
+		snprintf(err, errlen, "heapprobe: SetHeapSamplingInterval(%llu) refused",
+			 (unsigned long long)o->interval);
+		return -EINVAL;
+	}
+	atomic_store(&prof.running, 1);
+	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL);
+	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);
+	if (live_phase) {
+		if (start_thread(jni))
+			logf_("cannot start the agent thread");
+	} else {
+		(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
+	}
+	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
+	return 0;
+}
+
+int hp_profiler_stop(JNIEnv *jni)
+{
+	if (!atomic_load(&prof.running))
+		return -ESRCH;
+	jvmtiEnv *j = prof.jvmti;
+	(*j)->SetEventNotificationMode(j, JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
+	atomic_store(&prof.running, 0);
+	/* Let callbacks already inside finish before the tables go. */
+	for (int i = 0; i < 500 && atomic_load(&prof.in_callbacks); i++)
+		usleep(1000);
+	atomic_store(&prof.stopping, 1);
+	sem_post(&prof.wake);
+	for (int i = 0; i < 500 && atomic_load(&prof.thread_alive); i++)
+		usleep(10000);
+	int rc = hp_profiler_dump(jni, "profile at stop");
+	(*j)->SetEventNotificationMode(j, JVMTI_DISABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL);
+	pthread_mutex_lock(&prof.dump_lock);
+	if (prof.o.live)
+		hp_live_free(&prof.live, jni);
+	hp_sites_free(&prof.sites);
+	pthread_mutex_unlock(&prof.dump_lock);
+	sem_destroy(&prof.wake);
+	return rc;
+}

@@ -1,0 +1,308 @@
+#include "agent/stacks.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct hp_method_cache {
+	uint32_t mask, count;
+	struct method_entry {
+		jmethodID id;
+		char *function;         /* "java.util.ArrayList.grow" */
+		char *file;             /* "ArrayList.java" */
+		jvmtiLineNumberEntry *lines;
+		jint nlines;
+	} *slots;
+};
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h;
+}
+
+static uint64_t hash_site(const jvmtiFrameInfo *frames, int n, uint32_t class_id)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ class_id;
+	for (int i = 0; i < n; i++) {
+		h = mix(h, (uint64_t)(uintptr_t)frames[i].method);
+		h = mix(h, (uint64_t)frames[i].location);
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h ? h : 1;
+}
+
+int hp_sites_init(struct hp_sites *t, uint32_t max_sites)
+{
+	memset(t, 0, sizeof(*t));
+	uint32_t cap = 1024;
+	while (cap < max_sites * 2u && cap < (1u << 24))
+		cap <<= 1;
+	t->slots = calloc(cap, sizeof(*t->slots));
+	t->methods = calloc(1, sizeof(*t->methods));
+	if (!t->slots || !t->methods)
+		return -ENOMEM;
+	t->methods->mask = 4095;
+	t->methods->slots = calloc(4096, sizeof(*t->methods->slots));
+	if (!t->methods->slots)
+		return -ENOMEM;
+	t->mask = cap - 1;
+	t->limit = cap / 2;
+	pthread_mutex_init(&t->lock, NULL);
+	return 0;
+}
+
+void hp_sites_free(struct hp_sites *t)
+{
+	if (t->slots)
+		for (uint32_t i = 0; i <= t->mask; i++) {
+			free(t->slots[i].raw);
+			free(t->slots[i].frames);
+		}
+	if (t->methods) {
+		for (uint32_t i = 0; t->methods->slots && i <= t->methods->mask; i++) {
+			free(t->methods->slots[i].function);
+			free(t->methods->slots[i].file);
+			free(t->methods->slots[i].lines);
+		}
+		free(t->methods->slots);
+		free(t->methods);
+	}
+	for (uint32_t i = 0; i < t->nclasses; i++)
+		free(t->class_names[i]);
+	free(t->class_names);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+/* "Ljava/util/ArrayList;" -> "java.util.ArrayList", "[[I" -> "int[][]". */
+static char *java_name(const char *sig)
+{
+	int dims = 0;
+	while (sig[dims] == '[')
+		dims++;
+	const char *base = sig + dims;
+	static const struct { char c; const char *name; } prims[] = {
+		{ 'Z', "boolean" }, { 'B', "byte" }, { 'C', "char" }, { 'S', "short" },
+		{ 'I', "int" },     { 'J', "long" }, { 'F', "float" }, { 'D', "double" },
+	};
+	char buf[1024];
+	size_t n = 0;
+	if (*base == 'L') {
+		for (base++; *base && *base != ';' && n + 1 < sizeof(buf); base++)
+			buf[n++] = *base == '/' ? '.' : *base;
+	} else {
+		for (size_t i = 0; i < sizeof(prims) / sizeof(prims[0]); i++)
+			if (prims[i].c == *base)
+				n = (size_t)snprintf(buf, sizeof(buf), "%s", prims[i].name);
+		if (n == 0)
+			n = (size_t)snprintf(buf, sizeof(buf), "%s", base);
+	}
+	for (int d = 0; d < dims && n + 3 < sizeof(buf); d++) {
+		buf[n++] = '[';
+		buf[n++] = ']';
+	}
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+static struct method_entry *method_named(struct hp_sites *t, jvmtiEnv *jvmti, jmethodID id)
+{
+	struct hp_method_cache *c = t->methods;
+	if (c->count * 2 >= c->mask) {
+		/* Grow: rehash into twice the slots. */
+		uint32_t ncap = (c->mask + 1) * 2;
+		struct method_entry *ns = calloc(ncap, sizeof(*ns));
+		if (!ns)
+			return NULL;
+		for (uint32_t i = 0; i <= c->mask; i++) {
+			if (!c->slots[i].id)
+				continue;
+			uint32_t j = (uint32_t)mix(0, (uint64_t)(uintptr_t)c->slots[i].id) & (ncap - 1);
+			while (ns[j].id)
+				j = (j + 1) & (ncap - 1);
+			ns[j] = c->slots[i];
+		}
+		free(c->slots);
+		c->slots = ns;
+		c->mask = ncap - 1;
+	}
+	uint32_t j = (uint32_t)mix(0, (uint64_t)(uintptr_t)id) & c->mask;
+	while (c->slots[j].id && c->slots[j].id != id)
+		j = (j + 1) & c->mask;
+	struct method_entry *e = &c->slots[j];
+	if (e->id)
+		return e;
+
+	char *name = NULL, *sig = NULL, *class_sig = NULL, *source = NULL;
+	jclass cls = NULL;
+	char buf[1024];
+	if ((*jvmti)->GetMethodName(jvmti, id, &name, &sig, NULL) != JVMTI_ERROR_NONE)
+		name = NULL;
+	if ((*jvmti)->GetMethodDeclaringClass(jvmti, id, &cls) == JVMTI_ERROR_NONE && cls) {
+		(*jvmti)->GetClassSignature(jvmti, cls, &class_sig, NULL);
+		if ((*jvmti)->GetSourceFileName(jvmti, cls, &source) != JVMTI_ERROR_NONE)
+			source = NULL;
+	}
+	char *cname = class_sig ? java_name(class_sig) : strdup("[unknown]");
+	snprintf(buf, sizeof(buf), "%s.%s", cname ? cname : "[unknown]", name ? name : "[unknown]");
+	free(cname);
+	e->function = strdup(buf);
+	e->file = strdup(source ? source : "");
+	if ((*jvmti)->GetLineNumberTable(jvmti, id, &e->nlines, &e->lines) == JVMTI_ERROR_NONE && e->nlines > 0) {
+		/* Keep our own copy: JVMTI memory must go back through Deallocate. */
+		jvmtiLineNumberEntry *copy = malloc(sizeof(*copy) * (size_t)e->nlines);
+		if (copy)
+			memcpy(copy, e->lines, sizeof(*copy) * (size_t)e->nlines);
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)e->lines);
+		e->lines = copy;
+		if (!copy)
+			e->nlines = 0;
+	} else {
+		e->lines = NULL;
+		e->nlines = 0;
+	}
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)class_sig);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)source);
+	if (!e->function || !e->file) {
+		free(e->function);
+		free(e->file);
+		free(e->lines);
+		memset(e, 0, sizeof(*e));
+		return NULL;
+	}
+	e->id = id;
+	c->count++;
+	return e;
+}
+
+static int line_of(const struct method_entry *m, jlocation loc)
+{
+	/* The entry with the greatest start_location <= loc. */
+	int line = 0;
+	jlocation best = -1;
+	for (jint i = 0; i < m->nlines; i++)
+		if (m->lines[i].start_location <= loc && m->lines[i].start_location > best) {
+			best = m->lines[i].start_location;
+			line = m->lines[i].line_number;
+		}
+	return line;
+}
+
+static int same_frames(const struct hp_site *s, const jvmtiFrameInfo *frames, int n, uint32_t class_id)
+{
+	if (s->nframes != (uint32_t)n || s->class_id != class_id)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (s->raw[i].method != frames[i].method || s->raw[i].location != frames[i].location)
+			return 0;
+	return 1;
+}
+
+struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, int n,
+				uint32_t class_id)
+{
+	uint64_t h = hash_site(frames, n, class_id);
+	uint32_t i = (uint32_t)h & t->mask;
+	for (;;) {
+		struct hp_site *s = &t->slots[i];
+		uint64_t sh = atomic_load_explicit(&s->hash, memory_order_acquire);
+		if (sh == 0)
+			break;
+		if (sh == h && same_frames(s, frames, n, class_id))
+			return s;
+		i = (i + 1) & t->mask;
+	}
+	/* New site: insert under the lock, re-probing from the start since
+	 * another thread may have inserted meanwhile. */
+	pthread_mutex_lock(&t->lock);
+	struct hp_site *found = NULL;
+	for (i = (uint32_t)h & t->mask;; i = (i + 1) & t->mask) {
+		struct hp_site *s = &t->slots[i];
+		uint64_t sh = atomic_load_explicit(&s->hash, memory_order_relaxed);
+		if (sh == h && same_frames(s, frames, n, class_id)) {
+			found = s;
+			break;
+		}
+		if (sh == 0)
+			break;
+	}
+	if (!found && atomic_load(&t->count) < t->limit) {
+		struct hp_site *s = &t->slots[i];
+		s->raw = malloc(sizeof(*s->raw) * (size_t)(n ? n : 1));
+		s->frames = malloc(sizeof(*s->frames) * (size_t)(n ? n : 1));
+		if (s->raw && s->frames) {
+			memcpy(s->raw, frames, sizeof(*frames) * (size_t)n);
+			for (int k = 0; k < n; k++) {
+				struct method_entry *m = method_named(t, jvmti, frames[k].method);
+				s->frames[k].function = m ? m->function : "[unknown]";
+				s->frames[k].file = m ? m->file : "";
+				s->frames[k].line = m ? line_of(m, frames[k].location) : 0;
+			}
+			s->nframes = (uint32_t)n;
+			s->class_id = class_id;
+			atomic_fetch_add(&t->count, 1);
+			atomic_store_explicit(&s->hash, h, memory_order_release);
+			found = s;
+		} else {
+			free(s->raw);
+			free(s->frames);
+			s->raw = NULL;
+			s->frames = NULL;
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (!found)
+		atomic_fetch_add(&t->overflow, 1);
+	return found;
+}
+
+uint32_t hp_sites_class_id(struct hp_sites *t, jvmtiEnv *jvmti, jclass klass)
+{
+	jlong tag = 0;
+	if (!klass || (*jvmti)->GetTag(jvmti, klass, &tag) != JVMTI_ERROR_NONE)
+		return 0;
+	if (tag > 0)
+		return (uint32_t)tag;
+	char *sig = NULL;
+	if ((*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) != JVMTI_ERROR_NONE || !sig)
+		return 0;
+	char *name = java_name(sig);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+	if (!name)
+		return 0;
+	pthread_mutex_lock(&t->lock);
+	/* Another thread may have tagged it meanwhile. */
+	uint32_t id = 0;
+	if ((*jvmti)->GetTag(jvmti, klass, &tag) == JVMTI_ERROR_NONE && tag > 0) {
+		id = (uint32_t)tag;
+	} else {
+		if (t->nclasses == t->class_cap) {
+			uint32_t ncap = t->class_cap ? t->class_cap * 2 : 256;
+			char **nn = realloc(t->class_names, sizeof(*nn) * ncap);
+			if (nn) {
+				t->class_names = nn;
+				t->class_cap = ncap;
+			}
+		}
+		if (t->nclasses < t->class_cap) {
+			t->class_names[t->nclasses++] = name;
+			name = NULL;
+			id = t->nclasses;
+			(*jvmti)->SetTag(jvmti, klass, id);
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	free(name);
+	return id;
+}
+
+const char *hp_sites_class_name(const struct hp_sites *t, uint32_t class_id)
+{
+	return class_id && class_id <= t->nclasses ? t->class_names[class_id - 1] : "";
+}

@@ -1,0 +1,85 @@
+/* Allocation sites: a concurrent table of (stack trace, allocated class).
+ *
+ * Lookups are lock-free (SampledObjectAlloc runs on every allocating thread);
+ * only the first sample of a new site takes the table's mutex, to copy the
+ * frames and name them. Names are resolved right then, on the allocating
+ * thread, while the methods' classes are certainly loaded: nothing later
+ * has to call JVMTI with a jmethodID that may have gone stale (class
+ * unloading frees them). */
+#ifndef HP_STACKS_H
+#define HP_STACKS_H
+
+#include <jvmti.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "agent/profile.h"
+
+struct hp_site {
+	_Atomic uint64_t hash;          /* 0 = empty slot; published last */
+	uint32_t nframes;
+	uint32_t class_id;
+	jvmtiFrameInfo *raw;            /* for equality */
+	struct hp_frame *frames;        /* named, leaf first */
+	/* Allocation estimate: sums of unbiased weights (see sampler.c), as
+	 * the bits of doubles so that adding is one lock-free CAS loop
+	 * without libatomic's floating-point helpers. */
+	_Atomic uint64_t alloc_objects_bits, alloc_bytes_bits;
+	_Atomic uint64_t samples;
+};
+
+struct hp_sites {
+	struct hp_site *slots;
+	uint32_t mask;
+	_Atomic uint32_t count;
+	uint32_t limit;                 /* load factor cap */
+	_Atomic uint64_t overflow;      /* samples that found the table full */
+	pthread_mutex_t lock;           /* inserts, method and class caches */
+	/* jmethodID -> name cache, class names (under lock) */
+	struct hp_method_cache *methods;
+	char **class_names;             /* class id - 1 -> "java.lang.String[]" */
+	uint32_t nclasses, class_cap;
+};
+
+int hp_sites_init(struct hp_sites *t, uint32_t max_sites);
+void hp_sites_free(struct hp_sites *t);
+
+/* The site for these frames and class, created on first use. NULL when the
+ * table is full (counted in overflow). */
+struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, int n,
+				uint32_t class_id);
+
+/* Class id (>= 1) for a class, cached in the class object's JVMTI tag.
+ * 0 if it cannot be named. */
+uint32_t hp_sites_class_id(struct hp_sites *t, jvmtiEnv *jvmti, jclass klass);
+const char *hp_sites_class_name(const struct hp_sites *t, uint32_t class_id);
+
+static inline void hp_atomic_add_double(_Atomic uint64_t *bits, double v)
+{
+	uint64_t old = atomic_load_explicit(bits, memory_order_relaxed), new_bits;
+	do {
+		double d;
+		__builtin_memcpy(&d, &old, sizeof(d));
+		d += v;
+		__builtin_memcpy(&new_bits, &d, sizeof(d));
+	} while (!atomic_compare_exchange_weak_explicit(bits, &old, new_bits, memory_order_relaxed,
+						       memory_order_relaxed));
+}
+
+static inline double hp_atomic_load_double(_Atomic uint64_t *bits)
+{
+	uint64_t b = atomic_load_explicit(bits, memory_order_relaxed);
+	double d;
+	__builtin_memcpy(&d, &b, sizeof(d));
+	return d;
+}
+
+/* Iteration over used slots: i from 0 to mask. */
+static inline struct hp_site *hp_sites_at(struct hp_sites *t, uint32_t i)
+{
+	struct hp_site *s = &t->slots[i];
+	return atomic_load_explicit(&s->hash, memory_order_acquire) ? s : NULL;
+}
+
+#endif

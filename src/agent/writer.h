@@ -1,0 +1,86 @@
+/* Plumbing shared by the profile writers (pprof.c, collapsed.c, html.c):
+ * an output file that only replaces its destination once it is complete,
+ * a string interner, and the checks every writer makes on its input.
+ * Internal to the agent: nothing here is part of the public API. */
+#ifndef HP_WRITER_H
+#define HP_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/profile.h"
+#include "vmstructs/strmap.h"
+
+/* A buffered output whose errors are sticky: the generators write without
+ * checking each call, and hp_out_commit() reports the first failure. That
+ * keeps the format code readable and still catches ENOSPC wherever the disk
+ * fills up (a buffered write, the final flush, fsync or close). */
+struct hp_out {
+	int fd;
+	int err;                /* first errno seen, 0 while all is well */
+	const char *path;       /* destination, for messages */
+	char *tmp;              /* temporary file, NULL when writing to a caller's fd */
+	unsigned char *buf;
+	size_t len, cap;
+};
+
+/* Creates `path`.tmpXXXXXX next to `path` (same file system, so the final
+ * rename is atomic). 0, or a negative errno with the reason in err. */
+int hp_out_open(struct hp_out *o, const char *path, char *err, size_t errlen);
+/* Writes into an fd the caller owns (tests: /dev/full); commit flushes but
+ * neither closes nor renames. */
+int hp_out_open_fd(struct hp_out *o, int fd, const char *name, char *err, size_t errlen);
+
+void hp_out_write(struct hp_out *o, const void *data, size_t n);
+void hp_out_str(struct hp_out *o, const char *s);
+void hp_out_printf(struct hp_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Records a failure of the generator itself (e.g. -ENOMEM); the first one
+ * wins and commit reports it. */
+void hp_out_fail(struct hp_out *o, int neg_errno);
+
+/* Flushes, fsyncs and renames the temporary file over `path`. On any
+ * failure, recorded earlier or met now, the temporary file is removed, the
+ * old `path` stays as it was and the result is a negative errno with
+ * "cannot write <path>: <strerror>" in err. Frees the buffer either way. */
+int hp_out_commit(struct hp_out *o, char *err, size_t errlen);
+
+/* Tests only: when set, called with the temporary file's fd right after it
+ * is created; the test may dup2() another file over it (/dev/full to
+ * simulate a full disk). A negative return fails the open. */
+extern int (*hp_out_test_hook)(int fd);
+
+/* Dense ids for distinct strings, in order of first appearance. Keys are
+ * borrowed (they must outlive the interner) unless `own` is set, in which
+ * case each new key is copied. */
+struct hp_intern {
+	const char **keys;
+	uint32_t count, cap;
+	bool own;
+	struct hp_strmap map;
+};
+
+int hp_intern_init(struct hp_intern *in, uint32_t expected, bool own);
+void hp_intern_free(struct hp_intern *in);
+/* Stores the id of s (NULL counts as "") in *id, adding s if new.
+ * 0, or -ENOMEM. */
+int hp_intern(struct hp_intern *in, const char *s, uint32_t *id);
+
+/* Checks what the writers rely on: frame indices in range, arrays present
+ * when their counts are non-zero. 0, or -EINVAL with "cannot write <path>:
+ * invalid profile: <why>" in err. */
+int hp_profile_check(const struct hp_profile *p, const char *path, char *err, size_t errlen);
+
+/* A NULL profile is written as an empty one. */
+const struct hp_profile *hp_profile_or_empty(const struct hp_profile *p);
+
+/* NULL-safe view of a profile string. */
+static inline const char *hp_str(const char *s)
+{
+	return s ? s : "";
+}
+
+/* Formats "cannot write <path>: <strerror(-neg_errno)>" into err. */
+void hp_out_reason(char *err, size_t errlen, const char *path, int neg_errno);
+
+#endif

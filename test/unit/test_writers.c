@@ -1,0 +1,926 @@
+/* Profile writers: pprof (decoded back with the generated protobuf-c code,
+ * then read by the real `go tool pprof`), collapsed stacks, HTML; and the
+ * failure paths, which must leave an existing profile untouched. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "agent/profile.h"
+#include "agent/writer.h"
+#include "profile.pb-c.h"
+
+/* ---- the synthetic profile ------------------------------------------- */
+
+#define WEIRD "com.example.Ünïcödé.\"quoted\"</script><!--x"
+
+static const struct hp_frame frames[] = {
+	{ "java.util.ArrayList.grow", "ArrayList.java", 237 },  /* 0 */
+	{ "java.util.ArrayList.add", "ArrayList.java", 467 },   /* 1 */
+	{ "com.example.Cache.put", "Cache.java", 42 },          /* 2 */
+	{ "com.example.Main.main", "Main.java", 10 },           /* 3 */
+	{ WEIRD, "Weird.java", 7 },                             /* 4 */
+	{ "com.example.Cache.put", "Cache.java", 42 },          /* 5: same as 2 */
+	{ "com.example.Cache.put", "Cache.java", 50 },          /* 6: other line */
+	{ "[native]", "", 0 },                                  /* 7: not Java */
+	{ "java.lang.Thread.run", "", 0 },                      /* 8: no file */
+	{ "com.example.Unused.never", "Unused.java", 1 },       /* 9: no sample */
+};
+static const uint32_t st_a[] = { 0, 1, 2, 3 };
+static const uint32_t st_b[] = { 2, 3 };
+static const uint32_t st_c[] = { 4, 5, 3 };
+static const uint32_t st_d[] = { 6, 3 };
+static const uint32_t st_e[] = { 7, 6, 8 };
+static const uint32_t st_g[] = { 3 };
+/* alloc objects/bytes, inuse objects/bytes, inuse lo/hi, class */
+static const struct hp_prof_sample samples[] = {
+	{ st_a, 4, 10, 1000, 6, 600, 500, 700, "java.lang.Object[]" },
+	{ st_b, 2, 20, 2000, 1, 40, 40, 40, "byte[]" },
+	{ st_c, 3, 3, 300, 3, 300, 200, 400, "" },
+	{ st_d, 2, 0, 0, 1, 100, 50, 150, "java.lang.String" },
+	{ st_e, 3, 5, 500, 5, 520, 420, 620, "java.lang.String" },
+	{ st_g, 1, 0, 0, 0, 0, 0, 0, NULL },
+};
+/* How pprof displays WEIRD: it drops "<...>" as C++ template arguments
+ * (graph.ShortenFunctionName); -raw shows the name as stored. */
+#define WEIRD_SHOWN "com.example.Ünïcödé.\"quoted\"<!--x"
+#define ALLOC_OBJECTS 38
+#define ALLOC_SPACE 3800
+#define INUSE_OBJECTS 16
+#define INUSE_SPACE 1560
+
+static const char *const comments[] = {
+	"live heap scaled to 1.5 KiB from last-gc-fields after GC #12",
+	"escapes <b>&amp;</b> \"q\"",
+};
+
+static const struct hp_profile profile = {
+	frames, sizeof(frames) / sizeof(frames[0]), samples, sizeof(samples) / sizeof(samples[0]),
+	524288, 1700000000123456789LL, 2500000000LL, comments, 2,
+};
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static char dir[64];
+static char *paths[64];
+static size_t npaths;
+
+
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(p);
+}
+
+static void setup_dir(void)
+{
+	umask(022);
+	strcpy(dir, "/tmp/hp-writers-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown_dir(void)
+{
+	hp_out_test_hook = NULL;
+	if (!getenv("HP_KEEP_TEST_FILES"))
+		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	while (npaths)
+		free(paths[--npaths]);
+}
+
+TestSuite(writers, .init = setup_dir, .fini = teardown_dir);
+
+/* Valid until the end of the test (freed by the suite's fini). */
+static char *path_in(const char *name)
+{
+	char *p;
+	cr_assert_lt(npaths, sizeof(paths) / sizeof(paths[0]));
+	cr_assert_neq(asprintf(&p, "%s/%s", dir, name), -1);
+	return paths[npaths++] = p;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f, "cannot open %s: %s", path, strerror(errno));
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap + 1);
+	size_t r;
+	while ((r = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += r;
+		if (n == cap)
+			buf = realloc(buf, (cap *= 2) + 1);
+	}
+	fclose(f);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static void spit(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Runs a shell command, returns its exit status and stdout+stderr. */
+static int run(const char *cmd, char **out)
+{
+	char *full;
+	cr_assert_neq(asprintf(&full, "(%s) 2>&1", cmd), -1);
+	FILE *f = popen(full, "r");
+	cr_assert_not_null(f);
+	size_t cap = 4096, n = 0, r;
+	char *buf = malloc(cap + 1);
+	while ((r = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += r;
+		if (n == cap)
+			buf = realloc(buf, (cap *= 2) + 1);
+	}
+	buf[n] = '\0';
+	int st = pclose(f);
+	free(full);
+	*out = buf;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static size_t count_of(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static size_t entries_in_dir(void)
+{
+	DIR *d = opendir(dir);
+	cr_assert_not_null(d);
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static Perftools__Profiles__Profile *decode_pprof(const char *path)
+{
+	size_t zlen;
+	char *z = slurp(path, &zlen);
+	cr_assert(zlen > 18 && (unsigned char)z[0] == 0x1f && (unsigned char)z[1] == 0x8b, "%s is not gzip", path);
+	z_stream s = { 0 };
+	cr_assert_eq(inflateInit2(&s, 15 + 16), Z_OK);
+	size_t cap = 1 << 16, n = 0;
+	unsigned char *raw = malloc(cap);
+	s.next_in = (unsigned char *)z;
+	s.avail_in = (uInt)zlen;
+	int rc;
+	do {
+		if (n == cap)
+			raw = realloc(raw, cap *= 2);
+		s.next_out = raw + n;
+		s.avail_out = (uInt)(cap - n);
+		rc = inflate(&s, Z_NO_FLUSH);
+		n = cap - s.avail_out;
+	} while (rc == Z_OK);
+	cr_assert_eq(rc, Z_STREAM_END, "gzip stream of %s does not end cleanly (%d)", path, rc);
+	cr_assert_eq(s.avail_in, 0, "trailing bytes after the gzip stream");
+	inflateEnd(&s);
+	free(z);
+	Perftools__Profiles__Profile *m = perftools__profiles__profile__unpack(NULL, n, raw);
+	free(raw);
+	cr_assert_not_null(m, "protobuf-c cannot unpack %s", path);
+	return m;
+}
+
+static const char *str_at(const Perftools__Profiles__Profile *m, int64_t i)
+{
+	cr_assert(i >= 0 && (size_t)i < m->n_string_table, "string index %lld out of range", (long long)i);
+	return m->string_table[i];
+}
+
+static const Perftools__Profiles__Location *loc_by_id(const Perftools__Profiles__Profile *m, uint64_t id)
+{
+	for (size_t i = 0; i < m->n_location; i++)
+		if (m->location[i]->id == id)
+			return m->location[i];
+	cr_assert_fail("no location %llu", (unsigned long long)id);
+	return NULL;
+}
+
+static const Perftools__Profiles__Function *func_by_id(const Perftools__Profiles__Profile *m, uint64_t id)
+{
+	for (size_t i = 0; i < m->n_function; i++)
+		if (m->function[i]->id == id)
+			return m->function[i];
+	cr_assert_fail("no function %llu", (unsigned long long)id);
+	return NULL;
+}
+
+/* The location as "function:line", to compare stacks by content. */
+static void loc_name(const Perftools__Profiles__Profile *m, uint64_t id, char *buf, size_t n)
+{
+	const Perftools__Profiles__Location *l = loc_by_id(m, id);
+	cr_assert_eq(l->n_line, 1);
+	const Perftools__Profiles__Function *f = func_by_id(m, l->line[0]->function_id);
+	snprintf(buf, n, "%s:%lld", str_at(m, f->name), (long long)l->line[0]->line);
+}
+
+/* Go: HP_GO, then the usual install path, then PATH. No Go is a failure:
+ * the pprof check is the point of this test. */
+static const char *find_go(void)
+{
+	static char found[4096];
+	const char *env = getenv("HP_GO");
+	if (env && access(env, X_OK) == 0)
+		return env;
+	if (access("/usr/local/go/bin/go", X_OK) == 0)
+		return "/usr/local/go/bin/go";
+	const char *path = getenv("PATH");
+	while (path && *path) {
+		const char *end = strchr(path, ':');
+		size_t len = end ? (size_t)(end - path) : strlen(path);
+		snprintf(found, sizeof(found), "%.*s/go", (int)len, path);
+		if (len && access(found, X_OK) == 0)
+			return found;
+		path = end ? end + 1 : NULL;
+	}
+	cr_assert_fail("Go not found (HP_GO, /usr/local/go/bin/go, PATH): the pprof output is checked with "
+		       "`go tool pprof`; install Go to run this test");
+	return NULL;
+}
+
+/* `go tool pprof ARGS FILE`, from the test directory (no go.mod around,
+ * no toolchain download), with a build cache even without HOME. */
+static char *pprof_tool(const char *args, const char *file)
+{
+	const char *go = find_go();
+	char *cmd, *out;
+	const char *cache = getenv("HOME") || getenv("GOCACHE") || getenv("XDG_CACHE_HOME") ? "" :
+											       "GOCACHE=/tmp/hp-gocache ";
+	cr_assert_neq(asprintf(&cmd, "cd %s && %sGOTOOLCHAIN=local GOFLAGS= %s tool pprof %s %s", dir, cache, go, args,
+			       file),
+		      -1);
+	int rc = run(cmd, &out);
+	cr_assert_eq(rc, 0, "%s failed (%d):\n%s", cmd, rc, out);
+	free(cmd);
+	return out;
+}
+
+/* The -top line of `name`, which pprof ends with the function name. */
+static const char *top_line(const char *top, const char *name, char *line, size_t n)
+{
+	for (const char *p = top; *p;) {
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		size_t nl = strlen(name);
+		if (len >= nl && memcmp(p + len - nl, name, nl) == 0 && (len == nl || p[len - nl - 1] == ' ')) {
+			snprintf(line, n, "%.*s", (int)len, p);
+			return line;
+		}
+		p = end ? end + 1 : p + len;
+	}
+	cr_assert_fail("no line for %s in pprof -top:\n%s", name, top);
+	return NULL;
+}
+
+/* ---- pprof ------------------------------------------------------------ */
+
+Test(writers, pprof_decodes_with_the_conventions)
+{
+	char err[256] = "";
+	const char *path = path_in("heap.pb.gz");
+	cr_assert_eq(hp_write_pprof(&profile, path, err, sizeof(err)), 0, "%s", err);
+	struct stat sb;
+	cr_assert_eq(stat(path, &sb), 0);
+	cr_assert_eq(sb.st_mode & 0777, 0644, "mode %o: mkstemp's 0600 should follow the umask", sb.st_mode & 0777);
+	cr_assert_eq(entries_in_dir(), 1, "temporary file left behind");
+
+	Perftools__Profiles__Profile *m = decode_pprof(path);
+	cr_assert(m->n_string_table > 0);
+	cr_assert_str_eq(m->string_table[0], "");
+	for (size_t i = 0; i < m->n_string_table; i++)
+		for (size_t j = i + 1; j < m->n_string_table; j++)
+			cr_assert_str_neq(m->string_table[i], m->string_table[j], "string %zu repeated", i);
+
+	static const char *const types[4][2] = {
+		{ "alloc_objects", "count" }, { "alloc_space", "bytes" },
+		{ "inuse_objects", "count" }, { "inuse_space", "bytes" },
+	};
+	cr_assert_eq(m->n_sample_type, 4);
+	for (int i = 0; i < 4; i++) {
+		cr_assert_str_eq(str_at(m, m->sample_type[i]->type), types[i][0]);
+		cr_assert_str_eq(str_at(m, m->sample_type[i]->unit), types[i][1]);
+	}
+	cr_assert_not_null(m->period_type);
+	cr_assert_str_eq(str_at(m, m->period_type->type), "space");
+	cr_assert_str_eq(str_at(m, m->period_type->unit), "bytes");
+	cr_assert_eq(m->period, 524288);
+	cr_assert_eq(m->time_nanos, 1700000000123456789LL);
+	cr_assert_eq(m->duration_nanos, 2500000000LL);
+	cr_assert_eq(m->n_comment, 2);
+	cr_assert_str_eq(str_at(m, m->comment[0]), comments[0]);
+	cr_assert_str_eq(str_at(m, m->comment[1]), comments[1]);
+	cr_assert_eq(m->n_mapping, 0);
+
+	/* Distinct (function, file, line): frames 2 and 5 are one; frame 9
+	 * has no sample. Functions: Cache.put once for both lines. */
+	cr_assert_eq(m->n_location, 8);
+	cr_assert_eq(m->n_function, 7);
+	for (size_t i = 0; i < m->n_location; i++) {
+		const Perftools__Profiles__Location *l = m->location[i];
+		cr_assert_neq(l->id, 0);
+		cr_assert_eq(l->mapping_id, 0);
+		cr_assert_eq(l->n_line, 1);
+		func_by_id(m, l->line[0]->function_id);
+		for (size_t j = i + 1; j < m->n_location; j++)
+			cr_assert_neq(l->id, m->location[j]->id);
+	}
+	for (size_t i = 0; i < m->n_function; i++) {
+		const Perftools__Profiles__Function *f = m->function[i];
+		cr_assert_neq(f->id, 0);
+		cr_assert_eq(f->name, f->system_name);
+		for (size_t j = 0; j < sizeof(frames) / sizeof(frames[0]); j++)
+			if (!strcmp(frames[j].function, str_at(m, f->name)))
+				cr_assert_str_eq(str_at(m, f->filename), frames[j].file);
+		for (size_t j = i + 1; j < m->n_function; j++)
+			cr_assert_neq(f->id, m->function[j]->id);
+	}
+
+	cr_assert_eq(m->n_sample, sizeof(samples) / sizeof(samples[0]));
+	for (size_t i = 0; i < m->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = m->sample[i];
+		const struct hp_prof_sample *want = &samples[i];
+		cr_assert_eq(s->n_value, 4);
+		cr_assert_eq(s->value[0], want->alloc_objects);
+		cr_assert_eq(s->value[1], want->alloc_bytes);
+		cr_assert_eq(s->value[2], want->inuse_objects);
+		cr_assert_eq(s->value[3], want->inuse_bytes);
+		cr_assert_eq(s->n_location_id, want->nframes);
+		/* Leaf first, as in the hp_profile. */
+		for (size_t j = 0; j < s->n_location_id; j++) {
+			char got[512], exp[512];
+			loc_name(m, s->location_id[j], got, sizeof(got));
+			const struct hp_frame *f = &frames[want->frames[j]];
+			snprintf(exp, sizeof(exp), "%s:%d", f->function, f->line);
+			cr_assert_str_eq(got, exp, "sample %zu frame %zu", i, j);
+		}
+		if (want->class_name && want->class_name[0]) {
+			cr_assert_eq(s->n_label, 1, "sample %zu", i);
+			cr_assert_str_eq(str_at(m, s->label[0]->key), "class");
+			cr_assert_str_eq(str_at(m, s->label[0]->str), want->class_name);
+			cr_assert_eq(s->label[0]->num, 0);
+		} else {
+			cr_assert_eq(s->n_label, 0, "sample %zu has no class but a label", i);
+		}
+	}
+	/* Frames 2 and 5 share their location. */
+	cr_assert_eq(m->sample[0]->location_id[2], m->sample[2]->location_id[1]);
+	perftools__profiles__profile__free_unpacked(m, NULL);
+}
+
+Test(writers, pprof_reads_in_go_tool_pprof, .timeout = 600)
+{
+	char err[256] = "", line[1024];
+	const char *path = path_in("heap.pb.gz");
+	cr_assert_eq(hp_write_pprof(&profile, path, err, sizeof(err)), 0, "%s", err);
+
+	char *top = pprof_tool("-top -sample_index=inuse_space", path);
+	cr_assert(strstr(top, "Type: inuse_space"), "%s", top);
+	cr_assert(strstr(top, "accounting for 1560B, 100% of 1560B total"), "%s", top);
+	/* flat = the leaf's own bytes; cum includes callees. */
+	static const struct { const char *name, *flat, *cum; } rows[] = {
+		{ "java.util.ArrayList.grow", "600B", "600B" },
+		{ "[native]", "520B", "520B" },
+		{ WEIRD_SHOWN, "300B", "300B" },
+		{ "com.example.Cache.put", "140B", "1560B" },
+		{ "com.example.Main.main", "0", "1040B" },
+		{ "java.lang.Thread.run", "0", "520B" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		top_line(top, rows[i].name, line, sizeof(line));
+		char flat[32], cum[32];
+		cr_assert_eq(sscanf(line, "%31s %*s %*s %31s", flat, cum), 2, "%s", line);
+		cr_assert_str_eq(flat, rows[i].flat, "%s", line);
+		cr_assert_str_eq(cum, rows[i].cum, "%s", line);
+	}
+	cr_assert_null(strstr(top, "Unused.never"), "a frame no sample uses is in the profile");
+	free(top);
+
+	char *alloc = pprof_tool("-top -sample_index=alloc_space", path);
+	cr_assert(strstr(alloc, "of 3800B total"), "%s", alloc);
+	free(alloc);
+	char *objs = pprof_tool("-top -sample_index=alloc_objects", path);
+	cr_assert(strstr(objs, "of 38 total"), "%s", objs);
+	free(objs);
+
+	char *traces = pprof_tool("-traces", path);
+	/* The default sample type is the last one: live bytes. */
+	cr_assert(strstr(traces, "Type: inuse_space"), "%s", traces);
+	cr_assert(strstr(traces, "live heap scaled to 1.5 KiB from last-gc-fields after GC #12"), "%s", traces);
+	cr_assert(strstr(traces, "java.lang.Object[]"), "class label missing:\n%s", traces);
+	cr_assert(strstr(traces, "java.lang.String"), "%s", traces);
+	/* One trace per sample, leaf first within each. */
+	cr_assert_eq(count_of(traces, "-----------+"), sizeof(samples) / sizeof(samples[0]) + 1, "%s", traces);
+	const char *grow = strstr(traces, "java.util.ArrayList.grow");
+	cr_assert_not_null(grow, "%s", traces);
+	const char *add = strstr(grow, "java.util.ArrayList.add");
+	const char *put = add ? strstr(add, "com.example.Cache.put") : NULL;
+	const char *main_ = put ? strstr(put, "com.example.Main.main") : NULL;
+	cr_assert(add && put && main_, "stack not leaf first:\n%s", traces);
+	cr_assert(strstr(traces, WEIRD_SHOWN), "%s", traces);
+	free(traces);
+
+	char *raw = pprof_tool("-raw", path);
+	cr_assert(strstr(raw, "(" WEIRD ")"), "full name lost:\n%s", raw);
+	cr_assert(strstr(raw, "PeriodType: space bytes"), "%s", raw);
+	cr_assert(strstr(raw, "Period: 524288"), "%s", raw);
+	cr_assert(strstr(raw, "Time: 2023-11-14 22:13:20.123456789 +0000 UTC"), "%s", raw);
+	cr_assert(strstr(raw, "Duration: 2.5s"), "%s", raw);
+	cr_assert(strstr(raw, "alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes"), "%s",
+		  raw);
+	cr_assert(strstr(raw, "com.example.Cache.put Cache.java:50:0"), "%s", raw);
+	free(raw);
+}
+
+Test(writers, empty_and_null_profiles_are_valid)
+{
+	static const struct hp_profile empty = { 0 };
+	char err[256] = "";
+	const char *pb = path_in("empty.pb.gz"), *pb_null = path_in("null.pb.gz");
+	cr_assert_eq(hp_write_pprof(&empty, pb, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(hp_write_pprof(NULL, pb_null, err, sizeof(err)), 0, "%s", err);
+	Perftools__Profiles__Profile *m = decode_pprof(pb);
+	cr_assert_eq(m->n_sample, 0);
+	cr_assert_eq(m->n_location, 0);
+	cr_assert_eq(m->n_sample_type, 4);
+	cr_assert_str_eq(m->string_table[0], "");
+	perftools__profiles__profile__free_unpacked(m, NULL);
+	char *top = pprof_tool("-top", pb_null);
+	cr_assert(strstr(top, "Type: inuse_space"), "%s", top);
+	free(top);
+
+	const char *col = path_in("empty.collapsed");
+	cr_assert_eq(hp_write_collapsed(NULL, HP_VIEW_INUSE, col, err, sizeof(err)), 0, "%s", err);
+	size_t len;
+	free(slurp(col, &len));
+	cr_assert_eq(len, 0);
+
+	const char *html = path_in("empty.html");
+	cr_assert_eq(hp_write_html(&empty, html, err, sizeof(err)), 0, "%s", err);
+	char *page = slurp(html, NULL);
+	cr_assert(strstr(page, "No live bytes in this profile."));
+	cr_assert(strstr(page, "\"stacks\":[]"), "%s", page);
+	free(page);
+}
+
+/* A large profile: many distinct strings (the interners grow past their
+ * initial size) and more than one buffer of output. */
+Test(writers, large_profile_round_trips)
+{
+	enum { N = 20000 };
+	struct hp_frame *fr = calloc(N + 1, sizeof(*fr));
+	struct hp_prof_sample *sa = calloc(N, sizeof(*sa));
+	uint32_t *stacks = calloc(N * 2, sizeof(*stacks));
+	char(*names)[48] = calloc(N, sizeof(*names));
+	for (uint32_t i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "p%u.C.m", i);
+		fr[i] = (struct hp_frame){ names[i], "F.java", (int)i };
+		stacks[2 * i] = i;
+		stacks[2 * i + 1] = N;
+		sa[i] = (struct hp_prof_sample){ &stacks[2 * i], 2, 1, 100, 1, 50, 40, 60, names[i] };
+	}
+	fr[N] = (struct hp_frame){ "root.R.run", "R.java", 1 };
+	struct hp_profile big = { fr, N + 1, sa, N, 1, 0, 0, NULL, 0 };
+	char err[256] = "";
+	const char *pb = path_in("big.pb.gz");
+	cr_assert_eq(hp_write_pprof(&big, pb, err, sizeof(err)), 0, "%s", err);
+	Perftools__Profiles__Profile *m = decode_pprof(pb);
+	cr_assert_eq(m->n_sample, N);
+	cr_assert_eq(m->n_location, N + 1);
+	cr_assert_eq(m->n_function, N + 1);
+	char got[128];
+	loc_name(m, m->sample[12345]->location_id[0], got, sizeof(got));
+	cr_assert_str_eq(got, "p12345.C.m:12345");
+	perftools__profiles__profile__free_unpacked(m, NULL);
+
+	const char *col = path_in("big.collapsed");
+	cr_assert_eq(hp_write_collapsed(&big, HP_VIEW_INUSE, col, err, sizeof(err)), 0, "%s", err);
+	char *text = slurp(col, NULL);
+	cr_assert_eq(count_of(text, "\n"), N);
+	cr_assert(strstr(text, "\nroot.R.run;p19999.C.m 50\n") || strstr(text, "root.R.run;p19999.C.m 50\n"));
+	free(text);
+	const char *html = path_in("big.html");
+	cr_assert_eq(hp_write_html(&big, html, err, sizeof(err)), 0, "%s", err);
+	char *page = slurp(html, NULL);
+	cr_assert(strstr(page, "and 19900 more sites"), "top-100 cut missing");
+	free(page);
+	free(fr);
+	free(sa);
+	free(stacks);
+	free(names);
+}
+
+/* ---- collapsed -------------------------------------------------------- */
+
+static void check_lines(const char *path, const char *const *want, size_t n)
+{
+	char *text = slurp(path, NULL);
+	const char *p = text;
+	for (size_t i = 0; i < n; i++) {
+		const char *end = strchr(p, '\n');
+		cr_assert_not_null(end, "%s: line %zu missing (want \"%s\"):\n%s", path, i + 1, want[i], text);
+		cr_assert_eq((size_t)(end - p), strlen(want[i]), "%s line %zu: \"%.*s\", want \"%s\"", path, i + 1,
+			     (int)(end - p), p, want[i]);
+		cr_assert(memcmp(p, want[i], strlen(want[i])) == 0, "%s line %zu: \"%.*s\", want \"%s\"", path, i + 1,
+			  (int)(end - p), p, want[i]);
+		p = end + 1;
+	}
+	cr_assert_eq(*p, '\0', "%s: extra lines: %s", path, p);
+	free(text);
+}
+
+Test(writers, collapsed_alloc_and_inuse)
+{
+	char err[256] = "";
+	const char *a = path_in("alloc.collapsed"), *l = path_in("live.collapsed");
+	cr_assert_eq(hp_write_collapsed(&profile, HP_VIEW_ALLOC, a, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(hp_write_collapsed(&profile, HP_VIEW_INUSE, l, err, sizeof(err)), 0, "%s", err);
+	/* Root first, function names only, zero values left out, equal
+	 * stacks (Cache.put lines 42 and 50) merged. */
+	static const char *const alloc[] = {
+		"com.example.Main.main;com.example.Cache.put;java.util.ArrayList.add;java.util.ArrayList.grow 1000",
+		"com.example.Main.main;com.example.Cache.put 2000",
+		"com.example.Main.main;com.example.Cache.put;" WEIRD " 300",
+		"java.lang.Thread.run;com.example.Cache.put;[native] 500",
+	};
+	static const char *const live[] = {
+		"com.example.Main.main;com.example.Cache.put;java.util.ArrayList.add;java.util.ArrayList.grow 600",
+		"com.example.Main.main;com.example.Cache.put 140",
+		"com.example.Main.main;com.example.Cache.put;" WEIRD " 300",
+		"java.lang.Thread.run;com.example.Cache.put;[native] 520",
+	};
+	check_lines(a, alloc, 4);
+	check_lines(l, live, 4);
+	cr_assert_eq(hp_write_collapsed(&profile, (enum hp_profile_view)7, a, err, sizeof(err)), -EINVAL);
+}
+
+Test(writers, collapsed_sanitizes_separators)
+{
+	static const struct hp_frame fr[] = { { "a;b\nc", "", 0 }, { "", "", 0 }, { "with space", "", 0 } };
+	static const uint32_t s0[] = { 0, 1, 2 };
+	static const struct hp_prof_sample sa[] = {
+		{ s0, 3, 1, 8, 1, 8, 8, 8, "" },
+		{ NULL, 0, 1, 16, 1, 16, 16, 16, "" },
+	};
+	static const struct hp_profile p = { fr, 3, sa, 2, 1, 0, 0, NULL, 0 };
+	char err[256] = "";
+	const char *path = path_in("odd.collapsed");
+	cr_assert_eq(hp_write_collapsed(&p, HP_VIEW_ALLOC, path, err, sizeof(err)), 0, "%s", err);
+	static const char *const want[] = { "with space;[unknown];a_b_c 8", "[unknown] 16" };
+	check_lines(path, want, 2);
+}
+
+/* ---- HTML ------------------------------------------------------------- */
+
+static const char py_check[] =
+	"import sys, json\n"
+	"from html.parser import HTMLParser\n"
+	"VOID = {'meta','br','hr','img','input','link','area','base','col','embed','source','track','wbr'}\n"
+	"class P(HTMLParser):\n"
+	"    def __init__(s):\n"
+	"        super().__init__(convert_charrefs=True); s.stack=[]; s.data=None; s.cur=None; s.text=[]\n"
+	"    def handle_starttag(s, tag, attrs):\n"
+	"        if tag not in VOID: s.stack.append(tag)\n"
+	"        s.cur = dict(attrs).get('id')\n"
+	"    def handle_endtag(s, tag):\n"
+	"        assert s.stack and s.stack[-1] == tag, 'unbalanced </%s> with %r open at %r' % (tag, s.stack, "
+	"s.getpos())\n"
+	"        s.stack.pop()\n"
+	"    def handle_data(s, d):\n"
+	"        if s.stack and s.stack[-1] == 'script' and s.cur == 'hp-data': s.data = (s.data or '') + d\n"
+	"        elif not (s.stack and s.stack[-1] in ('script','style')): s.text.append(d)\n"
+	"p = P(); p.feed(open(sys.argv[1], encoding='utf-8').read()); p.close()\n"
+	"assert not p.stack, 'unclosed %r' % p.stack\n"
+	"d = json.loads(p.data)\n"
+	"names = d['names']; stacks = d['stacks']\n"
+	"assert sys.argv[2] in names, 'weird name lost: %r' % names\n"
+	"assert len(stacks) == int(sys.argv[3]), len(stacks)\n"
+	"assert sum(s[2] for s in stacks) == int(sys.argv[4])\n"
+	"assert sum(s[1] for s in stacks) == int(sys.argv[5])\n"
+	"text = ''.join(p.text)\n"
+	"assert sys.argv[6] in text, 'comment not shown as text'\n"
+	"print('html ok', len(names), 'names')\n";
+
+/* Runs the page's own script against a stub DOM: it must parse the data,
+ * draw boxes for both views and zoom without throwing. */
+static const char node_check[] =
+	"const fs=require('fs');const html=fs.readFileSync(process.argv[2],'utf8');\n"
+	"const data=html.match(/<script type=\"application\\/json\" id=\"hp-data\">([\\s\\S]*?)<\\/script>/)[1];\n"
+	"const code=html.match(/<script>([\\s\\S]*?)<\\/script>/)[1];\n"
+	"const els={};function el(id){return els[id]||(els[id]={id,children:[],style:{},attrs:{},listeners:{},"
+	"clientWidth:1000,className:'',\n"
+	" set textContent(v){this._t=v;this.children=[];},get textContent(){return id==='hp-data'?data:this._t;},\n"
+	" appendChild(c){this.children.push(c);},addEventListener(t,f){this.listeners[t]=f;},\n"
+	" setAttribute(k,v){this.attrs[k]=String(v);},getAttribute(k){return k in this.attrs?this.attrs[k]:null;}});}\n"
+	"let n=0;global.document={getElementById:el,createElement:()=>{const e=el('e'+(n++));return e;}};\n"
+	"global.window={addEventListener(){}};\n"
+	"new Function(code)();\n"
+	"const fg=els.fg,info=els.info;\n"
+	"if(fg.children.length<5)throw new Error('live view drew '+fg.children.length+' boxes');\n"
+	"if(!/live/.test(info._t))throw new Error('info: '+info._t);\n"
+	"const put=fg.children.find(c=>c._t==='com.example.Cache.put');\n"
+	"fg.listeners.mouseover({target:put});\n"
+	"if(!/com.example.Cache.put  1.0 KiB \\(66.67% of live\\)/.test(info._t))throw new Error('hover: '+info._t);\n"
+	"fg.listeners.click({target:fg.children.find(c=>c._t==='java.lang.Thread.run')});\n"
+	"if(fg.children.some(c=>c._t==='com.example.Main.main'))throw new Error('zoom kept a sibling');\n"
+	"els.v0.listeners.click();\n"
+	"if(!fg.children.some(c=>c._t==='java.util.ArrayList.grow'))throw new Error('alloc view');\n"
+	"if(!/3.7 KiB/.test(info._t))throw new Error('alloc total: '+info._t);\n"
+	"if(!fg.children.some(c=>c._t.indexOf('</script>')>0))throw new Error('weird name not drawn verbatim');\n"
+	"console.log('js ok',fg.children.length,'boxes');\n";
+
+static int have(const char *prog)
+{
+	char *cmd, *out;
+	cr_assert_neq(asprintf(&cmd, "command -v %s", prog), -1);
+	int rc = run(cmd, &out);
+	free(cmd);
+	free(out);
+	return rc == 0;
+}
+
+Test(writers, html_page)
+{
+	char err[256] = "";
+	const char *path = path_in("heap.html");
+	cr_assert_eq(hp_write_html(&profile, path, err, sizeof(err)), 0, "%s", err);
+	char *page = slurp(path, NULL);
+
+	cr_assert_eq(strncmp(page, "<!DOCTYPE html>", 15), 0);
+	cr_assert(strstr(page, "<meta charset=\"utf-8\">"));
+	cr_assert_null(strstr(page, "http://"), "the page must not load anything");
+	cr_assert_null(strstr(page, "https://"), "the page must not load anything");
+	/* The data: one JSON element, nothing inside that could end it. */
+	const char *open = "<script type=\"application/json\" id=\"hp-data\">";
+	char *data = strstr(page, open);
+	cr_assert_not_null(data);
+	data += strlen(open);
+	char *end = strstr(data, "</script>");
+	cr_assert_not_null(end);
+	cr_assert_null(memchr(data, '<', (size_t)(end - data)), "'<' inside the JSON data");
+	cr_assert_eq(count_of(page, "</script>"), 2, "only the two script elements may contain </script>");
+	cr_assert_eq(count_of(page, "<script"), 2);
+	cr_assert(strstr(data, "\"com.example.Ünïcödé.\\\"quoted\\\"\\u003c/script\\u003e"
+			       "\\u003c!--x\""),
+		  "weird name not escaped as expected:\n%.*s", (int)(end - data), data);
+	cr_assert(strstr(data, "\"java.util.ArrayList.grow\""));
+	cr_assert_null(strstr(data, "Unused.never"), "a name no sample uses is in the data");
+	/* Comments at the top, as text. */
+	cr_assert(strstr(page, "<li>live heap scaled to 1.5 KiB from last-gc-fields after GC #12</li>"));
+	cr_assert(strstr(page, "<li>escapes &lt;b&gt;&amp;amp;&lt;/b&gt; &quot;q&quot;</li>"));
+	cr_assert(strstr(page, "sampling interval 512 KiB"));
+	cr_assert(strstr(page, "Collected 2023-11-14 22:13:20 UTC"), "time_nanos not shown");
+	/* Sites: Cache.put:50 for String merges D and E (the [native] leaf
+	 * is skipped): 620 B, [620 - sqrt(50^2+100^2), 620 + same]. */
+	static const char want_row1[] =
+		"<tr><td class=\"n\">1</td><td class=\"fn\">com.example.Cache.put <span class=\"muted\">"
+		"(Cache.java:50)</span></td><td class=\"fn\">java.lang.String</td><td class=\"n\">620 B "
+		"<span class=\"muted\">(620)</span></td><td class=\"n\">[508 B, 732 B]</td><td class=\"n\">"
+		"39.7%</td></tr>\n";
+	const char *row1 = strstr(page, "<tr><td class=\"n\">1</td>");
+	cr_assert_not_null(row1);
+	cr_assert(strncmp(row1, want_row1, strlen(want_row1)) == 0, "first site row:\n%.400s\nwant:\n%s", row1,
+		  want_row1);
+	const char *row2 = strstr(page, "<tr><td class=\"n\">2</td>");
+	cr_assert(row2 && strstr(row2, "java.util.ArrayList.grow") < strstr(row2, "</tr>"), "%.300s", row2);
+	cr_assert(strstr(row2, "[500 B, 700 B]"));
+	cr_assert(strstr(page, "com.example.Ünïcödé.&quot;quoted&quot;&lt;/script&gt;"
+			       "&lt;!--x"),
+		  "weird name not HTML-escaped in the table");
+	cr_assert(strstr(page, "<td class=\"fn\">(mixed)</td>"));
+	/* A, B, C and D+E; G has no live bytes. */
+	cr_assert(strstr(page, "<tr><td class=\"n\">4</td>"));
+	cr_assert_null(strstr(page, "<tr><td class=\"n\">5</td>"), "a site too many");
+
+	char *cmd, *out;
+	if (have("python3")) {
+		spit(path_in("check.py"), py_check);
+		cr_assert_neq(asprintf(&cmd, "python3 %s %s '%s' %zu %d %d '%s'", path_in("check.py"), path,
+				       "com.example.Ünïcödé.\"quoted\"</script><!--x",
+				       sizeof(samples) / sizeof(samples[0]), INUSE_SPACE, ALLOC_SPACE,
+				       "escapes <b>&amp;</b> \"q\""),
+			      -1);
+		int rc = run(cmd, &out);
+		cr_assert_eq(rc, 0, "python3 html.parser check failed:\n%s", out);
+		free(out);
+		free(cmd);
+	} else {
+		cr_log_warn("python3 not found: HTML checked by string matching only");
+	}
+	if (have("node")) {
+		spit(path_in("check.js"), node_check);
+		cr_assert_neq(asprintf(&cmd, "node %s %s", path_in("check.js"), path), -1);
+		int rc = run(cmd, &out);
+		cr_assert_eq(rc, 0, "the page's script failed under node:\n%s", out);
+		free(out);
+		free(cmd);
+	} else {
+		cr_log_warn("node not found: the page's script was not run");
+	}
+	free(page);
+}
+
+Test(writers, html_escapes_bad_utf8_and_controls)
+{
+	/* \xff: not UTF-8; \xc0\xaf: overlong '/'; \x01: control; U+2028. */
+	static const struct hp_frame fr[] = { { "bad\xff\xc0\xaf\x01" "e\xe2\x80\xa8" "nd\\", "F.java", 3 } };
+	static const uint32_t s0[] = { 0 };
+	static const struct hp_prof_sample sa[] = { { s0, 1, 1, 8, 1, 8, 8, 8, "C\x7f" } };
+	static const struct hp_profile p = { fr, 1, sa, 1, 1, 0, 0, NULL, 0 };
+	char err[256] = "";
+	const char *path = path_in("bad.html");
+	cr_assert_eq(hp_write_html(&p, path, err, sizeof(err)), 0, "%s", err);
+	char *page = slurp(path, NULL);
+	cr_assert(strstr(page, "\"bad\\ufffd\\ufffd\\ufffd\\u0001e\\u2028nd\\\\\""), "JSON escaping:\n%s", page);
+	cr_assert(strstr(page, "<td class=\"fn\">bad\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" "e\xe2\x80\xa8" "nd\\ "),
+		  "HTML escaping:\n%s", page);
+	cr_assert(strstr(page, "<td class=\"fn\">C\xef\xbf\xbd</td>"), "%s", page);
+	free(page);
+}
+
+/* ---- failures --------------------------------------------------------- */
+
+typedef int (*writer_fn)(const struct hp_profile *, const char *, char *, size_t);
+static int write_alloc_collapsed(const struct hp_profile *p, const char *path, char *err, size_t errlen)
+{
+	return hp_write_collapsed(p, HP_VIEW_ALLOC, path, err, errlen);
+}
+static const struct {
+	const char *name;
+	writer_fn fn;
+} writers[] = {
+	{ "pprof", hp_write_pprof },
+	{ "collapsed", write_alloc_collapsed },
+	{ "html", hp_write_html },
+};
+#define NWRITERS (sizeof(writers) / sizeof(writers[0]))
+
+Test(writers, parent_is_a_file_or_missing)
+{
+	spit(path_in("plain"), "x");
+	for (size_t i = 0; i < NWRITERS; i++) {
+		char err[512] = "", want[512];
+		const char *path = path_in("plain/out");
+		cr_assert_eq(writers[i].fn(&profile, path, err, sizeof(err)), -ENOTDIR, "%s: %s", writers[i].name, err);
+		snprintf(want, sizeof(want), "cannot write %s: Not a directory", path);
+		cr_assert_str_eq(err, want);
+		path = path_in("missing/out");
+		cr_assert_eq(writers[i].fn(&profile, path, err, sizeof(err)), -ENOENT, "%s: %s", writers[i].name, err);
+		snprintf(want, sizeof(want), "cannot write %s: No such file or directory", path);
+		cr_assert_str_eq(err, want);
+		cr_assert_eq(writers[i].fn(&profile, "/proc/self/heap.pb.gz", err, sizeof(err)) < 0, 1);
+		cr_assert(strncmp(err, "cannot write /proc/self/heap.pb.gz: ", 36) == 0, "%s", err);
+	}
+	cr_assert_eq(entries_in_dir(), 1);
+}
+
+static int full_disk(int fd)
+{
+	int full = open("/dev/full", O_WRONLY | O_CLOEXEC);
+	if (full < 0)
+		return -errno;
+	int rc = dup2(full, fd) < 0 ? -errno : 0;
+	close(full);
+	return rc;
+}
+
+/* The temporary file's fd replaced by /dev/full: every write fails with
+ * ENOSPC as on a full disk; the old profile must survive. */
+Test(writers, full_disk_keeps_the_old_file)
+{
+	/* A profile large enough to fail in the middle of the output too,
+	 * not only at the final flush. */
+	enum { N = 5000 };
+	static struct hp_frame fr[N];
+	static struct hp_prof_sample sa[N];
+	static uint32_t idx[N];
+	static char names[N][32];
+	for (uint32_t i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "q%u.K.m", i * 7919u);
+		fr[i] = (struct hp_frame){ names[i], names[i], (int)i };
+		idx[i] = i;
+		sa[i] = (struct hp_prof_sample){ &idx[i], 1, 1, 64, 1, 64, 64, 64, names[i] };
+	}
+	struct hp_profile big = { fr, N, sa, N, 1, 0, 0, NULL, 0 };
+	const char *path = path_in("keep");
+	spit(path, "OLD PROFILE");
+	hp_out_test_hook = full_disk;
+	for (size_t i = 0; i < NWRITERS; i++) {
+		const struct hp_profile *ps[] = { &profile, &big };
+		for (size_t k = 0; k < 2; k++) {
+			char err[512] = "", want[512];
+			cr_assert_eq(writers[i].fn(ps[k], path, err, sizeof(err)), -ENOSPC, "%s: %s", writers[i].name,
+				     err);
+			snprintf(want, sizeof(want), "cannot write %s: No space left on device", path);
+			cr_assert_str_eq(err, want);
+			char *old = slurp(path, NULL);
+			cr_assert_str_eq(old, "OLD PROFILE", "%s replaced the old profile", writers[i].name);
+			free(old);
+			cr_assert_eq(entries_in_dir(), 1, "%s left its temporary file", writers[i].name);
+		}
+	}
+	hp_out_test_hook = NULL;
+	char err[256] = "";
+	cr_assert_eq(hp_write_pprof(&profile, path, err, sizeof(err)), 0, "%s", err);
+	char *now = slurp(path, NULL);
+	cr_assert_neq(strcmp(now, "OLD PROFILE"), 0, "a good write must replace the file");
+	free(now);
+}
+
+Test(writers, out_on_dev_full)
+{
+	int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	struct hp_out o;
+	char err[256] = "";
+	cr_assert_eq(hp_out_open_fd(&o, fd, "/dev/full", err, sizeof(err)), 0);
+	hp_out_str(&o, "small");
+	cr_assert_eq(o.err, 0, "buffered: nothing written yet");
+	cr_assert_eq(hp_out_commit(&o, err, sizeof(err)), -ENOSPC);
+	cr_assert_str_eq(err, "cannot write /dev/full: No space left on device");
+	/* A write larger than the buffer goes straight to the fd. */
+	static char big[200000];
+	cr_assert_eq(hp_out_open_fd(&o, fd, "/dev/full", err, sizeof(err)), 0);
+	hp_out_write(&o, big, sizeof(big));
+	cr_assert_eq(o.err, ENOSPC);
+	hp_out_printf(&o, "%d", 1);
+	cr_assert_eq(hp_out_commit(&o, err, sizeof(err)), -ENOSPC);
+	close(fd);
+}
+
+Test(writers, rename_onto_a_directory_fails_cleanly)
+{
+	const char *path = path_in("adir");
+	cr_assert_eq(mkdir(path, 0755), 0);
+	for (size_t i = 0; i < NWRITERS; i++) {
+		char err[512] = "";
+		int rc = writers[i].fn(&profile, path, err, sizeof(err));
+		cr_assert_eq(rc, -EISDIR, "%s: %d %s", writers[i].name, rc, err);
+		cr_assert(strstr(err, "Is a directory"), "%s", err);
+	}
+	cr_assert_eq(entries_in_dir(), 1, "temporary file left behind");
+}
+
+Test(writers, invalid_profile_is_refused_before_any_file)
+{
+	static const uint32_t bad[] = { 0, 99 };
+	static const struct hp_prof_sample sa[] = { { bad, 2, 1, 1, 1, 1, 1, 1, "" } };
+	static const struct hp_profile p = { frames, 10, sa, 1, 1, 0, 0, NULL, 0 };
+	for (size_t i = 0; i < NWRITERS; i++) {
+		char err[512] = "";
+		const char *path = path_in("bad");
+		cr_assert_eq(writers[i].fn(&p, path, err, sizeof(err)), -EINVAL);
+		cr_assert(strstr(err, "invalid profile: sample 0 frame 1 is #99 of only 10 frames"), "%s", err);
+		cr_assert_eq(writers[i].fn(&profile, NULL, err, sizeof(err)), -EINVAL);
+		cr_assert_eq(writers[i].fn(&profile, "", NULL, 0), -EINVAL);
+	}
+	cr_assert_eq(entries_in_dir(), 0);
+}
+
+Test(writers, intern_grows_and_keeps_ids)
+{
+	struct hp_intern in;
+	cr_assert_eq(hp_intern_init(&in, 1, true), 0);
+	char key[32];
+	for (uint32_t i = 0; i < 3000; i++) {
+		uint32_t id;
+		snprintf(key, sizeof(key), "k%u", i);
+		cr_assert_eq(hp_intern(&in, key, &id), 0);
+		cr_assert_eq(id, i);
+	}
+	for (uint32_t i = 0; i < 3000; i += 7) {
+		uint32_t id;
+		snprintf(key, sizeof(key), "k%u", i);
+		cr_assert_eq(hp_intern(&in, key, &id), 0);
+		cr_assert_eq(id, i);
+	}
+	uint32_t a, b;
+	cr_assert_eq(hp_intern(&in, NULL, &a), 0);
+	cr_assert_eq(hp_intern(&in, "", &b), 0);
+	cr_assert_eq(a, b, "NULL and \"\" are one string");
+	cr_assert_eq(in.count, 3001);
+	hp_intern_free(&in);
+}
