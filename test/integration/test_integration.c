@@ -94,7 +94,8 @@ Test(agent, unknown_option_fails_start_with_the_valid_list)
 	struct jvm_result r = jvm_run(argv, NULL, 60);
 	cr_assert_neq(r.exit_code, 0, "a bad option must fail the JVM start:\n%s", r.output);
 	cr_assert(strstr(r.output, "unknown or malformed option 'bogus=1'"), "%s", r.output);
-	cr_assert(strstr(r.output, "valid options: info"), "%s", r.output);
+	cr_assert(strstr(r.output, "valid options: interval=<size>"), "%s", r.output);
+	cr_assert(strstr(r.output, "info=exit"), "%s", r.output);
 	jvm_result_free(&r);
 }
 
