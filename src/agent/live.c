@@ -1,7 +1,8 @@
 /* Tracking of live samples, and how a full table drops samples without
  * biasing the estimates.
  *
- * Thinning: when a stripe has no free slot, every entry in it is kept with
+ * A thread's samples go to its home stripe, or to any stripe with room.
+ * Thinning: when no stripe has a free slot, every entry in the home stripe is kept with
  * probability 1/2 (a coin per entry) and the stripe's level goes up by one;
  * from then on a new sample enters that stripe with probability 2^-level.
  * An entry that entered at level L and survived later thinnings was kept
@@ -93,24 +94,49 @@ static void thin(struct hp_live *l, struct hp_live_stripe *s, JNIEnv *jni)
 	s->level++;
 }
 
+/* A free slot in another stripe, locked; NULL if every stripe is full. A
+ * single allocating thread must be able to use the whole table. */
+static struct hp_live_stripe *stripe_with_room(struct hp_live *l, struct hp_live_stripe *busy)
+{
+	for (int i = 0; i < HP_LIVE_STRIPES; i++) {
+		struct hp_live_stripe *s = &l->stripes[i];
+		if (s == busy || __atomic_load_n(&s->nfree, __ATOMIC_RELAXED) == 0)
+			continue;
+		pthread_mutex_lock(&s->lock);
+		if (s->entries && s->nfree)
+			return s;
+		pthread_mutex_unlock(&s->lock);
+	}
+	return NULL;
+}
+
 void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, uint64_t size, uint32_t gc_now)
 {
 	/* Stripe by thread: the JNIEnv is per thread and stable. */
 	uintptr_t t = (uintptr_t)jni;
 	struct hp_live_stripe *s = &l->stripes[((t >> 4) ^ (t >> 12)) % HP_LIVE_STRIPES];
+	struct hp_live_stripe *target = s;
 	pthread_mutex_lock(&s->lock);
 	if (!s->entries)
 		goto out;
+	/* Admission at the home stripe's level; the sample records exactly
+	 * the probability it was admitted with, wherever it is stored. */
 	if (s->level && (next_rand(&s->rng) >> (64 - s->level)) != 0) {
-		atomic_fetch_add(&l->dropped, 1);       /* not admitted at this level */
+		atomic_fetch_add(&l->dropped, 1);
 		goto out;
 	}
+	double thin_factor = (double)(1ull << s->level);
 	if (s->nfree == 0) {
-		thin(l, s, jni);
-		/* The new sample faces the coin of the level it now enters. */
-		if ((next_rand(&s->rng) & 1) || s->nfree == 0) {
-			atomic_fetch_add(&l->dropped, 1);
-			goto out;
+		target = stripe_with_room(l, s);
+		if (!target) {
+			target = s;
+			thin(l, s, jni);
+			/* The new sample faces the coin of the level it now enters. */
+			if ((next_rand(&s->rng) & 1) || s->nfree == 0) {
+				atomic_fetch_add(&l->dropped, 1);
+				goto out;
+			}
+			thin_factor *= 2.0;
 		}
 	}
 	jweak ref = (*jni)->NewWeakGlobalRef(jni, object);
@@ -118,10 +144,12 @@ void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, 
 		(*jni)->ExceptionClear(jni);
 		goto out;
 	}
-	uint32_t k = s->free_list[--s->nfree];
-	s->entries[k] = (struct hp_live_entry){ ref, site, gc_now, size, (double)(1ull << s->level) };
+	uint32_t k = target->free_list[--target->nfree];
+	target->entries[k] = (struct hp_live_entry){ ref, site, gc_now, size, thin_factor };
 	atomic_fetch_add(&l->tracked, 1);
 out:
+	if (target != s)
+		pthread_mutex_unlock(&target->lock);
 	pthread_mutex_unlock(&s->lock);
 }
 
