@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "heapusage/events.h"
+#include "heapusage/jmm.h"
+#include "heapusage/jmx.h"
 #include "heapusage/layout.h"
 #include "heapusage/probe.h"
 
@@ -95,6 +97,12 @@ int hp_write_info(struct hp_probe *p, FILE *out)
 			fprintf(out, "mode.%s: ok used=%" PRIu64 " committed=%" PRIu64 " max=%" PRIu64 " kind=%s\n",
 				hp_mode_name(m), u.used, u.committed, u.max, hp_usage_kind_name(u.kind));
 	}
+	const char *note = hp_jmm_note(p);
+	if (note && *note)
+		fprintf(out, "jmm.note: %s\n", note);
+	note = hp_jmx_capture_note(p);
+	if (note && *note)
+		fprintf(out, "jmx.note: %s\n", note);
 	struct hp_events_stats st;
 	hp_events_stats(p, &st);
 	fprintf(out, "capture: %s gcs=%" PRIu64 " full=%" PRIu64 " failures=%" PRIu64 "\n",
