@@ -48,6 +48,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmstructs/errmsg.h"
+
 #include "heapusage/probe.h"
 #include "vmstructs/safemem.h"
 
@@ -58,18 +60,6 @@ _Static_assert(offsetof(struct hp_pd_prologue, entry_offset) == 24, "PerfDataPro
 _Static_assert(sizeof(struct hp_pd_entry) == 20, "PerfDataEntry is 20 bytes");
 _Static_assert(offsetof(struct hp_pd_entry, data_type) == 12, "PerfDataEntry.data_type");
 _Static_assert(offsetof(struct hp_pd_entry, data_offset) == 16, "PerfDataEntry.data_offset");
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 /* A type char fit for a one-line reason (garbage may be anything, NUL too). */
 static char printable(int8_t t)
@@ -177,7 +167,7 @@ static int walk_entries(const char *snap, const char *live, const struct hp_pd_p
 		if (off + sizeof(e) > used) {
 			/* The count is bumped with the space allocation, so an entry
 			 * header must fit in the bytes in use. */
-			return fail(err, errlen, -EBADMSG, "entry %d at offset %zu: header beyond the %zu bytes in use", i,
+			return hp_fail(err, errlen, -EBADMSG, "entry %d at offset %zu: header beyond the %zu bytes in use", i,
 				    off, used);
 		}
 		memcpy(&e, snap + off, sizeof(e));
@@ -188,22 +178,22 @@ static int walk_entries(const char *snap, const char *live, const struct hp_pd_p
 		}
 		if (e.entry_length < (int32_t)sizeof(e) || e.entry_length % 8 != 0 ||
 		    (size_t)e.entry_length > used - off)
-			return fail(err, errlen, -EBADMSG,
+			return hp_fail(err, errlen, -EBADMSG,
 				    "entry %d at offset %zu: length %d out of bounds (%zu bytes in use)", i, off,
 				    e.entry_length, used);
 		size_t len = (size_t)e.entry_length;
 		if (e.name_offset < (int32_t)sizeof(e) || (size_t)e.name_offset >= len)
-			return fail(err, errlen, -EBADMSG, "entry %d at offset %zu: name offset %d outside its %zu bytes",
+			return hp_fail(err, errlen, -EBADMSG, "entry %d at offset %zu: name offset %d outside its %zu bytes",
 				    i, off, e.name_offset, len);
 		const char *name = snap + off + (size_t)e.name_offset;
 		const char *nul = memchr(name, '\0', len - (size_t)e.name_offset);
 		if (!nul)
-			return fail(err, errlen, -EBADMSG, "entry %d at offset %zu: name not NUL-terminated", i, off);
+			return hp_fail(err, errlen, -EBADMSG, "entry %d at offset %zu: name not NUL-terminated", i, off);
 		size_t name_end = (size_t)(nul + 1 - (snap + off));
 		size_t elems = e.vector_length > 0 ? (size_t)e.vector_length : 1;
 		if (e.vector_length < 0 || e.data_offset < 0 || (size_t)e.data_offset < name_end ||
 		    (size_t)e.data_offset > len || elems * type_size(e.data_type) > len - (size_t)e.data_offset)
-			return fail(err, errlen, -EBADMSG, "entry %d (%.60s): data at %d (%zu x '%c') outside its %zu bytes",
+			return hp_fail(err, errlen, -EBADMSG, "entry %d (%.60s): data at %d (%zu x '%c') outside its %zu bytes",
 				    i, name, e.data_offset, elems, printable(e.data_type), len);
 
 		if (strcmp(name, "sun.gc.lastCause") == 0 && e.data_type == 'B' && e.vector_length >= 6 &&
@@ -216,7 +206,7 @@ static int walk_entries(const char *snap, const char *live, const struct hp_pd_p
 		if (f != F_NONE) {
 			/* Ours to load from a GC callback: must be an aligned scalar jlong. */
 			if (e.data_type != 'J' || e.vector_length != 0 || (off + (size_t)e.data_offset) % 8 != 0)
-				return fail(err, errlen, -EBADMSG,
+				return hp_fail(err, errlen, -EBADMSG,
 					    "%s: type '%c', vector length %d, offset %zu: not an aligned jlong", name,
 					    printable(e.data_type), e.vector_length, off + (size_t)e.data_offset);
 			const char *value = live + off + (size_t)e.data_offset;
@@ -224,7 +214,7 @@ static int walk_entries(const char *snap, const char *live, const struct hp_pd_p
 				const volatile int64_t **p =
 					f == F_INVOCATIONS ? &out->invocations[gen] : &out->desired_survivor;
 				if (*p)
-					return fail(err, errlen, -EBADMSG, "%s appears twice", name);
+					return hp_fail(err, errlen, -EBADMSG, "%s appears twice", name);
 				*p = (const volatile int64_t *)value;
 				off += len;
 				continue;
@@ -232,7 +222,7 @@ static int walk_entries(const char *snap, const char *live, const struct hp_pd_p
 			struct hp_pd_gen *g = &out->gen[gen];
 			if (f == F_SPACES) {
 				if (spaces_at[gen])
-					return fail(err, errlen, -EBADMSG, "%s appears twice", name);
+					return hp_fail(err, errlen, -EBADMSG, "%s appears twice", name);
 				/* A constant: read its value from the snapshot. */
 				memcpy(&g->spaces, snap + off + (size_t)e.data_offset, sizeof(g->spaces));
 				spaces_at[gen] = value;
@@ -240,7 +230,7 @@ static int walk_entries(const char *snap, const char *live, const struct hp_pd_p
 				const volatile int64_t **p = slot(g, space, f);
 				if (p) {
 					if (*p)
-						return fail(err, errlen, -EBADMSG, "%s appears twice", name);
+						return hp_fail(err, errlen, -EBADMSG, "%s appears twice", name);
 					*p = (const volatile int64_t *)value;
 				}
 			}
@@ -263,23 +253,23 @@ static int check_generations(struct hp_perfdata_counters *out, const void *const
 			any = any || g->space[m].used || g->space[m].capacity || g->space[m].max_capacity;
 		if (!any) {
 			if (n == 1)
-				return fail(err, errlen, -ENOENT,
+				return hp_fail(err, errlen, -ENOENT,
 					    "no sun.gc.generation.1 counters (every collector publishes them)");
 			continue;
 		}
 		const char *missing = !g->capacity ? "capacity" : !g->max_capacity ? "maxCapacity" :
 				      !spaces_at[n] ? "spaces" : NULL;
 		if (missing)
-			return fail(err, errlen, -ENOENT, "sun.gc.generation.%d.%s missing", n, missing);
+			return hp_fail(err, errlen, -ENOENT, "sun.gc.generation.%d.%s missing", n, missing);
 		if (g->spaces < 0 || g->spaces > HP_PD_MAX_SPACES)
-			return fail(err, errlen, -EBADMSG, "sun.gc.generation.%d.spaces is %lld (at most %d expected)",
+			return hp_fail(err, errlen, -EBADMSG, "sun.gc.generation.%d.spaces is %lld (at most %d expected)",
 				    n, (long long)g->spaces, HP_PD_MAX_SPACES);
 		for (int m = 0; m < g->spaces; m++) {
 			struct hp_pd_space *sp = &g->space[m];
 			missing = !sp->used ? "used" : !sp->capacity ? "capacity" : !sp->max_capacity ? "maxCapacity" :
 										      NULL;
 			if (missing)
-				return fail(err, errlen, -ENOENT, "sun.gc.generation.%d.space.%d.%s missing", n, m,
+				return hp_fail(err, errlen, -ENOENT, "sun.gc.generation.%d.space.%d.%s missing", n, m,
 					    missing);
 		}
 		g->present = true;
@@ -293,16 +283,16 @@ int hp_perfdata_index(const void *start, size_t capacity, struct hp_perfdata_cou
 	struct hp_pd_prologue pro;
 	memset(out, 0, sizeof(*out));
 	if (!start)
-		return fail(err, errlen, -EFAULT, "no region (NULL start)");
+		return hp_fail(err, errlen, -EFAULT, "no region (NULL start)");
 	if ((uintptr_t)start % 8 != 0)
-		return fail(err, errlen, -EBADMSG, "region start %p is not 8-byte aligned", start);
+		return hp_fail(err, errlen, -EBADMSG, "region start %p is not 8-byte aligned", start);
 	if (capacity < sizeof(pro) || capacity > HP_PD_MAX_CAPACITY)
-		return fail(err, errlen, -EBADMSG, "absurd region capacity %zu", capacity);
+		return hp_fail(err, errlen, -EBADMSG, "absurd region capacity %zu", capacity);
 	if (hp_safe_read(&pro, start, sizeof(pro)))
-		return fail(err, errlen, -EFAULT, "prologue at %p unreadable", start);
+		return hp_fail(err, errlen, -EFAULT, "prologue at %p unreadable", start);
 	if (pro.magic[0] != HP_PD_MAGIC0 || pro.magic[1] != HP_PD_MAGIC1 || pro.magic[2] != HP_PD_MAGIC2 ||
 	    pro.magic[3] != HP_PD_MAGIC3)
-		return fail(err, errlen, -EBADMSG, "bad magic %02x %02x %02x %02x (want ca fe c0 c0)", pro.magic[0],
+		return hp_fail(err, errlen, -EBADMSG, "bad magic %02x %02x %02x %02x (want ca fe c0 c0)", pro.magic[0],
 			    pro.magic[1], pro.magic[2], pro.magic[3]);
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	const int native_order = HP_PD_LITTLE_ENDIAN;
@@ -310,32 +300,32 @@ int hp_perfdata_index(const void *start, size_t capacity, struct hp_perfdata_cou
 	const int native_order = HP_PD_BIG_ENDIAN;
 #endif
 	if (pro.byte_order != native_order)
-		return fail(err, errlen, -ENOTSUP, "byte order %d is not this machine's (%d)", pro.byte_order,
+		return hp_fail(err, errlen, -ENOTSUP, "byte order %d is not this machine's (%d)", pro.byte_order,
 			    native_order);
 	if (pro.major_version != HP_PD_MAJOR)
-		return fail(err, errlen, -ENOTSUP, "PerfData version %d.%d (only major version %d is known)",
+		return hp_fail(err, errlen, -ENOTSUP, "PerfData version %d.%d (only major version %d is known)",
 			    pro.major_version, pro.minor_version, HP_PD_MAJOR);
 	if (!pro.accessible) {
 		/* HotSpot raises the flag at the end of its start-up, just before
 		 * VMInit (JDK 11: when the management subsystem initialises). */
-		return fail(err, errlen, -EAGAIN, "region not marked accessible yet (VM starting)");
+		return hp_fail(err, errlen, -EAGAIN, "region not marked accessible yet (VM starting)");
 	}
 	if (pro.used < (int32_t)sizeof(pro) || (size_t)pro.used > capacity)
-		return fail(err, errlen, -EBADMSG, "%d bytes in use in a %zu-byte region", pro.used, capacity);
+		return hp_fail(err, errlen, -EBADMSG, "%d bytes in use in a %zu-byte region", pro.used, capacity);
 	if (pro.entry_offset < (int32_t)sizeof(pro) || pro.entry_offset % 8 != 0 || pro.entry_offset > pro.used)
-		return fail(err, errlen, -EBADMSG, "first entry at offset %d (%d bytes in use)", pro.entry_offset,
+		return hp_fail(err, errlen, -EBADMSG, "first entry at offset %d (%d bytes in use)", pro.entry_offset,
 			    pro.used);
 	if (pro.num_entries < 0 || (size_t)pro.num_entries > (size_t)pro.used / sizeof(struct hp_pd_entry))
-		return fail(err, errlen, -EBADMSG, "%d entries cannot fit in %d bytes", pro.num_entries, pro.used);
+		return hp_fail(err, errlen, -EBADMSG, "%d entries cannot fit in %d bytes", pro.num_entries, pro.used);
 
 	/* One copy of everything in use: consistent enough to walk (entries are
 	 * only ever appended) and a single system call. */
 	char *snap = malloc((size_t)pro.used);
 	if (!snap)
-		return fail(err, errlen, -ENOMEM, "no memory for a %d-byte copy", pro.used);
+		return hp_fail(err, errlen, -ENOMEM, "no memory for a %d-byte copy", pro.used);
 	int rc;
 	if (hp_safe_read(snap, start, (size_t)pro.used)) {
-		rc = fail(err, errlen, -EFAULT, "region %p + %d bytes unreadable", start, pro.used);
+		rc = hp_fail(err, errlen, -EFAULT, "region %p + %d bytes unreadable", start, pro.used);
 		goto out;
 	}
 	const void *spaces_at[HP_PD_GENS] = { NULL };
@@ -365,9 +355,9 @@ static int need_spaces(const struct hp_perfdata_counters *c, int gen, int64_t mi
 {
 	const struct hp_pd_gen *g = &c->gen[gen];
 	if (!g->present)
-		return fail(err, errlen, -ENOENT, "%s should publish sun.gc.generation.%d: missing", gc, gen);
+		return hp_fail(err, errlen, -ENOENT, "%s should publish sun.gc.generation.%d: missing", gc, gen);
 	if (g->spaces < min || g->spaces > max)
-		return fail(err, errlen, -ENOENT, "%s: sun.gc.generation.%d has %lld spaces, expected %lld..%lld", gc,
+		return hp_fail(err, errlen, -ENOENT, "%s: sun.gc.generation.%d has %lld spaces, expected %lld..%lld", gc,
 			    gen, (long long)g->spaces, (long long)min, (long long)max);
 	return 0;
 }
@@ -393,7 +383,7 @@ int hp_perfdata_plan(const struct hp_perfdata_counters *c, enum hp_gc_kind kind,
 		 * MinObjAlignmentInBytes up to JDK 17, 0 from JDK 21 on. */
 		int64_t pad = *c->gen[0].space[1].capacity;
 		if (pad < 0 || pad > 256 || (pad & (pad - 1)) != 0)
-			return fail(err, errlen, -EBADMSG,
+			return hp_fail(err, errlen, -EBADMSG,
 				    "g1: s0 capacity %lld is not a capacity padding (0 or an object alignment)",
 				    (long long)pad);
 		out->g1_pad = pad;
@@ -416,7 +406,7 @@ int hp_perfdata_plan(const struct hp_perfdata_counters *c, enum hp_gc_kind kind,
 			return rc;
 		break;
 	default:
-		return fail(err, errlen, -ENOTSUP, "collector %s: unknown how its jvmstat counters add up", gc);
+		return hp_fail(err, errlen, -ENOTSUP, "collector %s: unknown how its jvmstat counters add up", gc);
 	}
 	out->kind = kind;
 	out->c = *c;

@@ -7,17 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vmstructs/safemem.h"
+#include "vmstructs/errmsg.h"
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
+#include "vmstructs/safemem.h"
 
 struct find_ctx {
 	const char *name;
@@ -57,14 +49,14 @@ int hp_libjvm_find(struct hp_libjvm *jvm, const char *name_hint, char *err, size
 	struct find_ctx ctx = { name_hint ? name_hint : "libjvm.so", jvm, false };
 	dl_iterate_phdr(find_cb, &ctx);
 	if (!ctx.found) {
-		set_err(err, errlen, "no %s is loaded in this process", ctx.name);
+		hp_set_err(err, errlen, "no %s is loaded in this process", ctx.name);
 		return -ENOENT;
 	}
 	/* RTLD_NOLOAD: take a reference to the copy already mapped, never load
 	 * a second one. */
 	jvm->handle = dlopen(jvm->path, RTLD_LAZY | RTLD_NOLOAD);
 	if (!jvm->handle) {
-		set_err(err, errlen, "dlopen(%s, RTLD_NOLOAD) failed: %s", jvm->path, dlerror());
+		hp_set_err(err, errlen, "dlopen(%s, RTLD_NOLOAD) failed: %s", jvm->path, dlerror());
 		return -ENOENT;
 	}
 	return 0;
@@ -95,12 +87,12 @@ static int read_export_u64(const struct hp_libjvm *jvm, const char *name, uint64
 {
 	const void *p = hp_libjvm_export(jvm, name);
 	if (!p) {
-		set_err(err, errlen, "libjvm does not export %s (not a HotSpot VM, or built without VMStructs)",
+		hp_set_err(err, errlen, "libjvm does not export %s (not a HotSpot VM, or built without VMStructs)",
 			name);
 		return -ENOENT;
 	}
 	if (hp_safe_read_u64(out, p) != 0) {
-		set_err(err, errlen, "%s at %p is not readable", name, p);
+		hp_set_err(err, errlen, "%s at %p is not readable", name, p);
 		return -EFAULT;
 	}
 	return 0;

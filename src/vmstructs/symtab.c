@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "vmstructs/errmsg.h"
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -123,20 +125,6 @@ const char *hp_symtab_origin_name(enum hp_symtab_origin o)
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
 /* Appends to the one-line debug note. Paths come from the file system and
  * from the ELF (debuglink), so control characters are masked to keep the
  * note on one line. */
@@ -197,16 +185,16 @@ static int elf_file_open(struct elf_file *f, const char *path, char *err, size_t
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		e = errno;
-		return fail(err, errlen, -e, "cannot open %s: %s", path, strerror(e));
+		return hp_fail(err, errlen, -e, "cannot open %s: %s", path, strerror(e));
 	}
 	if (fstat(fd, &st) != 0) {
 		e = errno;
 		close(fd);
-		return fail(err, errlen, -e, "cannot stat %s: %s", path, strerror(e));
+		return hp_fail(err, errlen, -e, "cannot stat %s: %s", path, strerror(e));
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return fail(err, errlen, -ENOEXEC, "%s is not an ELF file (not a regular file)", path);
+		return hp_fail(err, errlen, -ENOEXEC, "%s is not an ELF file (not a regular file)", path);
 	}
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
@@ -215,7 +203,7 @@ static int elf_file_open(struct elf_file *f, const char *path, char *err, size_t
 	 * "broken ELF file". */
 	if ((uint64_t)st.st_size < SELFMAG || (uint64_t)st.st_size > SIZE_MAX) {
 		close(fd);
-		return fail(err, errlen, -ENOEXEC, "%s is not an ELF file", path);
+		return hp_fail(err, errlen, -ENOEXEC, "%s is not an ELF file", path);
 	}
 	/* Read-only: libelf only writes to an image when asked to modify
 	 * it (gelf_update_*, elf_compress), which we never do, and a
@@ -227,18 +215,18 @@ static int elf_file_open(struct elf_file *f, const char *path, char *err, size_t
 	close(fd);
 	if (f->map == MAP_FAILED) {
 		f->map = NULL;
-		return fail(err, errlen, -e, "cannot map %s: %s", path, strerror(e));
+		return hp_fail(err, errlen, -e, "cannot map %s: %s", path, strerror(e));
 	}
 	if (memcmp(f->map, ELFMAG, SELFMAG) != 0)
-		return fail(err, errlen, -ENOEXEC, "%s is not an ELF file", path);
+		return hp_fail(err, errlen, -ENOEXEC, "%s is not an ELF file", path);
 	if (f->mapsz < EI_NIDENT)
-		return fail(err, errlen, -EINVAL, "%s: corrupt ELF: truncated header", path);
+		return hp_fail(err, errlen, -EINVAL, "%s: corrupt ELF: truncated header", path);
 
 	f->elf = elf_memory(f->map, f->mapsz);
 	if (!f->elf)
-		return fail(err, errlen, -EINVAL, "%s: corrupt ELF: %s", path, elf_errmsg(-1));
+		return hp_fail(err, errlen, -EINVAL, "%s: corrupt ELF: %s", path, elf_errmsg(-1));
 	if (elf_kind(f->elf) != ELF_K_ELF)
-		return fail(err, errlen, -EINVAL, "%s: corrupt ELF: not an ELF object", path);
+		return hp_fail(err, errlen, -EINVAL, "%s: corrupt ELF: not an ELF object", path);
 	return 0;
 }
 
@@ -295,22 +283,22 @@ static int check_tables(Elf *elf, size_t size, char *why, size_t whylen)
 	size_t shnum = 0, phnum = 0;
 
 	if (!gelf_getehdr(elf, &eh))
-		return fail(why, whylen, -EINVAL, "bad ELF header: %s", elf_errmsg(-1));
+		return hp_fail(why, whylen, -EINVAL, "bad ELF header: %s", elf_errmsg(-1));
 	if (eh.e_shoff) {
 		if (elf_getshdrnum(elf, &shnum) != 0)
-			return fail(why, whylen, -EINVAL, "bad section count: %s", elf_errmsg(-1));
+			return hp_fail(why, whylen, -EINVAL, "bad section count: %s", elf_errmsg(-1));
 		if (eh.e_shoff >= size || eh.e_shentsize == 0 ||
 		    shnum > (size - eh.e_shoff) / eh.e_shentsize)
-			return fail(why, whylen, -EINVAL,
+			return hp_fail(why, whylen, -EINVAL,
 				    "section header table at offset %llu runs past the end of the file (%zu bytes)",
 				    (unsigned long long)eh.e_shoff, size);
 	}
 	if (eh.e_phoff) {
 		if (elf_getphdrnum(elf, &phnum) != 0)
-			return fail(why, whylen, -EINVAL, "bad program header count: %s", elf_errmsg(-1));
+			return hp_fail(why, whylen, -EINVAL, "bad program header count: %s", elf_errmsg(-1));
 		if (eh.e_phoff >= size || (phnum && eh.e_phentsize == 0) ||
 		    (phnum && phnum > (size - eh.e_phoff) / eh.e_phentsize))
-			return fail(why, whylen, -EINVAL,
+			return hp_fail(why, whylen, -EINVAL,
 				    "program header table at offset %llu runs past the end of the file (%zu bytes)",
 				    (unsigned long long)eh.e_phoff, size);
 	}
@@ -330,14 +318,14 @@ static int scan_sections(Elf *elf, size_t size, struct elf_info *info, char *why
 	if (rc)
 		return rc;
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return fail(why, whylen, -EINVAL, "bad section header string index: %s", elf_errmsg(-1));
+		return hp_fail(why, whylen, -EINVAL, "bad section header string index: %s", elf_errmsg(-1));
 
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		GElf_Shdr sh;
 		const char *name;
 
 		if (!gelf_getshdr(scn, &sh))
-			return fail(why, whylen, -EINVAL, "bad section header: %s", elf_errmsg(-1));
+			return hp_fail(why, whylen, -EINVAL, "bad section header: %s", elf_errmsg(-1));
 		switch (sh.sh_type) {
 		case SHT_SYMTAB:
 			if (!info->symtab)
@@ -381,26 +369,26 @@ static int prepare_source(const struct elf_file *f, Elf_Scn *scn, bool dynsym,
 	Elf_Data *data, *strdata;
 
 	if (!gelf_getshdr(scn, &sh))
-		return fail(why, whylen, -EINVAL, "%s: bad section header", what);
+		return hp_fail(why, whylen, -EINVAL, "%s: bad section header", what);
 	if (entsize == 0 || sh.sh_entsize != entsize)
-		return fail(why, whylen, -EINVAL, "%s: sh_entsize %llu, expected %zu", what,
+		return hp_fail(why, whylen, -EINVAL, "%s: sh_entsize %llu, expected %zu", what,
 			    (unsigned long long)sh.sh_entsize, entsize);
 	if (elf_getshdrnum(elf, &shnum) != 0 || sh.sh_link == 0 || sh.sh_link >= shnum ||
 	    sh.sh_link == elf_ndxscn(scn))
-		return fail(why, whylen, -EINVAL, "%s: bad sh_link %u", what, (unsigned)sh.sh_link);
+		return hp_fail(why, whylen, -EINVAL, "%s: bad sh_link %u", what, (unsigned)sh.sh_link);
 	strscn = elf_getscn(elf, sh.sh_link);
 	if (!strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type != SHT_STRTAB)
-		return fail(why, whylen, -EINVAL, "%s: sh_link %u is not a string table", what,
+		return hp_fail(why, whylen, -EINVAL, "%s: sh_link %u is not a string table", what,
 			    (unsigned)sh.sh_link);
 	if ((sh.sh_flags | strsh.sh_flags) & SHF_COMPRESSED)
-		return fail(why, whylen, -EINVAL, "%s: compressed symbol tables are not supported", what);
+		return hp_fail(why, whylen, -EINVAL, "%s: compressed symbol tables are not supported", what);
 	/* libelf refuses sections that extend past the end of the file. */
 	strdata = elf_getdata(strscn, NULL);
 	if (!strdata || (strdata->d_size && !strdata->d_buf))
-		return fail(why, whylen, -EINVAL, "%s: string table unreadable: %s", what, elf_errmsg(-1));
+		return hp_fail(why, whylen, -EINVAL, "%s: string table unreadable: %s", what, elf_errmsg(-1));
 	data = elf_getdata(scn, NULL);
 	if (!data || data->d_type != ELF_T_SYM || (data->d_size && !data->d_buf))
-		return fail(why, whylen, -EINVAL, "%s: unreadable: %s", what, elf_errmsg(-1));
+		return hp_fail(why, whylen, -EINVAL, "%s: unreadable: %s", what, elf_errmsg(-1));
 
 	src->file = f;
 	src->syms = data->d_buf;
@@ -818,11 +806,11 @@ static int unxz(const unsigned char *in, size_t inlen, unsigned char **out, size
 		cap = XZ_OUT_MAX;
 	ret = lzma_stream_decoder(&strm, XZ_MEMLIMIT, 0);
 	if (ret != LZMA_OK)
-		return fail(why, whylen, -ENOMEM, "xz decoder init failed (%d)", (int)ret);
+		return hp_fail(why, whylen, -ENOMEM, "xz decoder init failed (%d)", (int)ret);
 	buf = malloc(cap);
 	if (!buf) {
 		lzma_end(&strm);
-		return fail(why, whylen, -ENOMEM, "out of memory");
+		return hp_fail(why, whylen, -ENOMEM, "out of memory");
 	}
 	strm.next_in = in;
 	strm.avail_in = inlen;
@@ -835,13 +823,13 @@ static int unxz(const unsigned char *in, size_t inlen, unsigned char **out, size
 		if (ret != LZMA_OK) {
 			lzma_end(&strm);
 			free(buf);
-			return fail(why, whylen, -EINVAL, "%s (lzma error %d)", lzma_reason(ret), (int)ret);
+			return hp_fail(why, whylen, -EINVAL, "%s (lzma error %d)", lzma_reason(ret), (int)ret);
 		}
 		if (strm.avail_out == 0) {
 			if (cap >= XZ_OUT_MAX) {
 				lzma_end(&strm);
 				free(buf);
-				return fail(why, whylen, -EFBIG, "decompresses to more than %zu MB",
+				return hp_fail(why, whylen, -EFBIG, "decompresses to more than %zu MB",
 					    XZ_OUT_MAX >> 20);
 			}
 			size_t ncap = cap * 2 > XZ_OUT_MAX ? XZ_OUT_MAX : cap * 2;
@@ -849,7 +837,7 @@ static int unxz(const unsigned char *in, size_t inlen, unsigned char **out, size
 			if (!grown) {
 				lzma_end(&strm);
 				free(buf);
-				return fail(why, whylen, -ENOMEM, "out of memory");
+				return hp_fail(why, whylen, -ENOMEM, "out of memory");
 			}
 			buf = grown;
 			strm.next_out = buf + cap;
@@ -859,7 +847,7 @@ static int unxz(const unsigned char *in, size_t inlen, unsigned char **out, size
 			/* Input used up, room left, no end of stream. */
 			lzma_end(&strm);
 			free(buf);
-			return fail(why, whylen, -EINVAL, "%s", lzma_reason(LZMA_BUF_ERROR));
+			return hp_fail(why, whylen, -EINVAL, "%s", lzma_reason(LZMA_BUF_ERROR));
 		}
 	}
 	*outlen = (size_t)strm.total_out;
@@ -937,23 +925,23 @@ int hp_symtab_open(const char *path, const struct hp_symtab_opts *opts,
 	if (err && errlen)
 		err[0] = '\0';
 	if (!path || !out)
-		return fail(err, errlen, -EINVAL, "hp_symtab_open: NULL argument");
+		return hp_fail(err, errlen, -EINVAL, "hp_symtab_open: NULL argument");
 	*out = NULL;
 	if (opts && opts->sz == 0)
-		return fail(err, errlen, -EINVAL, "hp_symtab_open: opts->sz not set");
+		return hp_fail(err, errlen, -EINVAL, "hp_symtab_open: opts->sz not set");
 	base = OPT(opts, load_base, 0);
 	root = OPT(opts, debug_root, NULL);
 	if (!root)
 		root = DEFAULT_DEBUG_ROOT;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return fail(err, errlen, -ENOSYS, "libelf: %s", elf_errmsg(-1));
+		return hp_fail(err, errlen, -ENOSYS, "libelf: %s", elf_errmsg(-1));
 	t = calloc(1, sizeof(*t));
 	if (!t)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return hp_fail(err, errlen, -ENOMEM, "out of memory");
 	t->path = strdup(path);
 	if (!t->path) {
-		rc = fail(err, errlen, -ENOMEM, "out of memory");
+		rc = hp_fail(err, errlen, -ENOMEM, "out of memory");
 		goto out_free;
 	}
 
@@ -962,7 +950,7 @@ int hp_symtab_open(const char *path, const struct hp_symtab_opts *opts,
 		goto out_free;
 	rc = scan_sections(t->obj.elf, t->obj.mapsz, &info, why, sizeof(why));
 	if (rc) {
-		fail(err, errlen, rc, "%s: corrupt ELF: %s", path, why);
+		hp_fail(err, errlen, rc, "%s: corrupt ELF: %s", path, why);
 		goto out_free;
 	}
 	hex_string(t->build_id, info.build_id, info.build_id_len);
@@ -972,7 +960,7 @@ int hp_symtab_open(const char *path, const struct hp_symtab_opts *opts,
 	if (info.symtab) {
 		rc = prepare_source(&t->obj, info.symtab, false, &main_src, why, sizeof(why));
 		if (rc) {
-			fail(err, errlen, rc, "%s: corrupt ELF: %s", path, why);
+			hp_fail(err, errlen, rc, "%s: corrupt ELF: %s", path, why);
 			goto out_free;
 		}
 		have_main = true;
@@ -981,7 +969,7 @@ int hp_symtab_open(const char *path, const struct hp_symtab_opts *opts,
 	if (info.dynsym) {
 		rc = prepare_source(&t->obj, info.dynsym, true, &dyn_src, why, sizeof(why));
 		if (rc) {
-			fail(err, errlen, rc, "%s: corrupt ELF: %s", path, why);
+			hp_fail(err, errlen, rc, "%s: corrupt ELF: %s", path, why);
 			goto out_free;
 		}
 		have_dyn = true;
@@ -1001,7 +989,7 @@ int hp_symtab_open(const char *path, const struct hp_symtab_opts *opts,
 
 	total = (have_main ? main_src.count : 0) + (have_dyn ? dyn_src.count : 0);
 	if (total >= MAX_SYMS) {
-		rc = fail(err, errlen, -EFBIG, "%s: too many symbols (%zu)", path, total);
+		rc = hp_fail(err, errlen, -EFBIG, "%s: too many symbols (%zu)", path, total);
 		goto out_free;
 	}
 	/* Sized for every entry; the tail that filtering leaves unused is
@@ -1009,14 +997,14 @@ int hp_symtab_open(const char *path, const struct hp_symtab_opts *opts,
 	 * below. */
 	t->syms = malloc(sizeof(*t->syms) * (total ? total : 1));
 	if (!t->syms || hp_strmap_init(&t->map, (uint32_t)total, key_of, t) != 0) {
-		rc = fail(err, errlen, -ENOMEM, "out of memory");
+		rc = hp_fail(err, errlen, -ENOMEM, "out of memory");
 		goto out_free;
 	}
 	/* .symtab first: on a duplicate name the first entry wins. */
 	if ((have_main && index_source(t, &main_src, base) != 0) ||
 	    (have_dyn && index_source(t, &dyn_src, base) != 0) ||
 	    build_addr_index(t) != 0) {
-		rc = fail(err, errlen, -ENOMEM, "out of memory");
+		rc = hp_fail(err, errlen, -ENOMEM, "out of memory");
 		goto out_free;
 	}
 	if (t->nsyms && t->nsyms < total) {
@@ -1030,7 +1018,7 @@ int hp_symtab_open(const char *path, const struct hp_symtab_opts *opts,
 	if (!t->symbols_path) {
 		t->symbols_path = strdup(path);
 		if (!t->symbols_path) {
-			rc = fail(err, errlen, -ENOMEM, "out of memory");
+			rc = hp_fail(err, errlen, -ENOMEM, "out of memory");
 			goto out_free;
 		}
 	}

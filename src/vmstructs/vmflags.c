@@ -7,19 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmstructs/errmsg.h"
+
 #include "vmstructs/safemem.h"
 
 #define MAX_FLAGS 10000
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static const char *flag_key(const void *ctx, uint32_t id)
 {
@@ -35,19 +27,19 @@ int hp_vmflags_load(const struct hp_vms *vms, struct hp_vmflags *out, char *err,
 	int64_t addr_off = hp_vms_offset(vms, "JVMFlag", "_addr");
 	const struct hp_vms_type *type = hp_vms_type(vms, "JVMFlag");
 	if (!flags_addr || !num_addr || name_off < 0 || addr_off < 0 || !type) {
-		set_err(err, errlen, "VMStructs has no JVMFlag table (JVMFlag::flags/numFlags/_name/_addr)");
+		hp_set_err(err, errlen, "VMStructs has no JVMFlag table (JVMFlag::flags/numFlags/_name/_addr)");
 		return -ENOENT;
 	}
 	const char *table;
 	uint64_t num;
 	if (hp_safe_read_ptr((const void **)&table, flags_addr) || hp_safe_read_u64(&num, num_addr)) {
-		set_err(err, errlen, "JVMFlag::flags or JVMFlag::numFlags is unreadable");
+		hp_set_err(err, errlen, "JVMFlag::flags or JVMFlag::numFlags is unreadable");
 		return -EFAULT;
 	}
 	uint64_t stride = type->size;
 	if (num == 0 || num > MAX_FLAGS || stride < 16 || stride > 256 || (uint64_t)name_off + 8 > stride ||
 	    (uint64_t)addr_off + 8 > stride) {
-		set_err(err, errlen, "JVMFlag table looks wrong: %llu flags of %llu bytes", (unsigned long long)num,
+		hp_set_err(err, errlen, "JVMFlag table looks wrong: %llu flags of %llu bytes", (unsigned long long)num,
 			(unsigned long long)stride);
 		return -EBADMSG;
 	}
@@ -58,13 +50,13 @@ int hp_vmflags_load(const struct hp_vms *vms, struct hp_vmflags *out, char *err,
 	if (!copy || !out->flags || !out->names) {
 		free(copy);
 		hp_vmflags_free(out);
-		set_err(err, errlen, "out of memory");
+		hp_set_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	if (hp_safe_read(copy, table, bytes)) {
 		free(copy);
 		hp_vmflags_free(out);
-		set_err(err, errlen, "JVMFlag table at %p (%zu bytes) is unreadable", (const void *)table, bytes);
+		hp_set_err(err, errlen, "JVMFlag table at %p (%zu bytes) is unreadable", (const void *)table, bytes);
 		return -EFAULT;
 	}
 	char *names = out->names;
@@ -88,7 +80,7 @@ int hp_vmflags_load(const struct hp_vms *vms, struct hp_vmflags *out, char *err,
 	out->count = n;
 	if (hp_strmap_init(&out->map, (uint32_t)n, flag_key, out)) {
 		hp_vmflags_free(out);
-		set_err(err, errlen, "out of memory");
+		hp_set_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++)

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmstructs/errmsg.h"
+
 #include "vmstructs/safemem.h"
 #include "vmstructs/strmap.h"
 
@@ -33,16 +35,6 @@ struct hp_vms {
 	size_t nints, nlongs;
 	struct hp_strmap field_map, type_map, int_map, long_map;
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static char *arena_alloc(struct hp_vms *v, size_t n)
 {
@@ -84,7 +76,7 @@ static int check_member(const char *what, const char *member, uint64_t off, size
 			uint64_t stride, char *err, size_t errlen)
 {
 	if (off > stride || size > stride - off) {
-		set_err(err, errlen, "%s: member %s at offset %llu (size %zu) lies outside the %llu-byte entry",
+		hp_set_err(err, errlen, "%s: member %s at offset %llu (size %zu) lies outside the %llu-byte entry",
 			what, member, (unsigned long long)off, size, (unsigned long long)stride);
 		return -EINVAL;
 	}
@@ -98,11 +90,11 @@ static int cursor_init(struct table_cursor *c, const char *what, const void *arr
 	c->array = array;
 	c->stride = stride;
 	if (!array) {
-		set_err(err, errlen, "%s is NULL", what);
+		hp_set_err(err, errlen, "%s is NULL", what);
 		return -EFAULT;
 	}
 	if (stride == 0 || stride > HP_VMS_MAX_STRIDE) {
-		set_err(err, errlen, "%s: absurd entry stride %llu (expected 1..%d)", what,
+		hp_set_err(err, errlen, "%s: absurd entry stride %llu (expected 1..%d)", what,
 			(unsigned long long)stride, HP_VMS_MAX_STRIDE);
 		return -EINVAL;
 	}
@@ -112,7 +104,7 @@ static int cursor_init(struct table_cursor *c, const char *what, const void *arr
 static int cursor_fetch(struct table_cursor *c, size_t i, char *err, size_t errlen)
 {
 	if (hp_safe_read(c->buf, c->array + i * c->stride, c->stride) != 0) {
-		set_err(err, errlen, "%s: entry %zu at %p is not readable", c->what, i,
+		hp_set_err(err, errlen, "%s: entry %zu at %p is not readable", c->what, i,
 			(const void *)(c->array + i * c->stride));
 		return -EFAULT;
 	}
@@ -151,23 +143,23 @@ static int member_string(struct hp_vms *v, const struct table_cursor *c, size_t 
 			*out = NULL;
 			return 0;
 		}
-		set_err(err, errlen, "%s: entry %zu has a NULL %s", c->what, i, member);
+		hp_set_err(err, errlen, "%s: entry %zu has a NULL %s", c->what, i, member);
 		return -EBADMSG;
 	}
 	char buf[HP_VMS_MAX_NAME];
 	long len = hp_safe_read_string(buf, sizeof(buf), p);
 	if (len == -EFAULT) {
-		set_err(err, errlen, "%s: entry %zu: %s points to unreadable memory %p", c->what, i, member, p);
+		hp_set_err(err, errlen, "%s: entry %zu: %s points to unreadable memory %p", c->what, i, member, p);
 		return -EFAULT;
 	}
 	if (len < 0) {
-		set_err(err, errlen, "%s: entry %zu: %s is not NUL-terminated within %d bytes", c->what, i,
+		hp_set_err(err, errlen, "%s: entry %zu: %s is not NUL-terminated within %d bytes", c->what, i,
 			member, HP_VMS_MAX_NAME);
 		return -ENAMETOOLONG;
 	}
 	*out = arena_strdup(v, buf, (size_t)len);
 	if (!*out) {
-		set_err(err, errlen, "out of memory");
+		hp_set_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	return 0;
@@ -185,7 +177,7 @@ static int count_entries(struct table_cursor *c, uint64_t name_off, size_t *coun
 			return 0;
 		}
 	}
-	set_err(err, errlen, "%s: no terminating entry within %d entries", c->what, HP_VMS_MAX_ENTRIES);
+	hp_set_err(err, errlen, "%s: no terminating entry within %d entries", c->what, HP_VMS_MAX_ENTRIES);
 	return -E2BIG;
 }
 
@@ -354,7 +346,7 @@ int hp_vms_load(const struct hp_vms_tables *t, struct hp_vms **out, char *err, s
 				    &v->long_map, long_key, err, errlen);
 	if (rc) {
 		if (rc == -ENOMEM)
-			set_err(err, errlen, "out of memory reading VMStructs");
+			hp_set_err(err, errlen, "out of memory reading VMStructs");
 		hp_vms_free(v);
 		return rc;
 	}
