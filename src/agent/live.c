@@ -130,13 +130,17 @@ void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, 
 		target = stripe_with_room(l, s);
 		if (!target) {
 			target = s;
-			thin(l, s, jni);
-			/* The new sample faces the coin of the level it now enters. */
-			if ((next_rand(&s->rng) & 1) || s->nfree == 0) {
-				atomic_fetch_add(&l->dropped, 1);
-				goto out;
-			}
-			thin_factor *= 2.0;
+			/* Each thinning raises the level by one, and the new
+			 * sample faces that level's coin too; thin again in the
+			 * (2^-cap) case where every coin kept its entry. */
+			do {
+				thin(l, s, jni);
+				if (next_rand(&s->rng) & 1) {
+					atomic_fetch_add(&l->dropped, 1);
+					goto out;
+				}
+				thin_factor *= 2.0;
+			} while (s->nfree == 0);
 		}
 	}
 	jweak ref = (*jni)->NewWeakGlobalRef(jni, object);

@@ -102,13 +102,13 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 		if (len == 0) {
 			profiler = false;
 		} else if (IS("interval")) {
-			ok = v && parse_size(v, vlen, &out->interval) && out->interval <= (1ull << 31);
+			ok = v && parse_size(v, vlen, &out->interval) && out->interval < (1ull << 31);   /* a jint */
 		} else if (IS("live")) {
 			ok = parse_bool(v, vlen, &out->live);
 		} else if (IS("min_age")) {
 			ok = v && parse_uint(v, vlen, 0, 1000000, &out->min_age);
 		} else if (IS("depth")) {
-			ok = v && parse_uint(v, vlen, 1, 2048, &out->depth);
+			ok = v && parse_uint(v, vlen, 1, 1024, &out->depth);  /* 16 KiB of frames on the thread's stack */
 		} else if (IS("file")) {
 			ok = copy_path(out->file, sizeof(out->file), v, vlen);
 		} else if (IS("format")) {

@@ -106,7 +106,7 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	if ((*jvmti)->GetStackTrace(jvmti, thread, 0, (jint)prof.o.depth, frames, &n) != JVMTI_ERROR_NONE)
 		n = 0;
 	uint32_t class_id = hp_sites_class_id(&prof.sites, jvmti, klass);
-	struct hp_site *site = hp_sites_intern(&prof.sites, jvmti, frames, n, class_id);
+	struct hp_site *site = hp_sites_intern(&prof.sites, jvmti, jni, frames, n, class_id);
 	atomic_fetch_add_explicit(&prof.samples, 1, memory_order_relaxed);
 	if (!site)
 		return;
@@ -121,10 +121,14 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
 				     jlong size)
 {
-	atomic_fetch_add_explicit(&prof.in_callbacks, 1, memory_order_acquire);
-	if (atomic_load_explicit(&prof.running, memory_order_relaxed) && size > 0)
+	/* Dekker-style with hp_profiler_stop: both sides use seq_cst, so
+	 * either stop sees this callback counted or the callback sees
+	 * running == 0 (acquire/release alone does not order a store before a
+	 * later load). */
+	atomic_fetch_add(&prof.in_callbacks, 1);
+	if (atomic_load(&prof.running) && size > 0)
 		record_sample(jvmti, jni, thread, object, klass, (uint64_t)size);
-	atomic_fetch_sub_explicit(&prof.in_callbacks, 1, memory_order_release);
+	atomic_fetch_sub(&prof.in_callbacks, 1);
 }
 
 /* GC callback rules: no JNI, no allocation, no blocking lock. sem_post is
@@ -144,23 +148,29 @@ struct live_acc {
 
 struct snap_ctx {
 	struct live_acc *acc;
-	uint32_t min_age, gc_now;
-	double total_bytes;
+	uint32_t min_age;               /* reported: survived >= min_age GCs */
+	uint32_t scale_age;             /* in the scaling total: survived the measured GC */
+	uint32_t gc_now;
+	double total_bytes;             /* estimate over everything the post-GC figure covers */
 	uint64_t counted;
 };
 
 static void add_live(const struct hp_live_entry *e, void *vctx)
 {
 	struct snap_ctx *c = vctx;
-	if (c->gc_now - e->gc_at_alloc < c->min_age)
-		return;
+	uint32_t age = c->gc_now - e->gc_at_alloc;
 	double pi = sample_probability(e->size) / e->thin;
 	double w = 1.0 / pi, s = (double)e->size;
+	/* The scale factor compares the estimate of what the last collection
+	 * saw with what it measured, whatever min_age the user reports. */
+	if (age >= c->scale_age)
+		c->total_bytes += s * w;
+	if (age < c->min_age)
+		return;
 	struct live_acc *a = &c->acc[e->site];
 	a->objects += w;
 	a->bytes += s * w;
 	a->var += s * s * (1.0 - pi) / (pi * pi);
-	c->total_bytes += s * w;
 	c->counted++;
 }
 
@@ -195,13 +205,16 @@ static int write_snapshot(JNIEnv *jni, const char *why)
 	struct hp_heap_usage post = { .sz = sizeof(post) };
 	bool scaled = prof.o.live && hp_heap_usage(prof.probe, HP_USAGE_POST_GC, &post) == 0 && post.used > 0;
 	ctx.min_age = prof.o.min_age;
-	if (scaled && ctx.min_age < 1)
-		ctx.min_age = 1;        /* only samples the measured collection saw */
+	ctx.scale_age = scaled ? 1 : 0;
+	if (ctx.min_age < ctx.scale_age)
+		ctx.min_age = ctx.scale_age;    /* only samples the measured collection saw */
 	if (prof.o.live)
 		hp_live_each(&prof.live, jni, add_live, &ctx);
 	double scale = scaled && ctx.total_bytes > 0 ? (double)post.used / ctx.total_bytes : 1.0;
 
-	/* Frames shared across stacks are written once. */
+	/* Frames shared across stacks are written once. The lock keeps new
+	 * sites out between counting and copying (and class names still). */
+	pthread_mutex_lock(&t->lock);
 	size_t total_frames = 0, nsamples = 0;
 	for (uint32_t i = 0; i < nslots; i++) {
 		struct hp_site *s = hp_sites_at(t, i);
@@ -214,11 +227,12 @@ static int write_snapshot(JNIEnv *jni, const char *why)
 	ftab = malloc(sizeof(*ftab) * fcap);
 	frames = malloc(sizeof(*frames) * (total_frames + 1));
 	frame_ids = malloc(sizeof(*frame_ids) * (total_frames + 1));
-	if (!ftab || !frames || !frame_ids)
+	if (!ftab || !frames || !frame_ids) {
+		pthread_mutex_unlock(&t->lock);
 		goto out;
+	}
 	memset(ftab, 0xff, sizeof(*ftab) * fcap);
 	size_t nframes = 0, nids = 0;
-	pthread_mutex_lock(&t->lock);   /* class names may grow meanwhile */
 	for (uint32_t i = 0; i < nslots; i++) {
 		struct hp_site *s = hp_sites_at(t, i);
 		if (!s)
@@ -311,10 +325,9 @@ out:
 
 int hp_profiler_dump(JNIEnv *jni, const char *why)
 {
-	if (!atomic_load(&prof.running) && !prof.sites.slots)
-		return -ESRCH;
 	pthread_mutex_lock(&prof.dump_lock);
-	int rc = write_snapshot(jni, why);
+	/* Checked under the lock: a stop frees the tables under it too. */
+	int rc = prof.sites.slots ? write_snapshot(jni, why) : -ESRCH;
 	pthread_mutex_unlock(&prof.dump_lock);
 	return rc;
 }
@@ -352,10 +365,10 @@ static int start_thread(JNIEnv *jni)
 {
 	jclass cls = (*jni)->FindClass(jni, "java/lang/Thread");
 	jmethodID init = cls ? (*jni)->GetMethodID(jni, cls, "<init>", "(Ljava/lang/String;)V") : NULL;
-	jstring name = (*jni)->NewStringUTF(jni, "heapprobe");
-	jobject thread = init && name ? (*jni)->NewObject(jni, cls, init, name) : NULL;
+	jstring name = init ? (*jni)->NewStringUTF(jni, "heapprobe") : NULL;
+	jobject thread = name ? (*jni)->NewObject(jni, cls, init, name) : NULL;
 	if (!thread) {
-		(*jni)->ExceptionClear(jni);
+		(*jni)->ExceptionClear(jni);    /* no JNI call runs with it pending */
 		return -ENOMEM;
 	}
 	jvmtiError e = (*prof.jvmti)->RunAgentThread(prof.jvmti, thread, agent_thread, NULL,
@@ -400,6 +413,10 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	if (atomic_load(&prof.running)) {
 		snprintf(err, errlen, "heapprobe: the profiler is already running");
 		return -EALREADY;
+	}
+	if (atomic_load(&prof.thread_alive)) {
+		snprintf(err, errlen, "heapprobe: the previous session's agent thread is still finishing; try again");
+		return -EBUSY;
 	}
 	prof.vm = vm;
 	prof.probe = probe;
@@ -448,6 +465,10 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	if ((*j)->SetHeapSamplingInterval(j, (jint)o->interval) != JVMTI_ERROR_NONE) {
 		snprintf(err, errlen, "heapprobe: SetHeapSamplingInterval(%llu) refused",
 			 (unsigned long long)o->interval);
+		if (o->live)
+			hp_live_free(&prof.live, jni);
+		hp_sites_free(&prof.sites);
+		sem_destroy(&prof.wake);
 		return -EINVAL;
 	}
 	atomic_store(&prof.running, 1);
@@ -470,8 +491,10 @@ int hp_profiler_stop(JNIEnv *jni)
 	jvmtiEnv *j = prof.jvmti;
 	(*j)->SetEventNotificationMode(j, JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
 	atomic_store(&prof.running, 0);
-	/* Let callbacks already inside finish before the tables go. */
-	for (int i = 0; i < 500 && atomic_load(&prof.in_callbacks); i++)
+	/* Callbacks already inside must finish before the tables go. They
+	 * always do (one may wait out a safepoint), so wait as long as it
+	 * takes rather than free memory under a running thread. */
+	while (atomic_load(&prof.in_callbacks))
 		usleep(1000);
 	atomic_store(&prof.stopping, 1);
 	sem_post(&prof.wake);
@@ -484,6 +507,12 @@ int hp_profiler_stop(JNIEnv *jni)
 		hp_live_free(&prof.live, jni);
 	hp_sites_free(&prof.sites);
 	pthread_mutex_unlock(&prof.dump_lock);
-	sem_destroy(&prof.wake);
+	if (!atomic_load(&prof.thread_alive)) {
+		sem_destroy(&prof.wake);
+		/* Class ids live in this env's object tags: a new session gets a
+		 * new env, so no stale tag can name a class of the old table. */
+		(*j)->DisposeEnvironment(j);
+		prof.jvmti = NULL;
+	}
 	return rc;
 }

@@ -109,7 +109,7 @@ static char *java_name(const char *sig)
 	return strdup(buf);
 }
 
-static struct method_entry *method_named(struct hp_sites *t, jvmtiEnv *jvmti, jmethodID id)
+static struct method_entry *method_named(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, jmethodID id)
 {
 	struct hp_method_cache *c = t->methods;
 	if (c->count * 2 >= c->mask) {
@@ -147,6 +147,10 @@ static struct method_entry *method_named(struct hp_sites *t, jvmtiEnv *jvmti, jm
 		if ((*jvmti)->GetSourceFileName(jvmti, cls, &source) != JVMTI_ERROR_NONE)
 			source = NULL;
 	}
+	/* A site may name up to `depth` methods in one callback: no local
+	 * references pile up in the allocating thread's frame. */
+	if (cls && jni)
+		(*jni)->DeleteLocalRef(jni, cls);
 	char *cname = class_sig ? java_name(class_sig) : strdup("[unknown]");
 	snprintf(buf, sizeof(buf), "%s.%s", cname ? cname : "[unknown]", name ? name : "[unknown]");
 	free(cname);
@@ -204,8 +208,8 @@ static int same_frames(const struct hp_site *s, const jvmtiFrameInfo *frames, in
 	return 1;
 }
 
-struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, int n,
-				uint32_t class_id)
+struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const jvmtiFrameInfo *frames,
+				int n, uint32_t class_id)
 {
 	uint64_t h = hash_site(frames, n, class_id);
 	uint32_t i = (uint32_t)h & t->mask;
@@ -239,7 +243,7 @@ struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, const jvmti
 		if (s->raw && s->frames) {
 			memcpy(s->raw, frames, sizeof(*frames) * (size_t)n);
 			for (int k = 0; k < n; k++) {
-				struct method_entry *m = method_named(t, jvmti, frames[k].method);
+				struct method_entry *m = method_named(t, jvmti, jni, frames[k].method);
 				s->frames[k].function = m ? m->function : "[unknown]";
 				s->frames[k].file = m ? m->file : "";
 				s->frames[k].line = m ? line_of(m, frames[k].location) : 0;

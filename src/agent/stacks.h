@@ -47,8 +47,8 @@ void hp_sites_free(struct hp_sites *t);
 
 /* The site for these frames and class, created on first use. NULL when the
  * table is full (counted in overflow). */
-struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, const jvmtiFrameInfo *frames, int n,
-				uint32_t class_id);
+struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const jvmtiFrameInfo *frames,
+				int n, uint32_t class_id);
 
 /* Class id (>= 1) for a class, cached in the class object's JVMTI tag.
  * 0 if it cannot be named. */

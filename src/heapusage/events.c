@@ -21,10 +21,12 @@
 #include "heapusage/probe.h"
 
 
-/* Capture modes in order of preference: exact figures first; perfdata is
- * refreshed by the collectors at the end of a pause too. */
+/* Capture modes in order of preference: the heap's used() through
+ * create_heap_summary (no lock; G1's memory_usage override takes
+ * MonitoringSupport_lock), then memory_usage(), then perfdata, which the
+ * collectors refresh at the end of a pause too. */
 static const enum hp_mode capture_order[] = {
-	HP_MODE_MEMORY_USAGE_CALL, HP_MODE_HEAP_SUMMARY_CALL, HP_MODE_PERFDATA,
+	HP_MODE_HEAP_SUMMARY_CALL, HP_MODE_MEMORY_USAGE_CALL, HP_MODE_PERFDATA,
 };
 
 /* Tolerance for "agree": the last-GC fields are set from the same used()
@@ -44,12 +46,13 @@ struct hp_gc_capture {
 	uint64_t live_bytes;                    /* last published post-GC used */
 	bool pauses;                            /* events are pauses of concurrent cycles */
 	uint64_t finish_events, full_gcs, failures, checks, disagreements, pause_events;
+	uint64_t used_at_start;                 /* UINT64_MAX: unknown */
 	char note[160];
 };
 
-/* initial-exec: a plain %fs-relative load, not a __tls_get_addr call, on
- * every hp_heap_usage(). libheapprobe is loaded early (agent) or linked in. */
-static __thread int in_gc_callback __attribute__((tls_model("initial-exec")));
+/* Default TLS model: initial-exec would save a __tls_get_addr call but can
+ * make a late dlopen (jcmd JVMTI.agent_load) fail for want of static TLS. */
+static __thread int in_gc_callback;
 
 bool hp_events_in_gc_callback(void)
 {
@@ -90,13 +93,31 @@ static void capture_locate(struct hp_probe *p)
 		c->total_collections = (const volatile unsigned *)((const char *)heap->heap + off);
 }
 
+static int capture_read(struct hp_probe *p, struct hp_mode_reading *r, enum hp_mode *mode)
+{
+	for (size_t i = 0; i < sizeof(capture_order) / sizeof(capture_order[0]); i++)
+		if (hp_mode_read(p, capture_order[i], NULL, r) == 0) {
+			*mode = capture_order[i];
+			return 0;
+		}
+	return -ENODATA;
+}
+
 static void JNICALL on_gc_start(jvmtiEnv *jvmti)
 {
 	struct hp_probe *p = probe_of(jvmti);
 	if (!p || !p->capture)
 		return;
-	if (p->capture->total_full_collections)
-		p->capture->full_at_start = *p->capture->total_full_collections;
+	struct hp_gc_capture *c = p->capture;
+	in_gc_callback = 1;
+	if (c->total_full_collections)
+		c->full_at_start = *c->total_full_collections;
+	/* G1's Remark and Cleanup pauses post these events too, and free
+	 * nothing (or little): the usage at start tells them apart. */
+	struct hp_mode_reading r;
+	enum hp_mode m;
+	c->used_at_start = capture_read(p, &r, &m) == 0 ? r.used : UINT64_MAX;
+	in_gc_callback = 0;
 }
 
 static void publish(struct hp_gc_capture *c, const struct hp_heap_usage *u)
@@ -147,18 +168,17 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 		c->full_gcs++;
 	u.gc_count = c->total_collections ? *c->total_collections : c->finish_events;
 	u.kind = full ? HP_USAGE_AFTER_FULL_GC : HP_USAGE_AFTER_YOUNG_GC;
-	int rc = -ENODATA;
-	for (size_t i = 0; i < sizeof(capture_order) / sizeof(capture_order[0]) && rc; i++) {
-		struct hp_mode_reading r;
-		rc = hp_mode_read(p, capture_order[i], NULL, &r);
-		if (rc == 0) {
-			u.mode = capture_order[i];
-			u.used = r.used;
-			u.committed = r.committed;
-			u.max = r.max;
-		}
+	struct hp_mode_reading r;
+	int rc = capture_read(p, &r, &u.mode);
+	if (rc == 0) {
+		u.used = r.used;
+		u.committed = r.committed;
+		u.max = r.max;
 	}
-	if (rc == 0 && c->pauses) {
+	/* A pause that is not a collection (G1 Remark) left used as it was,
+	 * or larger: its end is no post-GC point. */
+	bool collected = full || (c->used_at_start != UINT64_MAX && u.used < c->used_at_start);
+	if (rc == 0 && (c->pauses || !collected)) {
 		c->pause_events++;
 	} else if (rc == 0) {
 		u.timestamp_ns = hp_now_ns();
@@ -170,8 +190,11 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 		publish(c, &u);
 		__atomic_store_n(&c->live_bytes, u.used, __ATOMIC_RELEASE);
 		cross_check(p, c, &u, full);
-		if (p->gc_cb)
-			p->gc_cb(&u, p->gc_cb_ctx);
+		__atomic_add_fetch(&p->gc_cb_running, 1, __ATOMIC_SEQ_CST);
+		struct hp_gc_callback_pair *pair = __atomic_load_n(&p->gc_cb, __ATOMIC_SEQ_CST);
+		if (pair)
+			pair->cb(&u, pair->ctx);
+		__atomic_sub_fetch(&p->gc_cb_running, 1, __ATOMIC_SEQ_CST);
 	} else {
 		c->failures++;
 	}

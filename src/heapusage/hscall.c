@@ -14,8 +14,9 @@
  *
  * Each function address is looked up in the symbol index and must lie in
  * libjvm's executable segments before it is ever called. Neither method
- * takes a lock or allocates in product builds, so both are usable inside
- * GarbageCollectionFinish (the world is stopped there).
+ * allocates in product builds. G1's memory_usage() override takes its
+ * MonitoringSupport_lock (never held across a safepoint), so the GC capture
+ * prefers create_heap_summary, which takes none.
  */
 #include <errno.h>
 #include <ffi.h>
@@ -159,8 +160,9 @@ static int heap_summary_init(struct hp_probe *p, char *reason, size_t len)
 	s->start_off += heap_off;
 	s->committed_end_off += heap_off;
 	s->reserved_end_off += heap_off;
-	if (s->used_off > 248 || s->reserved_end_off > 248 || s->committed_end_off > 248 || s->start_off > 248) {
-		snprintf(reason, len, "GCHeapSummary layout beyond 256 bytes");
+	if (s->used_off < 0 || s->start_off < 0 || s->committed_end_off < 0 || s->reserved_end_off < 0 ||
+	    s->used_off > 248 || s->reserved_end_off > 248 || s->committed_end_off > 248 || s->start_off > 248) {
+		snprintf(reason, len, "GCHeapSummary layout outside [0, 256) bytes");
 		return -EINVAL;
 	}
 	s->arg_types[0] = &ffi_type_pointer;

@@ -1,6 +1,7 @@
 #include "heapusage/probe.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,9 +256,20 @@ int hp_set_gc_callback(struct hp_probe *p, hp_gc_callback cb, void *ctx)
 		return -EINVAL;
 	if (!p->capture)
 		return -ENOTSUP;
-	/* ctx first: a GC that sees the new callback must see its context. */
-	__atomic_store_n(&p->gc_cb_ctx, ctx, __ATOMIC_RELEASE);
-	__atomic_store_n(&p->gc_cb, cb, __ATOMIC_RELEASE);
+	struct hp_gc_callback_pair *pair = NULL;
+	if (cb) {
+		pair = malloc(sizeof(*pair));
+		if (!pair)
+			return -ENOMEM;
+		pair->cb = cb;
+		pair->ctx = ctx;
+	}
+	struct hp_gc_callback_pair *old = __atomic_exchange_n(&p->gc_cb, pair, __ATOMIC_SEQ_CST);
+	/* Once no GC thread is inside the old callback, the caller may free
+	 * its context, and we the pair. (Never called from a GC callback.) */
+	while (__atomic_load_n(&p->gc_cb_running, __ATOMIC_SEQ_CST))
+		sched_yield();
+	free(old);
 	return 0;
 }
 
@@ -266,6 +278,7 @@ void hp_close(struct hp_probe *p)
 	if (!p)
 		return;
 	hp_events_stop(p);
+	hp_set_gc_callback(p, NULL, NULL);
 	hp_modes_fini(p);
 	if (p->jvmti)
 		(*p->jvmti)->DisposeEnvironment(p->jvmti);

@@ -64,8 +64,10 @@ struct hp_probe {
 	/* GC capture (events.c); written only by the GC-finish callback. */
 	struct hp_gc_capture *capture;
 	char events_reason[HP_REASON_LEN];
-	hp_gc_callback gc_cb;
-	void *gc_cb_ctx;
+	/* The host's callback and its context, published as one pointer so a
+	 * collection never pairs one with the other's old value. */
+	struct hp_gc_callback_pair { hp_gc_callback cb; void *ctx; } *gc_cb;
+	int gc_cb_running;              /* callbacks in flight (GC threads) */
 };
 
 void hp_modes_init(struct hp_probe *p, bool retry_only);

@@ -98,9 +98,15 @@ static const struct hp_mode_ops *const all_modes[HP_MODE_COUNT] = {
 void hp_modes_init(struct hp_probe *p, bool retry_only)
 {
 	/* Set-up may run on any thread that calls in before the heap exists;
-	 * one at a time. Never reached from a GC callback. */
+	 * one at a time. Never reached from a GC callback. A retry never
+	 * waits: if another thread is setting up, this call goes without. */
 	static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
-	pthread_mutex_lock(&init_lock);
+	if (retry_only) {
+		if (pthread_mutex_trylock(&init_lock))
+			return;
+	} else {
+		pthread_mutex_lock(&init_lock);
+	}
 	for (int m = 0; m < HP_MODE_COUNT; m++) {
 		if (retry_only && p->mode_status[m] != -EAGAIN)
 			continue;
@@ -130,7 +136,7 @@ int hp_mode_status(struct hp_probe *p, enum hp_mode mode, const char **reason)
 {
 	if (!p || mode < 0 || mode >= HP_MODE_COUNT)
 		return -EINVAL;
-	if (p->mode_status[mode] == -EAGAIN && !hp_events_in_gc_callback())
+	if (p->mode_status[mode] == -EAGAIN && !hp_events_in_gc_callback() && hp_jni_env(p))
 		hp_modes_init(p, true);
 	if (reason)
 		*reason = p->mode_reason[mode];
@@ -202,10 +208,13 @@ int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 		return -EINVAL;
 	size_t caller_sz = out->sz;
 	struct hp_heap_usage u = { .sz = sizeof(u) };
-	if (__atomic_load_n(&p->modes_pending, __ATOMIC_ACQUIRE) && !hp_events_in_gc_callback()) {
-		/* Modes waiting for the heap or the live phase get another try. */
+	/* Modes waiting for the heap or the live phase get another try, but
+	 * only on an attached Java thread that allows JNI: set-up allocates
+	 * and calls JVMTI, and a host's own GC callback (NO_JNI, or a VM/GC
+	 * thread GetEnv does not know) must never get near it. */
+	if (__atomic_load_n(&p->modes_pending, __ATOMIC_ACQUIRE) && !(flags & HP_USAGE_NO_JNI) &&
+	    !hp_events_in_gc_callback() && hp_jni_env(p))
 		hp_modes_init(p, true);
-	}
 	/* GetEnv costs ~30 ns: only ask when a JNI mode is about to be tried. */
 	struct lazy_env env = { p, (flags & HP_USAGE_NO_JNI) != 0, false, NULL };
 
