@@ -218,3 +218,19 @@ Test(stripped, without_debug_file_falls_back_to_dynsym_and_flags)
 	expect_field_contains(&r, "mode.last-gc-fields", "ok used=");
 	jvm_result_free(&r);
 }
+
+/* G1's Remark and Cleanup pauses post GarbageCollectionFinish too; they are
+ * not collections and must neither be published as post-GC figures nor make
+ * the cross-check disable the last-GC fields. */
+Test(gc, g1_concurrent_cycles_keep_last_gc_fields_trusted)
+{
+	const char *argv[] = { HP_JAVA, "-Xmx256m", "-XX:+UseG1GC", "-XX:InitiatingHeapOccupancyPercent=1",
+			       "-agentpath:" HP_AGENT_PATH "=info=exit", "-Xlog:gc", "-cp", HP_TEST_CLASSES,
+			       "RetainedSet", NULL };
+	struct jvm_result r = jvm_run(argv, NULL, 180);
+	cr_assert_eq(r.exit_code, 0, "%s", r.output);
+	cr_assert(strstr(r.output, "Pause Remark"), "the run had no concurrent cycle:\n%.2000s", r.output);
+	expect_field_contains(&r, "mode.last-gc-fields", "ok used=");
+	expect_field_contains(&r, "usage.post_gc", "kind=after-full-gc");
+	jvm_result_free(&r);
+}
