@@ -50,6 +50,10 @@ HP_API const char *hp_gc_kind_name(enum hp_gc_kind kind);
 /* Open flags. */
 #define HP_OPEN_NO_DEBUG_SEARCH  (1u << 0)   /* don't look for separate debug files */
 #define HP_OPEN_IGNORE_SYMTAB    (1u << 1)   /* act as if libjvm were stripped (tests) */
+/* Set up the JNI-based modes (jmm, jmx-native, exported-totals) only when
+ * a reading first needs them, instead of at VM start: saves the ~50 ms of
+ * java.management class loading when the HotSpot modes answer. */
+#define HP_OPEN_LAZY_JNI_MODES   (1u << 2)
 
 struct hp_open_opts {
 	size_t sz;                  /* sizeof(struct hp_open_opts) */

@@ -52,11 +52,17 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 		write_info(&options);
 }
 
-static int open_probe(JavaVM *vm)
+static int open_probe(JavaVM *vm, const struct hp_agent_options *o)
 {
 	if (probe)
 		return 0;
-	int rc = hp_open(vm, NULL, &probe);
+	/* The profiler needs the post-GC size, which the HotSpot modes give;
+	 * the JNI modes' set-up (java.management class loading, ~50 ms) waits
+	 * until something needs them. The info report wants them all now. */
+	struct hp_open_opts opts = { .sz = sizeof(opts) };
+	if (!(o->info || o->info_at_exit || o->verify))
+		opts.flags |= HP_OPEN_LAZY_JNI_MODES;
+	int rc = hp_open(vm, &opts, &probe);
 	if (rc)
 		fprintf(stderr, "heapprobe: cannot open probe: %s\n", strerror(-rc));
 	return rc;
@@ -73,7 +79,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *spec, void *reserved)
 		fprintf(stderr, "heapprobe: 'dump' and 'stop' are commands for an agent loaded into a running JVM\n");
 		return JNI_ERR;
 	}
-	if (open_probe(vm))
+	if (open_probe(vm, &options))
 		return JNI_ERR;
 	if ((*vm)->GetEnv(vm, (void **)&agent_jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
 		fprintf(stderr, "heapprobe: JVMTI 1.2 is not available\n");
@@ -122,7 +128,7 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *spec, void *reserved)
 		fprintf(stderr, "heapprobe: no profiler is running in this JVM: nothing to %s\n", o.dump ? "dump" : "stop");
 		return JNI_ERR;
 	}
-	if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK || open_probe(vm))
+	if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK || open_probe(vm, &o))
 		return attach_failed();
 	if (o.info || o.info_at_exit || o.verify)
 		write_info(&o);

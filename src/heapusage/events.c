@@ -211,11 +211,16 @@ static void JNICALL on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
 
 static void vm_live(struct hp_probe *p, JNIEnv *jni)
 {
+	uint64_t t0 = hp_now_ns();
 	hp_modes_init(p, true);
 	capture_locate(p);
-	if (jni)
+	uint64_t t1 = hp_now_ns();
+	if (jni && !(p->opts.flags & HP_OPEN_LAZY_JNI_MODES))
 		hp_jmx_vm_live(p, jni);
+	uint64_t t2 = hp_now_ns();
 	hp_modes_init(p, true);
+	p->vm_live_ns = hp_now_ns() - t0;
+	p->jmx_bind_ns = t2 - t1;
 }
 
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)

@@ -202,6 +202,7 @@ int hp_open(JavaVM *vm, const struct hp_open_opts *opts, struct hp_probe **out)
 	if (!out || (opts && opts->sz < sizeof(size_t)))
 		return -EINVAL;
 	*out = NULL;
+	uint64_t t0 = hp_now_ns();
 	struct hp_probe *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
@@ -239,6 +240,7 @@ int hp_open(JavaVM *vm, const struct hp_open_opts *opts, struct hp_probe **out)
 	} else {
 		snprintf(p->events_reason, sizeof(p->events_reason), "no JavaVM given: no post-GC capture");
 	}
+	p->open_ns = hp_now_ns() - t0;
 	*out = p;
 	return 0;
 }

@@ -60,6 +60,8 @@ struct hp_probe {
 	int mode_status[HP_MODE_COUNT];
 	char mode_reason[HP_MODE_COUNT][HP_REASON_LEN];
 	bool modes_pending;             /* some mode said -EAGAIN: retry init */
+	bool jni_modes_wanted;          /* HP_OPEN_LAZY_JNI_MODES: a caller needed one */
+	uint64_t open_ns, vm_live_ns, jmx_bind_ns;   /* set-up cost, for the info report */
 
 	/* GC capture (events.c); written only by the GC-finish callback. */
 	struct hp_gc_capture *capture;

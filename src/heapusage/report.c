@@ -108,6 +108,8 @@ int hp_write_info(struct hp_probe *p, FILE *out)
 	fprintf(out, "capture: %s gcs=%" PRIu64 " full=%" PRIu64 " failures=%" PRIu64 "\n",
 		p->events_reason[0] ? p->events_reason : st.capture_note, st.gc_finish_events, st.full_gcs,
 		st.capture_failures);
+	fprintf(out, "setup: hp_open %.1f ms, at VM start %.1f ms (of which forcing the JMX native %.1f ms)\n",
+		p->open_ns / 1e6, p->vm_live_ns / 1e6, p->jmx_bind_ns / 1e6);
 	struct hp_heap_usage best = { .sz = sizeof(best) };
 	if (hp_heap_usage(p, 0, &best) == 0)
 		fprintf(out, "usage.current: used=%" PRIu64 " committed=%" PRIu64 " max=%" PRIu64 " mode=%s\n",

@@ -110,6 +110,11 @@ void hp_modes_init(struct hp_probe *p, bool retry_only)
 	for (int m = 0; m < HP_MODE_COUNT; m++) {
 		if (retry_only && p->mode_status[m] != -EAGAIN)
 			continue;
+		if ((p->opts.flags & HP_OPEN_LAZY_JNI_MODES) && all_modes[m]->needs_jni && !p->jni_modes_wanted) {
+			p->mode_ops[m] = all_modes[m];
+			hp_mode_disable(p, m, -EAGAIN, "set up on first use (HP_OPEN_LAZY_JNI_MODES)");
+			continue;
+		}
 		p->mode_ops[m] = all_modes[m];
 		char reason[HP_REASON_LEN] = "";
 		int rc = all_modes[m]->init(p, reason, sizeof(reason));
@@ -120,7 +125,8 @@ void hp_modes_init(struct hp_probe *p, bool retry_only)
 	}
 	bool pending = false;
 	for (int m = 0; m < HP_MODE_COUNT; m++)
-		pending |= p->mode_status[m] == -EAGAIN;
+		pending |= p->mode_status[m] == -EAGAIN &&
+			   !((p->opts.flags & HP_OPEN_LAZY_JNI_MODES) && all_modes[m]->needs_jni && !p->jni_modes_wanted);
 	__atomic_store_n(&p->modes_pending, pending, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&init_lock);
 }
@@ -136,8 +142,11 @@ int hp_mode_status(struct hp_probe *p, enum hp_mode mode, const char **reason)
 {
 	if (!p || mode < 0 || mode >= HP_MODE_COUNT)
 		return -EINVAL;
-	if (p->mode_status[mode] == -EAGAIN && !hp_events_in_gc_callback() && hp_jni_env(p))
+	if (p->mode_status[mode] == -EAGAIN && !hp_events_in_gc_callback() && hp_jni_env(p)) {
+		if (all_modes[mode]->needs_jni)
+			p->jni_modes_wanted = true;
 		hp_modes_init(p, true);
+	}
 	if (reason)
 		*reason = p->mode_reason[mode];
 	return __atomic_load_n(&p->mode_status[mode], __ATOMIC_ACQUIRE);
@@ -275,6 +284,11 @@ int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 		struct hp_mode_reading r;
 		if (m >= HP_MODE_COUNT)
 			return -EINVAL;
+		if (p->mode_status[m] == -EAGAIN && all_modes[m]->needs_jni && !p->jni_modes_wanted &&
+		    !(flags & HP_USAGE_NO_JNI) && !hp_events_in_gc_callback() && hp_jni_env(p)) {
+			p->jni_modes_wanted = true;
+			hp_modes_init(p, true);
+		}
 		rc = read_lazy(p, m, &env, &r);
 		if (rc == 0) {
 			u.mode = m;
@@ -298,6 +312,14 @@ int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 			rc = 0;
 			break;
 		}
+	}
+	if (rc == -ENODATA && !(flags & (HP_USAGE_POST_GC | (1u << 8))) && !p->jni_modes_wanted &&
+	    (p->opts.flags & HP_OPEN_LAZY_JNI_MODES) && !(flags & HP_USAGE_NO_JNI) && !hp_events_in_gc_callback() &&
+	    hp_jni_env(p)) {
+		/* Nothing without JNI answered: the deferred modes are needed. */
+		p->jni_modes_wanted = true;
+		hp_modes_init(p, true);
+		return hp_heap_usage(p, flags, out);
 	}
 	if (rc == 0 && !u.gc_count)
 		u.gc_count = hp_events_gc_count(p);
