@@ -31,8 +31,16 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *data)
 	snprintf(jvm->path, sizeof(jvm->path), "%s", path);
 	jvm->base = info->dlpi_addr;
 	jvm->nexec = 0;
+	jvm->nread = 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		/* p_filesz, not p_memsz: the file-backed part is certainly
+		 * mapped (the .bss tail rounds to pages we need not trust). */
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && jvm->nread < HP_LIBJVM_MAX_SEGMENTS) {
+			jvm->read[jvm->nread].start = info->dlpi_addr + ph->p_vaddr;
+			jvm->read[jvm->nread].end = info->dlpi_addr + ph->p_vaddr + ph->p_filesz;
+			jvm->nread++;
+		}
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && jvm->nexec < HP_LIBJVM_MAX_SEGMENTS) {
 			jvm->exec[jvm->nexec].start = info->dlpi_addr + ph->p_vaddr;
 			jvm->exec[jvm->nexec].end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
@@ -143,5 +151,10 @@ int hp_libjvm_vms_tables(const struct hp_libjvm *jvm, struct hp_vms_tables *t, c
 	for (size_t i = 0; i < sizeof(u64s) / sizeof(u64s[0]); i++)
 		if ((rc = read_export_u64(jvm, u64s[i].name, u64s[i].dst, err, errlen)))
 			return rc;
+	for (unsigned i = 0; i < jvm->nread && i < HP_VMS_MAX_READABLE; i++) {
+		t->readable[i].start = jvm->read[i].start;
+		t->readable[i].end = jvm->read[i].end;
+		t->nreadable = i + 1;
+	}
 	return 0;
 }

@@ -18,6 +18,8 @@ struct hp_libjvm {
 	void *handle;                   /* dlopen(RTLD_NOLOAD) handle */
 	unsigned nexec;
 	struct { uintptr_t start, end; } exec[HP_LIBJVM_MAX_SEGMENTS];   /* r-x PT_LOADs */
+	unsigned nread;
+	struct { uintptr_t start, end; } read[HP_LIBJVM_MAX_SEGMENTS];   /* readable PT_LOADs */
 };
 
 /* Finds the libjvm mapped in this process. `name_hint` overrides the file

@@ -66,6 +66,7 @@ static char *arena_strdup(struct hp_vms *v, const char *s, size_t len)
 
 /* A reader of one table: fetches entry i into buf and decodes members. */
 struct table_cursor {
+	const struct hp_vms_tables *t;
 	const char *what;           /* "gHotSpotVMStructs", for messages */
 	const char *array;
 	uint64_t stride;
@@ -83,9 +84,46 @@ static int check_member(const char *what, const char *member, uint64_t off, size
 	return 0;
 }
 
-static int cursor_init(struct table_cursor *c, const char *what, const void *array, uint64_t stride,
-		       char *err, size_t errlen)
+/* The readable range holding [p, p+n), or NULL. */
+static const void *known_readable(const struct hp_vms_tables *t, const void *p, size_t n, size_t *avail)
 {
+	uintptr_t a = (uintptr_t)p;
+	for (unsigned i = 0; t && i < t->nreadable; i++)
+		if (a >= t->readable[i].start && a < t->readable[i].end && n <= t->readable[i].end - a) {
+			*avail = t->readable[i].end - a;
+			return p;
+		}
+	return NULL;
+}
+
+static int read_mem(const struct hp_vms_tables *t, void *dst, const void *src, size_t n)
+{
+	size_t avail;
+	if (known_readable(t, src, n, &avail)) {
+		memcpy(dst, src, n);
+		return 0;
+	}
+	return hp_safe_read(dst, src, n);
+}
+
+static long read_string(const struct hp_vms_tables *t, char *dst, size_t cap, const void *src)
+{
+	size_t avail;
+	if (known_readable(t, src, 1, &avail)) {
+		size_t n = avail < cap - 1 ? avail : cap - 1;
+		const char *nul = memchr(src, '\0', n);
+		if (nul) {
+			memcpy(dst, src, (size_t)(nul - (const char *)src) + 1);
+			return nul - (const char *)src;
+		}
+	}
+	return hp_safe_read_string(dst, cap, src);
+}
+
+static int cursor_init(struct table_cursor *c, const struct hp_vms_tables *t, const char *what, const void *array,
+		       uint64_t stride, char *err, size_t errlen)
+{
+	c->t = t;
 	c->what = what;
 	c->array = array;
 	c->stride = stride;
@@ -103,7 +141,7 @@ static int cursor_init(struct table_cursor *c, const char *what, const void *arr
 
 static int cursor_fetch(struct table_cursor *c, size_t i, char *err, size_t errlen)
 {
-	if (hp_safe_read(c->buf, c->array + i * c->stride, c->stride) != 0) {
+	if (read_mem(c->t, c->buf, c->array + i * c->stride, c->stride) != 0) {
 		hp_set_err(err, errlen, "%s: entry %zu at %p is not readable", c->what, i,
 			(const void *)(c->array + i * c->stride));
 		return -EFAULT;
@@ -147,7 +185,7 @@ static int member_string(struct hp_vms *v, const struct table_cursor *c, size_t 
 		return -EBADMSG;
 	}
 	char buf[HP_VMS_MAX_NAME];
-	long len = hp_safe_read_string(buf, sizeof(buf), p);
+	long len = read_string(c->t, buf, sizeof(buf), p);
 	if (len == -EFAULT) {
 		hp_set_err(err, errlen, "%s: entry %zu: %s points to unreadable memory %p", c->what, i, member, p);
 		return -EFAULT;
@@ -198,11 +236,12 @@ static const char *long_key(const void *ctx, uint32_t id)
 	return ((const struct hp_vms *)ctx)->longs[id].name;
 }
 
-static int load_structs(struct hp_vms *v, const struct hp_vms_struct_layout *l, char *err, size_t errlen)
+static int load_structs(struct hp_vms *v, const struct hp_vms_tables *t, char *err, size_t errlen)
 {
+	const struct hp_vms_struct_layout *l = &t->structs;
 	struct table_cursor c;
 	const char *what = "gHotSpotVMStructs";
-	int rc = cursor_init(&c, what, l->array, l->stride, err, errlen);
+	int rc = cursor_init(&c, t, what, l->array, l->stride, err, errlen);
 	if (!rc)
 		rc = check_member(what, "typeName", l->type_name, 8, l->stride, err, errlen);
 	if (!rc)
@@ -252,11 +291,12 @@ static int load_structs(struct hp_vms *v, const struct hp_vms_struct_layout *l, 
 	return 0;
 }
 
-static int load_types(struct hp_vms *v, const struct hp_vms_type_layout *l, char *err, size_t errlen)
+static int load_types(struct hp_vms *v, const struct hp_vms_tables *t, char *err, size_t errlen)
 {
+	const struct hp_vms_type_layout *l = &t->types;
 	struct table_cursor c;
 	const char *what = "gHotSpotVMTypes";
-	int rc = cursor_init(&c, what, l->array, l->stride, err, errlen);
+	int rc = cursor_init(&c, t, what, l->array, l->stride, err, errlen);
 	if (!rc)
 		rc = check_member(what, "typeName", l->type_name, 8, l->stride, err, errlen);
 	if (!rc)
@@ -278,16 +318,16 @@ static int load_types(struct hp_vms *v, const struct hp_vms_type_layout *l, char
 	if (!v->types)
 		return -ENOMEM;
 	for (size_t i = 0; i < v->ntypes; i++) {
-		struct hp_vms_type *t = &v->types[i];
+		struct hp_vms_type *ty = &v->types[i];
 		if ((rc = cursor_fetch(&c, i, err, errlen)) ||
-		    (rc = member_string(v, &c, i, "typeName", l->type_name, false, &t->name, err, errlen)) ||
-		    (rc = member_string(v, &c, i, "superclassName", l->superclass_name, true, &t->superclass,
+		    (rc = member_string(v, &c, i, "typeName", l->type_name, false, &ty->name, err, errlen)) ||
+		    (rc = member_string(v, &c, i, "superclassName", l->superclass_name, true, &ty->superclass,
 					err, errlen)))
 			return rc;
-		t->is_oop = member_i32(&c, l->is_oop) != 0;
-		t->is_integer = member_i32(&c, l->is_integer) != 0;
-		t->is_unsigned = member_i32(&c, l->is_unsigned) != 0;
-		t->size = member_u64(&c, l->size);
+		ty->is_oop = member_i32(&c, l->is_oop) != 0;
+		ty->is_integer = member_i32(&c, l->is_integer) != 0;
+		ty->is_unsigned = member_i32(&c, l->is_unsigned) != 0;
+		ty->size = member_u64(&c, l->size);
 	}
 	if (hp_strmap_init(&v->type_map, (uint32_t)v->ntypes, type_key, v))
 		return -ENOMEM;
@@ -296,12 +336,12 @@ static int load_types(struct hp_vms *v, const struct hp_vms_type_layout *l, char
 	return 0;
 }
 
-static int load_constants(struct hp_vms *v, const char *what, const struct hp_vms_const_layout *l,
-			  size_t value_size, struct hp_vms_const **out, size_t *count, struct hp_strmap *map,
-			  hp_strmap_key_fn key_of, char *err, size_t errlen)
+static int load_constants(struct hp_vms *v, const struct hp_vms_tables *t, const char *what,
+			  const struct hp_vms_const_layout *l, size_t value_size, struct hp_vms_const **out,
+			  size_t *count, struct hp_strmap *map, hp_strmap_key_fn key_of, char *err, size_t errlen)
 {
 	struct table_cursor c;
-	int rc = cursor_init(&c, what, l->array, l->stride, err, errlen);
+	int rc = cursor_init(&c, t, what, l->array, l->stride, err, errlen);
 	if (!rc)
 		rc = check_member(what, "name", l->name, 8, l->stride, err, errlen);
 	if (!rc)
@@ -335,14 +375,14 @@ int hp_vms_load(const struct hp_vms_tables *t, struct hp_vms **out, char *err, s
 	struct hp_vms *v = calloc(1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	int rc = load_structs(v, &t->structs, err, errlen);
+	int rc = load_structs(v, t, err, errlen);
 	if (!rc)
-		rc = load_types(v, &t->types, err, errlen);
+		rc = load_types(v, t, err, errlen);
 	if (!rc)
-		rc = load_constants(v, "gHotSpotVMIntConstants", &t->int_constants, 4, &v->ints, &v->nints,
+		rc = load_constants(v, t, "gHotSpotVMIntConstants", &t->int_constants, 4, &v->ints, &v->nints,
 				    &v->int_map, int_key, err, errlen);
 	if (!rc)
-		rc = load_constants(v, "gHotSpotVMLongConstants", &t->long_constants, 8, &v->longs, &v->nlongs,
+		rc = load_constants(v, t, "gHotSpotVMLongConstants", &t->long_constants, 8, &v->longs, &v->nlongs,
 				    &v->long_map, long_key, err, errlen);
 	if (rc) {
 		if (rc == -ENOMEM)
