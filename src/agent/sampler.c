@@ -62,6 +62,7 @@ static struct profiler {
 	_Atomic int gc_pending;
 	_Atomic uint64_t gc_events, samples;
 	int64_t start_realtime_ns;
+	uint64_t baseline_bytes;        /* heap in use when sampling began (see write_snapshot) */
 	pthread_mutex_t dump_lock;
 	bool have_lines;
 } prof = { .dump_lock = PTHREAD_MUTEX_INITIALIZER };
@@ -210,7 +211,12 @@ static int write_snapshot(JNIEnv *jni, const char *why)
 		ctx.min_age = ctx.scale_age;    /* only samples the measured collection saw */
 	if (prof.o.live)
 		hp_live_each(&prof.live, jni, add_live, &ctx);
-	double scale = scaled && ctx.total_bytes > 0 ? (double)post.used / ctx.total_bytes : 1.0;
+	/* What the sampled survivors account for: the post-GC live heap less
+	 * the baseline that was never sampled (when that leaves something). */
+	uint64_t target = post.used;
+	if (scaled && prof.baseline_bytes && post.used > prof.baseline_bytes)
+		target = post.used - prof.baseline_bytes;
+	double scale = scaled && ctx.total_bytes > 0 ? (double)target / ctx.total_bytes : 1.0;
 
 	/* Frames shared across stacks are written once. The lock keeps new
 	 * sites out between counting and copying (and class names still). */
@@ -267,7 +273,7 @@ static int write_snapshot(JNIEnv *jni, const char *why)
 		nsamples++;
 	}
 
-	char c1[256], c2[256], c3[256];
+	char c1[256], c2[320], c3[256];
 	snprintf(c1, sizeof(c1), "heapprobe %s: %llu samples at interval %llu bytes, %llu sites, %llu live samples "
 		 "tracked, %llu dropped by thinning, %llu samples beyond the site table",
 		 why, (unsigned long long)atomic_load(&prof.samples), (unsigned long long)prof.o.interval,
@@ -277,9 +283,10 @@ static int write_snapshot(JNIEnv *jni, const char *why)
 		snprintf(c2, sizeof(c2), "live tracking off: inuse values are 0");
 	else if (scaled)
 		snprintf(c2, sizeof(c2), "inuse scaled x%.4f to the live heap of %llu bytes measured by %s (%s) "
-			 "at GC #%llu; %llu samples that survived >= %u GCs",
+			 "at GC #%llu less %llu bytes in use before sampling began; %llu samples that survived >= %u GCs",
 			 scale, (unsigned long long)post.used, hp_mode_name(post.mode), hp_usage_kind_name(post.kind),
-			 (unsigned long long)post.gc_count, (unsigned long long)ctx.counted, ctx.min_age);
+			 (unsigned long long)post.gc_count, (unsigned long long)(post.used - target),
+			 (unsigned long long)ctx.counted, ctx.min_age);
 	else
 		snprintf(c2, sizeof(c2), "inuse UNSCALED: no post-GC heap size known yet (no collection seen); "
 			 "%llu live samples", (unsigned long long)ctx.counted);
@@ -376,8 +383,23 @@ static int start_thread(JNIEnv *jni)
 	return e == JVMTI_ERROR_NONE ? 0 : -EIO;
 }
 
+/* The heap in use as sampling begins: never sampled, so kept out of the
+ * scaling. After a late attach the last post-GC figure is the better
+ * estimate (the current usage holds garbage). */
+static void record_baseline(void)
+{
+	struct hp_heap_usage u = { .sz = sizeof(u) };
+	if (hp_heap_usage(prof.probe, HP_USAGE_POST_GC, &u) == 0 && u.gc_count > 0)
+		prof.baseline_bytes = u.used;
+	else if (hp_heap_usage(prof.probe, 0, &u) == 0)
+		prof.baseline_bytes = u.used;
+	else
+		prof.baseline_bytes = 0;
+}
+
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
+	record_baseline();
 	if (start_thread(jni))
 		logf_("cannot start the agent thread: liveness is checked only when a profile is written");
 }
@@ -475,6 +497,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL);
 	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);
 	if (live_phase) {
+		record_baseline();
 		if (start_thread(jni))
 			logf_("cannot start the agent thread");
 	} else {
