@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# heapprobe beside its peers, same workloads, same run, interleaved.
+#
+#   bash bench/peers/run.sh            # full run (~20-25 min on 2 cores), writes docs/BENCHMARKS.md
+#   QUICK=1 bash bench/peers/run.sh    # smoke run (~5 min): fewer agents, fewer repetitions
+#
+# Knobs (environment): REPS (overhead repetitions per workload and agent),
+# ACC_REPS (accuracy runs per agent), START_REPS (start-up runs per agent),
+# USAGE_REPS (UsageBench repetitions), CONFIGS (space-separated agent list,
+# see agent_flags below), OUT (markdown path, default docs/BENCHMARKS.md).
+#
+# Peers come from Maven Central into bench/peers/.cache/ (gitignored):
+# async-profiler (tools.profiler:async-profiler:linux-x64), Datadog's
+# java-profiler (com.datadoghq:ddprof), H2 (com.h2database:h2) and JDK Mission
+# Control's JFR parser (org.openjdk.jmc:flightrecorder). Raw numbers go to
+# docs/bench-raw/*.csv; the markdown is generated from them by report.py.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
+JAVA=$JAVA_HOME/bin/java
+JAVAC=$JAVA_HOME/bin/javac
+QUICK=${QUICK:-0}
+if [ "$QUICK" = 1 ]; then
+	REPS=${REPS:-2}; ACC_REPS=${ACC_REPS:-2}; START_REPS=${START_REPS:-5}; USAGE_REPS=${USAGE_REPS:-5}
+	CONFIGS=${CONFIGS:-"none empty@512k heapprobe@512k heapprobe@32k async-live@512k ddprof-live@512k jfr-profile"}
+else
+	REPS=${REPS:-7}; ACC_REPS=${ACC_REPS:-5}; START_REPS=${START_REPS:-10}; USAGE_REPS=${USAGE_REPS:-9}
+	CONFIGS=${CONFIGS:-"none empty@512k empty@32k heapprobe@512k heapprobe@32k async-alloc@512k async-alloc@32k async-live@512k async-live@32k ddprof-live@512k ddprof-live@32k jfr-profile"}
+fi
+WORKLOADS=${WORKLOADS:-"allocbench javac h2"}
+ACC_CONFIGS="heapprobe@512k heapprobe@32k async-live@512k async-live@32k async-alloc@512k async-alloc@32k ddprof-live@512k ddprof-live@32k jfr-profile"
+
+AP_VER=4.2          # tools.profiler:async-profiler (4.3+ also carry linux-x64; 4.2 is the one validated here)
+DD_VER=1.22.0       # com.datadoghq:ddprof, native library inside the jar
+H2_VER=2.2.224
+JMC_VER=9.1.2
+MVN=${MAVEN_REPO:-https://repo1.maven.org/maven2}
+
+CACHE=$HERE/.cache
+RUN=$CACHE/run
+RAW=$ROOT/docs/bench-raw
+OUT=${OUT:-$ROOT/docs/BENCHMARKS.md}
+HP=$ROOT/build/libheapprobe.so
+log() { echo "[$(date +%T)] $*" >&2; }
+
+# --- prerequisites -----------------------------------------------------------
+missing=()
+[ -x /usr/bin/time ] || missing+=(time)
+command -v unzip >/dev/null || missing+=(unzip)
+command -v curl >/dev/null || missing+=(curl)
+command -v gcc >/dev/null || missing+=(gcc)
+command -v cmake >/dev/null || missing+=(cmake)
+command -v ninja >/dev/null || missing+=(ninja-build)
+[ -x "$JAVAC" ] || missing+=(openjdk-17-jdk-headless)
+SRCZIP=$JAVA_HOME/lib/src.zip
+[ -e "$SRCZIP" ] || missing+=(openjdk-17-source)
+if [ ${#missing[@]} -gt 0 ]; then
+	log "installing ${missing[*]}"
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if [ ! -f "$HP" ] || [ ! -f "$ROOT/build/bench/libbench_agent.so" ]; then
+	log "building heapprobe"
+	[ -f "$ROOT/build/build.ninja" ] || cmake -S "$ROOT" -B "$ROOT/build" -G Ninja >/dev/null
+	cmake --build "$ROOT/build" >/dev/null
+fi
+
+# --- peers and helpers ---------------------------------------------------------
+mkdir -p "$CACHE/dl" "$CACHE/lib" "$CACHE/classes"
+fetch() {   # groupPath artifact version [classifier] -> path of the jar
+	local f="$CACHE/dl/$2-$3${4:+-$4}.jar"
+	if [ ! -s "$f" ]; then
+		log "downloading $MVN/$1/$2/$3/$(basename "$f")"
+		curl -fsSL --retry 3 -o "$f.tmp" "$MVN/$1/$2/$3/$(basename "$f")" && mv "$f.tmp" "$f"
+	fi
+	echo "$f"
+}
+AP_JAR=$(fetch tools/profiler async-profiler $AP_VER linux-x64)
+DD_JAR=$(fetch com/datadoghq ddprof $DD_VER)
+H2_JAR=$(fetch com/h2database h2 $H2_VER)
+JMC_CP=$(fetch org/openjdk/jmc flightrecorder $JMC_VER):$(fetch org/openjdk/jmc common $JMC_VER)
+JMC_CP=$JMC_CP:$(fetch org/owasp/encoder encoder 1.2.3):$(fetch at/yawk/lz4 lz4-java 1.10.2)
+AP=$CACHE/lib/libasyncProfiler.so
+DD=$CACHE/lib/libjavaProfiler.so
+[ -s "$AP" ] || unzip -p "$AP_JAR" linux-x64/libasyncProfiler.so >"$AP"
+[ -s "$DD" ] || unzip -p "$DD_JAR" META-INF/native-libs/linux-x64/libjavaProfiler.so >"$DD"
+EMPTY=$CACHE/lib/libempty_sampler.so
+gcc -O2 -Wall -Wextra -shared -fPIC -I"$JAVA_HOME/include" -I"$JAVA_HOME/include/linux" \
+	-o "$EMPTY" "$HERE/empty_sampler.c"
+CLS=$CACHE/classes
+"$JAVAC" -nowarn -d "$CLS" -cp "$H2_JAR:$JMC_CP" "$HERE"/AllocBench.java "$HERE"/Hello.java "$HERE"/H2Load.java \
+	"$HERE"/JfrDump.java "$ROOT"/test/java/RetainedSet.java "$ROOT"/bench/UsageBench.java
+# javac workload: the jdk.httpserver module's sources (43 files, ~6 s alone
+# here), compiled against the running JDK as a patch of that module.
+JSRC=$CACHE/jdksrc
+if [ ! -d "$JSRC/jdk.httpserver" ]; then
+	mkdir -p "$JSRC" && unzip -q -o "$(readlink -f "$SRCZIP")" 'jdk.httpserver/*' -d "$JSRC"
+fi
+JAVAC_FILES=$(cd "$JSRC" && find jdk.httpserver -name '*.java' ! -name module-info.java | sort | tr '\n' ' ')
+
+# --- what one run is -----------------------------------------------------------
+# agent_flags CONFIG OUTBASE: JVM options for that agent, output under OUTBASE
+agent_flags() {
+	local c=$1 o=$2 iv=${1#*@}
+	case $c in
+	none) ;;
+	empty@*) echo "-agentpath:$EMPTY=$iv" ;;
+	heapprobe@*) echo "-agentpath:$HP=interval=$iv,file=$o.pb.gz" ;;
+	heapprobe-collapsed@*) echo "-agentpath:$HP=interval=$iv,format=collapsed,file=$o.collapsed" ;;
+	async-alloc@*) echo "-agentpath:$AP=start,event=alloc,alloc=$iv,total,collapsed,file=$o.collapsed" ;;
+	async-live@*) echo "-agentpath:$AP=start,event=alloc,alloc=$iv,live,collapsed,file=$o.collapsed" ;;
+	ddprof-live@*) echo "-agentpath:$DD=start,memory=$iv:al:1.0,file=$o.jfr" ;;
+	jfr-profile) echo "-XX:StartFlightRecording=settings=profile,filename=$o.jfr" ;;
+	*) echo "unknown config $c" >&2; return 1 ;;
+	esac
+}
+# run_java OUTBASE WORKLOAD FLAGS...: the command line of a workload under given JVM flags
+workload_cmd() {
+	local o=$1 w=$2; shift 2
+	case $w in
+	allocbench) echo "$JAVA" "$@" -cp "$CLS" AllocBench 4 3000000 ;;
+	h2) echo "$JAVA" "$@" -cp "$CLS:$H2_JAR" H2Load 30000 40 ;;
+	javac)
+		local j=() f; for f in "$@"; do j+=("-J$f"); done
+		echo "$JAVAC" "${j[@]}" -nowarn -Xlint:none -XDsuppressNotes -d "$o.out" \
+			--patch-module "jdk.httpserver=$JSRC/jdk.httpserver" $(for f in $JAVAC_FILES; do echo "$JSRC/$f"; done) ;;
+	hello) echo "$JAVA" "$@" -cp "$CLS" Hello ;;
+	retained) echo "$JAVA" "$@" -cp "$CLS" RetainedSet ;;
+	esac
+}
+
+rm -rf "$RUN" && mkdir -p "$RUN" "$RAW"
+CMDS=$RUN/commands.txt
+: >"$CMDS"
+OVH=$RUN/overhead.csv
+echo "measure,workload,config,rep,order,wall_s,user_s,sys_s,maxrss_kb,rc,samples,alloc_bytes,app_ms" >"$OVH"
+
+# run_one MEASURE WORKLOAD CONFIG REP ORDER: one timed JVM, one CSV row
+run_one() {
+	local m=$1 w=$2 c=$3 r=$4 ord=$5
+	local o="$RUN/$m-$w-${c//@/_}-$r"
+	# shellcheck disable=SC2046
+	local cmd; cmd=$(workload_cmd "$o" "$w" $(agent_flags "$c" "$o"))
+	grep -q "^$m $w $c:" "$CMDS" || echo "$m $w $c: $cmd" >>"$CMDS"
+	local rc=0
+	# shellcheck disable=SC2086
+	/usr/bin/time -f '%e %U %S %M' -o "$o.time" $cmd >"$o.stdout" 2>"$o.stderr" || rc=$?
+	local t; t=$(tail -1 "$o.time")
+	local samples="" alloc app
+	if [ -f "$o.pb.gz" ]; then
+		samples=$( (zcat "$o.pb.gz" | grep -aoE '[0-9]+ samples at interval' | head -1 | cut -d' ' -f1) || true)
+	fi
+	alloc=$( (grep -oE '^allocated_bytes: [0-9]+' "$o.stdout" | cut -d' ' -f2) || true)
+	app=$( (grep -oE '^elapsed_ms: [0-9]+' "$o.stdout" | cut -d' ' -f2) || true)
+	[ "$rc" = 0 ] || log "  $m $w $c rep $r exited $rc (see $o.stderr)"
+	echo "$m,$w,$c,$r,$ord,${t// /,},$rc,$samples,$alloc,$app" >>"$OVH"
+	rm -rf "$o.out" "$o.pb.gz" "$o.collapsed" "$o.collapsed.alloc"
+	[ "$m" = accuracy ] || rm -f "$o.jfr"
+}
+shuffled() { python3 -c 'import random,sys; a=sys.argv[2:]; random.Random(int(sys.argv[1])).shuffle(a); print(" ".join(a))' "$@"; }
+
+{
+	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "nproc: $(nproc)"
+	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+	echo "memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
+	echo "kernel: $(uname -srm)"
+	echo "os: $(. /etc/os-release && echo "$PRETTY_NAME")"
+	echo "jdk: $("$JAVA" -version 2>&1 | sed -n 2p)"
+	echo "load_before: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "heapprobe: $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
+	echo "async-profiler: $AP_VER (tools.profiler:async-profiler:$AP_VER:linux-x64)"
+	echo "ddprof: $DD_VER (com.datadoghq:ddprof:$DD_VER)"
+	echo "h2: $H2_VER"
+	echo "quick: $QUICK reps: $REPS acc_reps: $ACC_REPS start_reps: $START_REPS usage_reps: $USAGE_REPS"
+	echo "configs: $CONFIGS"
+	echo "workloads: $WORKLOADS"
+} >"$RUN/machine.txt"
+
+# --- 1. overhead: every workload x agent, order shuffled in each repetition ---
+log "overhead: $REPS reps x {$WORKLOADS} x {$CONFIGS}"
+for w in $WORKLOADS; do run_one warmup "$w" none 0 0; done     # page cache, JIT-free disk warm-up
+for r in $(seq 1 "$REPS"); do
+	for w in $WORKLOADS; do
+		i=0
+		for c in $(shuffled "$r$i" $CONFIGS); do i=$((i + 1)); run_one overhead "$w" "$c" "$r" "$i"; done
+	done
+	log "  rep $r/$REPS done"
+done
+
+# --- 2. start-up and RSS at start ----------------------------------------------
+log "start-up: $START_REPS reps"
+for r in $(seq 1 "$START_REPS"); do
+	i=0
+	for c in $(shuffled "9$r" $CONFIGS); do i=$((i + 1)); run_one startup hello "$c" "$r" "$i"; done
+done
+
+# --- 3. accuracy on a known retained set ---------------------------------------
+log "accuracy: $ACC_REPS reps"
+ACC=$RUN/accuracy.txt
+: >"$ACC"
+for r in $(seq 1 "$ACC_REPS"); do
+	i=0
+	for c in $(shuffled "7$r" $ACC_CONFIGS); do
+		i=$((i + 1))
+		cc=$c; [[ $c == heapprobe@* ]] && cc=heapprobe-collapsed@${c#*@}
+		o="$RUN/accuracy-retained-${cc//@/_}-$r"
+		# shellcheck disable=SC2046
+		cmd=$(workload_cmd "$o" retained $(agent_flags "$cc" "$o"))
+		grep -q "^accuracy retained $c:" "$CMDS" || echo "accuracy retained $c: $cmd" >>"$CMDS"
+		# shellcheck disable=SC2086
+		$cmd >"$o.stdout" 2>"$o.stderr" || log "  accuracy $c rep $r failed"
+		{
+			echo "== $c $r"
+			grep '^truth\.' "$o.stdout" || true
+			case $c in
+			heapprobe@*) sed 's/^/inuse\t/' "$o.collapsed" 2>/dev/null; sed 's/^/alloc\t/' "$o.collapsed.alloc" 2>/dev/null ;;
+			async-live@*) sed 's/^/livecount\t/' "$o.collapsed" 2>/dev/null ;;
+			async-alloc@*) sed 's/^/alloc\t/' "$o.collapsed" 2>/dev/null ;;
+			ddprof-live@*|jfr-profile)
+				"$JAVA" -cp "$CLS:$JMC_CP" JfrDump "$o.jfr" \
+					datadog.HeapLiveObject,datadog.ObjectSample,jdk.OldObjectSample,jdk.ObjectAllocationSample \
+					2>/dev/null | sed 's/^/jfr\t/' ;;
+			esac
+		} >>"$ACC"
+		rm -f "$o.collapsed" "$o.collapsed.alloc" "$o.jfr"
+	done
+done
+
+# --- 4. heap-usage read latency (heapprobe's own bench) -------------------------
+log "UsageBench: $USAGE_REPS reps"
+"$JAVA" -agentpath:"$ROOT/build/bench/libbench_agent.so" -cp "$CLS" UsageBench "$USAGE_REPS" >"$RUN/usagebench.md" 2>"$RUN/usagebench.err" ||
+	log "UsageBench failed: $(tail -3 "$RUN/usagebench.err")"
+echo "usage JVM: $JAVA -agentpath:$ROOT/build/bench/libbench_agent.so -cp $CLS UsageBench $USAGE_REPS" >>"$CMDS"
+echo "load_after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RUN/machine.txt"
+
+# --- 5. report -----------------------------------------------------------------
+python3 "$HERE/report.py" "$RUN" "$RAW" "$OUT" "$ROOT"
+log "wrote $OUT and $RAW/"
