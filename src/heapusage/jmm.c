@@ -231,11 +231,10 @@ void *hp_mode_state_get(struct hp_probe *p, enum hp_mode mode, size_t size, void
 
 /* ---- Mode "jmm" ------------------------------------------------------------ */
 
+_Static_assert(sizeof(((struct hp_jni_once *)0)->fail) == HP_REASON_LEN, "reason buffer sizes agree");
+
 struct jmm_state {
-	pthread_mutex_t lock;           /* set-up only, taken with trylock */
-	bool ready;                     /* set-up done: the fields below are fixed */
-	int fail_rc;                    /* set-up failed for good */
-	char fail[HP_REASON_LEN];
+	struct hp_jni_once once;        /* once.ready: the fields below are fixed */
 
 	int version;
 	enum jmm_layout layout;
@@ -255,7 +254,7 @@ struct jmm_state {
 
 static void jmm_state_setup(void *st)
 {
-	pthread_mutex_init(&((struct jmm_state *)st)->lock, NULL);
+	pthread_mutex_init(&((struct jmm_state *)st)->once.lock, NULL);
 }
 
 static int jmm_fail(struct jmm_state *st, int rc, char *reason, size_t len, const char *fmt, ...)
@@ -266,10 +265,10 @@ static int jmm_fail(struct jmm_state *st, int rc, char *reason, size_t len, cons
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(st->fail, sizeof(st->fail), fmt, ap);
+	vsnprintf(st->once.fail, sizeof(st->once.fail), fmt, ap);
 	va_end(ap);
-	__atomic_store_n(&st->fail_rc, rc, __ATOMIC_RELEASE);     /* after the text */
-	snprintf(reason, len, "%s", st->fail);
+	__atomic_store_n(&st->once.fail_rc, rc, __ATOMIC_RELEASE);     /* after the text */
+	snprintf(reason, len, "%s", st->once.fail);
 	return rc;
 }
 
@@ -416,8 +415,13 @@ static int jmm_setup(struct hp_probe *p, struct jmm_state *st, JNIEnv *env, char
 	st->get_memory_pools = raw.h.GetMemoryPools;
 	st->get_memory_usage = tail->GetMemoryUsage;
 	st->get_pool_collection_usage = tail->GetPoolCollectionUsage;
-	__atomic_store_n(&st->ready, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&st->once.ready, true, __ATOMIC_RELEASE);
 	return 0;
+}
+
+static int jmm_setup_cb(struct hp_probe *p, void *state, JNIEnv *env, char *reason, size_t len)
+{
+	return jmm_setup(p, state, env, reason, len);
 }
 
 /* Set-up on demand: 0 when ready, -EAGAIN if it cannot run here/now. */
@@ -429,38 +433,45 @@ static int jmm_ensure(struct hp_probe *p, JNIEnv *env, struct jmm_state **out, c
 		return -ENOMEM;
 	}
 	*out = st;
-	if (__atomic_load_n(&st->ready, __ATOMIC_ACQUIRE))
+	return hp_jni_once_run(&st->once, p, env,
+			       "waiting for an attached Java thread in the live phase to ask JVM_GetManagement",
+			       jmm_setup_cb, st, reason, len);
+}
+
+int hp_jni_once_run(struct hp_jni_once *o, struct hp_probe *p, JNIEnv *env, const char *waiting,
+		    hp_jni_setup_fn setup, void *state, char *reason, size_t len)
+{
+	if (__atomic_load_n(&o->ready, __ATOMIC_ACQUIRE))
 		return 0;
-	int failed = __atomic_load_n(&st->fail_rc, __ATOMIC_ACQUIRE);
+	int failed = __atomic_load_n(&o->fail_rc, __ATOMIC_ACQUIRE);
 	if (failed) {
-		snprintf(reason, len, "%s", st->fail);
+		snprintf(reason, len, "%s", o->fail);
 		return failed;
 	}
 	if (!env) {
-		snprintf(reason, len, "waiting for an attached Java thread in the live phase to ask "
-			 "JVM_GetManagement");
+		snprintf(reason, len, "%s", waiting);
 		return -EAGAIN;
 	}
 	/* Never block: another thread setting up means "not yet". */
-	if (pthread_mutex_trylock(&st->lock)) {
+	if (pthread_mutex_trylock(&o->lock)) {
 		snprintf(reason, len, "being set up on another thread");
 		return -EAGAIN;
 	}
 	int rc = 0;
-	if (!st->ready && !st->fail_rc) {
+	if (!o->ready && !o->fail_rc) {
 		if ((*env)->PushLocalFrame(env, 16) < 0) {
 			hp_jni_threw(env);
 			snprintf(reason, len, "PushLocalFrame failed");
 			rc = -ENOMEM;
 		} else {
-			rc = jmm_setup(p, st, env, reason, len);
+			rc = setup(p, state, env, reason, len);
 			(*env)->PopLocalFrame(env, NULL);
 		}
-	} else if (st->fail_rc) {
-		snprintf(reason, len, "%s", st->fail);
-		rc = st->fail_rc;
+	} else if (o->fail_rc) {
+		snprintf(reason, len, "%s", o->fail);
+		rc = o->fail_rc;
 	}
-	pthread_mutex_unlock(&st->lock);
+	pthread_mutex_unlock(&o->lock);
 	return rc;
 }
 
@@ -494,7 +505,7 @@ static int jmm_init(struct hp_probe *p, char *reason, size_t len)
 static int jmm_read(struct hp_probe *p, JNIEnv *env, struct hp_mode_reading *r)
 {
 	struct jmm_state *st = __atomic_load_n(&p->mode_state[HP_MODE_JMM], __ATOMIC_ACQUIRE);
-	if (!st || !__atomic_load_n(&st->ready, __ATOMIC_ACQUIRE))
+	if (!st || !__atomic_load_n(&st->once.ready, __ATOMIC_ACQUIRE))
 		return -EAGAIN;
 	/* JNI may not be called with an exception pending, and the caller's
 	 * exception is not ours to clear. */
@@ -521,9 +532,9 @@ const char *hp_jmm_note(struct hp_probe *p)
 	struct jmm_state *st = p ? __atomic_load_n(&p->mode_state[HP_MODE_JMM], __ATOMIC_ACQUIRE) : NULL;
 	if (!st)
 		return "not set up";
-	if (__atomic_load_n(&st->ready, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&st->once.ready, __ATOMIC_ACQUIRE))
 		return st->note;
-	return __atomic_load_n(&st->fail_rc, __ATOMIC_ACQUIRE) ? st->fail : "not set up yet";
+	return __atomic_load_n(&st->once.fail_rc, __ATOMIC_ACQUIRE) ? st->once.fail : "not set up yet";
 }
 
 static void release_pools(JNIEnv *env, struct jmm_state *st)
@@ -546,7 +557,7 @@ static void jmm_fini(struct hp_probe *p)
 	JNIEnv *env = hp_jni_live_env(p);
 	release_pools(env, st);
 	hp_musage_release(env, &st->mu);
-	pthread_mutex_destroy(&st->lock);
+	pthread_mutex_destroy(&st->once.lock);
 	free(st);
 }
 
@@ -641,7 +652,7 @@ int hp_jmm_collection_usage(struct hp_probe *p, JNIEnv *env, uint64_t *used, uin
 		int failed = __atomic_load_n(&st->pools_rc, __ATOMIC_ACQUIRE);
 		if (failed)
 			return failed;
-		if (pthread_mutex_trylock(&st->lock))
+		if (pthread_mutex_trylock(&st->once.lock))
 			return -EAGAIN;
 		if (!st->pools_ready && !st->pools_rc) {
 			if ((*env)->PushLocalFrame(env, 32) < 0) {
@@ -657,7 +668,7 @@ int hp_jmm_collection_usage(struct hp_probe *p, JNIEnv *env, uint64_t *used, uin
 			}
 		}
 		rc = st->pools_ready ? 0 : (st->pools_rc ? st->pools_rc : rc);
-		pthread_mutex_unlock(&st->lock);
+		pthread_mutex_unlock(&st->once.lock);
 		if (rc)
 			return rc;
 	}

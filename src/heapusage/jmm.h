@@ -5,6 +5,7 @@
 #define HP_JMM_H
 
 #include <jni.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,5 +59,23 @@ void *hp_mode_state_get(struct hp_probe *p, enum hp_mode mode, size_t size, void
 /* true, after clearing it, if a Java exception is pending. Every JNI call
  * that can throw is followed by this. */
 bool hp_jni_threw(JNIEnv *env);
+
+/* One-time set-up of a JNI-based mode, shared by jmm and jmx-native: runs
+ * `setup` once, on an attached Java thread, inside a local frame, under a
+ * trylock (another thread setting up means "not yet", never a wait). A
+ * failure is kept, with its reason, for good. */
+struct hp_jni_once {
+	pthread_mutex_t lock;           /* set-up only, taken with trylock */
+	bool ready;                     /* set-up done: the state is fixed */
+	int fail_rc;                    /* set-up failed for good */
+	char fail[256];                 /* HP_REASON_LEN */
+};
+
+typedef int (*hp_jni_setup_fn)(struct hp_probe *p, void *state, JNIEnv *env, char *reason, size_t len);
+
+/* 0 when ready; -EAGAIN with `waiting` as the reason when env is NULL or
+ * another thread is at it; the stored failure otherwise. */
+int hp_jni_once_run(struct hp_jni_once *o, struct hp_probe *p, JNIEnv *env, const char *waiting,
+		    hp_jni_setup_fn setup, void *state, char *reason, size_t len);
 
 #endif

@@ -39,7 +39,7 @@
 typedef jobject (JNICALL *get_memory_usage0_fn)(JNIEnv *env, jobject self, jboolean heap);
 
 struct jmx_state {
-	pthread_mutex_t lock;           /* set-up only, taken with trylock */
+	struct hp_jni_once once;        /* once.ready: bean and ids set, read() may run */
 
 	/* The capture: `claimed` picks one writer, which fills `note` and
 	 * then publishes `addr` (release); readers load `addr` (acquire). */
@@ -48,16 +48,13 @@ struct jmx_state {
 	char note[200];
 
 	bool forced;                    /* the probe's own first call was made */
-	bool ready;                     /* bean and ids set: read() may run */
-	int fail_rc;                    /* set-up failed for good */
-	char fail[HP_REASON_LEN];
 	jobject bean;                   /* global ref to the MemoryImpl */
 	struct hp_musage mu;
 };
 
 static void jmx_state_setup(void *st)
 {
-	pthread_mutex_init(&((struct jmx_state *)st)->lock, NULL);
+	pthread_mutex_init(&((struct jmx_state *)st)->once.lock, NULL);
 }
 
 static struct jmx_state *jmx_state(struct hp_probe *p)
@@ -152,10 +149,10 @@ void hp_jmx_native_method_bind(struct hp_probe *p, JNIEnv *jni, jthread thread, 
 
 static int jmx_fail(struct jmx_state *st, int rc, char *reason, size_t len, const char *what, const char *detail)
 {
-	snprintf(st->fail, sizeof(st->fail), "%s%s%s", what, detail && *detail ? ": " : "",
+	snprintf(st->once.fail, sizeof(st->once.fail), "%s%s%s", what, detail && *detail ? ": " : "",
 		 detail ? detail : "");
-	__atomic_store_n(&st->fail_rc, rc, __ATOMIC_RELEASE);     /* after the text */
-	snprintf(reason, len, "%s", st->fail);
+	__atomic_store_n(&st->once.fail_rc, rc, __ATOMIC_RELEASE);     /* after the text */
+	snprintf(reason, len, "%s", st->once.fail);
 	return rc;
 }
 
@@ -262,8 +259,13 @@ static int jmx_setup(struct hp_probe *p, struct jmx_state *st, JNIEnv *env, char
 		return jmx_fail(st, -EFAULT, reason, len,
 				"the captured MemoryImpl.getMemoryUsage0 is not code of any loaded object", why);
 	}
-	__atomic_store_n(&st->ready, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&st->once.ready, true, __ATOMIC_RELEASE);
 	return 0;
+}
+
+static int jmx_setup_cb(struct hp_probe *p, void *state, JNIEnv *env, char *reason, size_t len)
+{
+	return jmx_setup(p, state, env, reason, len);
 }
 
 /* Set-up on demand; 0 when ready, -EAGAIN if it cannot run here/now. */
@@ -274,38 +276,10 @@ static int jmx_ensure(struct hp_probe *p, JNIEnv *env, char *reason, size_t len)
 		snprintf(reason, len, "out of memory");
 		return -ENOMEM;
 	}
-	if (__atomic_load_n(&st->ready, __ATOMIC_ACQUIRE))
-		return 0;
-	int failed = __atomic_load_n(&st->fail_rc, __ATOMIC_ACQUIRE);
-	if (failed) {
-		snprintf(reason, len, "%s", st->fail);
-		return failed;
-	}
-	if (!env) {
-		snprintf(reason, len, "MemoryImpl.getMemoryUsage0 %s; waiting for an attached Java thread in the "
-			 "live phase", __atomic_load_n(&st->addr, __ATOMIC_ACQUIRE) ? "captured" : "not captured yet");
-		return -EAGAIN;
-	}
-	if (pthread_mutex_trylock(&st->lock)) {
-		snprintf(reason, len, "being set up on another thread");
-		return -EAGAIN;
-	}
-	int rc = 0;
-	if (!st->ready && !st->fail_rc) {
-		if ((*env)->PushLocalFrame(env, 16) < 0) {
-			hp_jni_threw(env);
-			snprintf(reason, len, "PushLocalFrame failed");
-			rc = -ENOMEM;
-		} else {
-			rc = jmx_setup(p, st, env, reason, len);
-			(*env)->PopLocalFrame(env, NULL);
-		}
-	} else if (st->fail_rc) {
-		snprintf(reason, len, "%s", st->fail);
-		rc = st->fail_rc;
-	}
-	pthread_mutex_unlock(&st->lock);
-	return rc;
+	char waiting[160];
+	snprintf(waiting, sizeof(waiting), "MemoryImpl.getMemoryUsage0 %s; waiting for an attached Java thread in the "
+		 "live phase", __atomic_load_n(&st->addr, __ATOMIC_ACQUIRE) ? "captured" : "not captured yet");
+	return hp_jni_once_run(&st->once, p, env, waiting, jmx_setup_cb, st, reason, len);
 }
 
 void hp_jmx_vm_live(struct hp_probe *p, JNIEnv *jni)
@@ -332,7 +306,7 @@ static int jmx_init(struct hp_probe *p, char *reason, size_t len)
 static int jmx_read(struct hp_probe *p, JNIEnv *env, struct hp_mode_reading *r)
 {
 	struct jmx_state *st = __atomic_load_n(&p->mode_state[HP_MODE_JMX_NATIVE], __ATOMIC_ACQUIRE);
-	if (!st || !__atomic_load_n(&st->ready, __ATOMIC_ACQUIRE))
+	if (!st || !__atomic_load_n(&st->once.ready, __ATOMIC_ACQUIRE))
 		return -EAGAIN;
 	if (!env || (*env)->ExceptionCheck(env))
 		return -EAGAIN;
@@ -362,7 +336,7 @@ static void jmx_fini(struct hp_probe *p)
 	if (env && st->bean)
 		(*env)->DeleteGlobalRef(env, st->bean);
 	hp_musage_release(env, &st->mu);
-	pthread_mutex_destroy(&st->lock);
+	pthread_mutex_destroy(&st->once.lock);
 	free(st);
 }
 
@@ -373,8 +347,8 @@ const char *hp_jmx_capture_note(struct hp_probe *p)
 		return "not captured (the mode has not started)";
 	if (__atomic_load_n(&st->addr, __ATOMIC_ACQUIRE))
 		return st->note;
-	if (__atomic_load_n(&st->fail_rc, __ATOMIC_ACQUIRE))
-		return st->fail;
+	if (__atomic_load_n(&st->once.fail_rc, __ATOMIC_ACQUIRE))
+		return st->once.fail;
 	return "not captured yet";
 }
 
