@@ -211,6 +211,17 @@ int hp_mode_read(struct hp_probe *p, enum hp_mode m, JNIEnv *env, struct hp_mode
 	return rc;
 }
 
+/* A reading of mode m, taken now, into the public record. */
+static void fill(struct hp_heap_usage *u, enum hp_mode m, const struct hp_mode_reading *r)
+{
+	u->mode = m;
+	u->kind = r->kind;
+	u->used = r->used;
+	u->committed = r->committed;
+	u->max = r->max;
+	u->timestamp_ns = hp_now_coarse_ns();
+}
+
 int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 {
 	if (!p || !out || out->sz < sizeof(size_t))
@@ -257,24 +268,16 @@ int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 			uint64_t used, committed;
 			JNIEnv *jni;
 			if (rc == 0) {
-				u.mode = HP_MODE_LAST_GC_FIELDS;
-				u.kind = r.kind;
-				u.used = r.used;
-				u.committed = r.committed;
-				u.max = r.max;
-				u.timestamp_ns = hp_now_coarse_ns();
+				fill(&u, HP_MODE_LAST_GC_FIELDS, &r);
 			} else if (p->mode_status[HP_MODE_JMM] == 0 && (jni = lazy_env_get(&env)) &&
 				   hp_jmm_collection_usage(p, jni, &used, &committed) == 0 && used) {
 				/* Last resort: what MemoryPoolMXBean.getCollectionUsage
 				 * sums to (each pool after its last collection). */
-				u.mode = HP_MODE_JMM;
 				/* Pools record it after their own collections, young
 				 * ones included: promise no more than that. */
-				u.kind = HP_USAGE_AFTER_YOUNG_GC;
+				struct hp_mode_reading j = { used, committed, 0, HP_USAGE_AFTER_YOUNG_GC };
+				fill(&u, HP_MODE_JMM, &j);
 				rc = 0;
-				u.used = used;
-				u.committed = committed;
-				u.timestamp_ns = hp_now_coarse_ns();
 			} else {
 				rc = -ENODATA;
 			}
@@ -290,25 +293,14 @@ int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 			hp_modes_init(p, true);
 		}
 		rc = read_lazy(p, m, &env, &r);
-		if (rc == 0) {
-			u.mode = m;
-			u.kind = r.kind;
-			u.used = r.used;
-			u.committed = r.committed;
-			u.max = r.max;
-			u.timestamp_ns = hp_now_coarse_ns();
-		}
+		if (rc == 0)
+			fill(&u, m, &r);
 	} else {
 		for (size_t i = 0; i < sizeof(current_order) / sizeof(current_order[0]); i++) {
 			struct hp_mode_reading r;
 			if (read_lazy(p, current_order[i], &env, &r) != 0)
 				continue;
-			u.mode = current_order[i];
-			u.kind = r.kind;
-			u.used = r.used;
-			u.committed = r.committed;
-			u.max = r.max;
-			u.timestamp_ns = hp_now_coarse_ns();
+			fill(&u, current_order[i], &r);
 			rc = 0;
 			break;
 		}
