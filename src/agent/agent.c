@@ -18,26 +18,13 @@ static int loaded_ok;
 static struct hp_probe *probe;
 static jvmtiEnv *agent_jvmti;
 
-static FILE *open_log(const struct hp_agent_options *o)
-{
-	if (!o->log[0])
-		return stderr;
-	FILE *f = fopen(o->log, "a");
-	if (!f) {
-		fprintf(stderr, "heapprobe: cannot open log %s: %s; writing to stderr\n", o->log, strerror(errno));
-		return stderr;
-	}
-	return f;
-}
-
 static void write_info(const struct hp_agent_options *o)
 {
-	FILE *out = open_log(o);
+	FILE *out = hp_log_open(o);
 	if (o->verify)
 		hp_verify_layout(probe, out);
 	hp_write_info(probe, out);
-	if (out != stderr)
-		fclose(out);
+	hp_log_close(out);
 }
 
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)

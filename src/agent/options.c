@@ -210,3 +210,21 @@ void hp_options_output_path(const struct hp_agent_options *o, char *out, size_t 
 	}
 	out[n] = '\0';
 }
+
+FILE *hp_log_open(const struct hp_agent_options *o)
+{
+	if (!o->log[0])
+		return stderr;
+	FILE *f = fopen(o->log, "a");
+	if (!f) {
+		fprintf(stderr, "heapprobe: cannot open log %s: %s; writing to stderr\n", o->log, strerror(errno));
+		return stderr;
+	}
+	return f;
+}
+
+void hp_log_close(FILE *f)
+{
+	if (f && f != stderr)
+		fclose(f);
+}

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum hp_format { HP_FORMAT_PPROF = 0, HP_FORMAT_COLLAPSED, HP_FORMAT_HTML };
 
@@ -37,5 +38,10 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 void hp_options_output_path(const struct hp_agent_options *o, char *out, size_t cap);
 
 const char *hp_format_extension(enum hp_format f);
+
+/* Where messages go: the log= file (appended), else stderr; a log that
+ * cannot be opened is said once on stderr. Close with hp_log_close. */
+FILE *hp_log_open(const struct hp_agent_options *o);
+void hp_log_close(FILE *f);
 
 #endif

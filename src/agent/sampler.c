@@ -70,17 +70,14 @@ static struct profiler {
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void logf_(const char *fmt, ...)
 {
-	FILE *out = prof.o.log[0] ? fopen(prof.o.log, "a") : stderr;
-	if (!out)
-		out = stderr;
+	FILE *out = hp_log_open(&prof.o);
 	va_list ap;
 	va_start(ap, fmt);
 	fputs("heapprobe: ", out);
 	vfprintf(out, fmt, ap);
 	fputc('\n', out);
 	va_end(ap);
-	if (out != stderr)
-		fclose(out);
+	hp_log_close(out);
 }
 
 static uint32_t gc_now(void)

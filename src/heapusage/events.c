@@ -337,6 +337,9 @@ void hp_events_stats(struct hp_probe *p, struct hp_events_stats *out)
 	out->gc_finish_events = c->finish_events;
 	out->full_gcs = c->full_gcs;
 	out->capture_failures = c->failures;
+	out->pause_events = c->pause_events;
+	out->cross_checks = c->checks;
+	out->disagreements = c->disagreements;
 	out->capture_note = c->note;
 }
 

@@ -34,6 +34,8 @@ struct hp_events_stats {
 	uint64_t gc_finish_events;
 	uint64_t full_gcs;
 	uint64_t capture_failures;
+	uint64_t pause_events;      /* events that ended no collection (concurrent pauses, G1 Remark) */
+	uint64_t cross_checks, disagreements;   /* last-GC fields vs the capture */
 	const char *capture_note;   /* which mode captures, or why none */
 };
 void hp_events_stats(struct hp_probe *p, struct hp_events_stats *out);

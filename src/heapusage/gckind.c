@@ -55,12 +55,18 @@ const char *hp_gc_kind_name(enum hp_gc_kind kind)
 	return "unknown";
 }
 
-enum hp_gc_kind hp_gc_kind_of_heap_class(const char *heap_class)
+static int heap_class_index(const char *heap_class)
 {
 	for (size_t i = 0; i < sizeof(heap_classes) / sizeof(heap_classes[0]); i++)
 		if (strcmp(heap_classes[i].heap_class, heap_class) == 0)
-			return heap_classes[i].kind;
-	return HP_GC_UNKNOWN;
+			return (int)i;
+	return -1;
+}
+
+enum hp_gc_kind hp_gc_kind_of_heap_class(const char *heap_class)
+{
+	int i = heap_class_index(heap_class);
+	return i < 0 ? HP_GC_UNKNOWN : heap_classes[i].kind;
 }
 
 bool hp_vtable_class_name(const char *sym, char *out, size_t cap)
@@ -89,10 +95,11 @@ static void name_class(const struct hp_symtab *syms, struct hp_heap_info *out)
 		snprintf(out->how, sizeof(out->how), "vptr %p lies in %s, not a vtable", out->vptr, s->name);
 		return;
 	}
-	out->kind_by_class = hp_gc_kind_of_heap_class(out->heap_class);
-	for (size_t i = 0; i < sizeof(heap_classes) / sizeof(heap_classes[0]); i++)
-		if (strcmp(heap_classes[i].heap_class, out->heap_class) == 0)
-			out->generational = heap_classes[i].generational;
+	int i = heap_class_index(out->heap_class);
+	if (i >= 0) {
+		out->kind_by_class = heap_classes[i].kind;
+		out->generational = heap_classes[i].generational;
+	}
 }
 
 static void read_flags(const struct hp_vmflags *flags, struct hp_heap_info *out)

@@ -105,9 +105,10 @@ int hp_write_info(struct hp_probe *p, FILE *out)
 		fprintf(out, "jmx.note: %s\n", note);
 	struct hp_events_stats st;
 	hp_events_stats(p, &st);
-	fprintf(out, "capture: %s gcs=%" PRIu64 " full=%" PRIu64 " failures=%" PRIu64 "\n",
+	fprintf(out, "capture: %s gcs=%" PRIu64 " full=%" PRIu64 " failures=%" PRIu64 " pauses=%" PRIu64
+		" cross_checks=%" PRIu64 " disagreements=%" PRIu64 "\n",
 		p->events_reason[0] ? p->events_reason : st.capture_note, st.gc_finish_events, st.full_gcs,
-		st.capture_failures);
+		st.capture_failures, st.pause_events, st.cross_checks, st.disagreements);
 	fprintf(out, "setup: hp_open %.1f ms, at VM start %.1f ms (of which forcing the JMX native %.1f ms)\n",
 		p->open_ns / 1e6, p->vm_live_ns / 1e6, p->jmx_bind_ns / 1e6);
 	struct hp_heap_usage best = { .sz = sizeof(best) };
