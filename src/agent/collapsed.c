@@ -12,6 +12,10 @@
  * "[unknown]". The format has no escape mechanism, so ';' and control
  * characters inside a name become '_' (spaces are fine: readers take the
  * value after the last space).
+ *
+ * The allocated class is the leaf frame, "byte[]_[i]", as async-profiler
+ * writes it: flamegraph.pl colours "_[i]" frames apart from code, and a
+ * reader can total the live heap per class by the last frame.
  */
 #include "agent/profile.h"
 #include "agent/writer.h"
@@ -91,6 +95,15 @@ int hp_write_collapsed(const struct hp_profile *p, enum hp_profile_view view, co
 		/* Samples list the leaf first; folded stacks start at the root. */
 		for (size_t j = s->nframes; j-- > 0 && rc == 0;)
 			rc = lb_frame(&line, p->frames[s->frames[j]].function);
+		if (rc == 0 && s->class_name && *s->class_name) {
+			rc = lb_frame(&line, s->class_name);
+			if (rc == 0 && lb_reserve(&line, 4) == 0) {
+				memcpy(line.s + line.len, "_[i]", 5);
+				line.len += 4;
+			} else if (rc == 0) {
+				rc = -ENOMEM;
+			}
+		}
 		uint32_t id;
 		if (rc == 0)
 			rc = hp_intern(&stacks, line.s, &id);

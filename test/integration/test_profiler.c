@@ -38,6 +38,11 @@ static double collapsed_sum(const char *path, const char *leaf, const char *fram
 			continue;
 		*sp = '\0';
 		double v = atof(sp + 1);
+		/* The allocated class is the leaf ("byte[]_[i]"): match the
+		 * code frame above it. */
+		char *cls = strrchr(line, ';');
+		if (cls && strlen(cls) > 4 && strcmp(cls + strlen(cls) - 4, "_[i]") == 0)
+			*cls = '\0';
 		const char *last = strrchr(line, ';');
 		last = last ? last + 1 : line;
 		if ((leaf && strcmp(last, leaf) == 0) || (!leaf && frame && strstr(line, frame)))

@@ -520,7 +520,7 @@ Test(writers, large_profile_round_trips)
 	cr_assert_eq(hp_write_collapsed(&big, HP_VIEW_INUSE, col, err, sizeof(err)), 0, "%s", err);
 	char *text = slurp(col, NULL);
 	cr_assert_eq(count_of(text, "\n"), N);
-	cr_assert(strstr(text, "\nroot.R.run;p19999.C.m 50\n") || strstr(text, "root.R.run;p19999.C.m 50\n"));
+	cr_assert(strstr(text, "\nroot.R.run;p19999.C.m;p19999.C.m_[i] 50\n"), "%.200s", text);
 	free(text);
 	const char *html = path_in("big.html");
 	cr_assert_eq(hp_write_html(&big, html, err, sizeof(err)), 0, "%s", err);
@@ -558,22 +558,26 @@ Test(writers, collapsed_alloc_and_inuse)
 	const char *a = path_in("alloc.collapsed"), *l = path_in("live.collapsed");
 	cr_assert_eq(hp_write_collapsed(&profile, HP_VIEW_ALLOC, a, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(hp_write_collapsed(&profile, HP_VIEW_INUSE, l, err, sizeof(err)), 0, "%s", err);
-	/* Root first, function names only, zero values left out, equal
-	 * stacks (Cache.put lines 42 and 50) merged. */
+	/* Root first, function names only, the allocated class as the leaf
+	 * ("_[i]", none when mixed), zero values left out, equal stacks
+	 * (Cache.put lines 42 and 50, same class) merged. */
 	static const char *const alloc[] = {
-		"com.example.Main.main;com.example.Cache.put;java.util.ArrayList.add;java.util.ArrayList.grow 1000",
-		"com.example.Main.main;com.example.Cache.put 2000",
+		"com.example.Main.main;com.example.Cache.put;java.util.ArrayList.add;java.util.ArrayList.grow;"
+		"java.lang.Object[]_[i] 1000",
+		"com.example.Main.main;com.example.Cache.put;byte[]_[i] 2000",
 		"com.example.Main.main;com.example.Cache.put;" WEIRD " 300",
-		"java.lang.Thread.run;com.example.Cache.put;[native] 500",
+		"java.lang.Thread.run;com.example.Cache.put;[native];java.lang.String_[i] 500",
 	};
 	static const char *const live[] = {
-		"com.example.Main.main;com.example.Cache.put;java.util.ArrayList.add;java.util.ArrayList.grow 600",
-		"com.example.Main.main;com.example.Cache.put 140",
+		"com.example.Main.main;com.example.Cache.put;java.util.ArrayList.add;java.util.ArrayList.grow;"
+		"java.lang.Object[]_[i] 600",
+		"com.example.Main.main;com.example.Cache.put;byte[]_[i] 40",
 		"com.example.Main.main;com.example.Cache.put;" WEIRD " 300",
-		"java.lang.Thread.run;com.example.Cache.put;[native] 520",
+		"com.example.Main.main;com.example.Cache.put;java.lang.String_[i] 100",
+		"java.lang.Thread.run;com.example.Cache.put;[native];java.lang.String_[i] 520",
 	};
 	check_lines(a, alloc, 4);
-	check_lines(l, live, 4);
+	check_lines(l, live, 5);
 	cr_assert_eq(hp_write_collapsed(&profile, (enum hp_profile_view)7, a, err, sizeof(err)), -EINVAL);
 }
 
