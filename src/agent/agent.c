@@ -1,6 +1,7 @@
 /* The JVMTI agent: java -agentpath:libheapprobe.so=OPTIONS, or
  * jcmd PID JVMTI.agent_load /path/libheapprobe.so "OPTIONS". */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +18,10 @@ static struct hp_agent_options options;
 static int loaded_ok;
 static struct hp_probe *probe;
 static jvmtiEnv *agent_jvmti;
+/* info=exit: the options the report at VMDeath is written with (those of
+ * the load that asked for it, which may be an attach). */
+static struct hp_agent_options exit_report;
+static int exit_report_armed;
 
 static void write_info(const struct hp_agent_options *o)
 {
@@ -24,6 +29,11 @@ static void write_info(const struct hp_agent_options *o)
 	if (o->verify)
 		hp_verify_layout(probe, out);
 	hp_write_info(probe, out);
+	/* glibc's count of bytes handed out by malloc in the whole process
+	 * (ours and the JVM's), mmap'd blocks included: a leak of the agent's
+	 * tables shows here whole, touched or not. */
+	struct mallinfo2 mi = mallinfo2();
+	fprintf(out, "process.malloc_in_use: %zu\n", mi.uordblks + mi.hblkhd);
 	hp_log_close(out);
 }
 
@@ -35,8 +45,33 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
-	if (options.info_at_exit)
-		write_info(&options);
+	if (exit_report_armed)
+		write_info(&exit_report);
+}
+
+/* The agent's own env: VMInit for info, VMDeath for info=exit. */
+static int agent_env(JavaVM *vm)
+{
+	if (agent_jvmti)
+		return 0;
+	if ((*vm)->GetEnv(vm, (void **)&agent_jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
+		fprintf(stderr, "heapprobe: JVMTI 1.2 is not available\n");
+		agent_jvmti = NULL;
+		return -ENOTSUP;
+	}
+	jvmtiEventCallbacks callbacks;
+	memset(&callbacks, 0, sizeof(callbacks));
+	callbacks.VMInit = on_vm_init;
+	callbacks.VMDeath = on_vm_death;
+	(*agent_jvmti)->SetEventCallbacks(agent_jvmti, &callbacks, sizeof(callbacks));
+	return 0;
+}
+
+static void arm_exit_report(const struct hp_agent_options *o)
+{
+	exit_report = *o;
+	exit_report_armed = 1;
+	(*agent_jvmti)->SetEventNotificationMode(agent_jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);
 }
 
 static int open_probe(JavaVM *vm, const struct hp_agent_options *o)
@@ -66,19 +101,11 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *spec, void *reserved)
 		fprintf(stderr, "heapprobe: 'dump' and 'stop' are commands for an agent loaded into a running JVM\n");
 		return JNI_ERR;
 	}
-	if (open_probe(vm, &options))
+	if (open_probe(vm, &options) || agent_env(vm))
 		return JNI_ERR;
-	if ((*vm)->GetEnv(vm, (void **)&agent_jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
-		fprintf(stderr, "heapprobe: JVMTI 1.2 is not available\n");
-		return JNI_ERR;
-	}
-	jvmtiEventCallbacks callbacks;
-	memset(&callbacks, 0, sizeof(callbacks));
-	callbacks.VMInit = on_vm_init;
-	callbacks.VMDeath = on_vm_death;
-	(*agent_jvmti)->SetEventCallbacks(agent_jvmti, &callbacks, sizeof(callbacks));
 	(*agent_jvmti)->SetEventNotificationMode(agent_jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
-	(*agent_jvmti)->SetEventNotificationMode(agent_jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);
+	if (options.info_at_exit)
+		arm_exit_report(&options);
 	if (options.profile && hp_profiler_start(vm, probe, &options, NULL, 0, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return JNI_ERR;         /* the JVM will not start: nothing outlives us */
@@ -91,6 +118,9 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *spec, void *reserved)
 static jint attach_failed(void)
 {
 	if (!loaded_ok) {
+		if (agent_jvmti)
+			(*agent_jvmti)->DisposeEnvironment(agent_jvmti);
+		agent_jvmti = NULL;
 		hp_profiler_release_env();
 		hp_close(probe);        /* disposes the probe's jvmtiEnv and callbacks */
 		probe = NULL;
@@ -117,8 +147,17 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *spec, void *reserved)
 	}
 	if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK || open_probe(vm, &o))
 		return attach_failed();
-	if (o.info || o.info_at_exit || o.verify)
+	if (o.info || o.verify)
 		write_info(&o);
+	if (o.info_at_exit) {
+		/* Over jcmd as at start-up: the report waits for the JVM's end. */
+		if (agent_env(vm))
+			return loaded_ok ? JNI_ERR : attach_failed();
+		arm_exit_report(&o);
+		FILE *out = hp_log_open(&o);
+		fprintf(out, "heapprobe: the info report will be written when the JVM exits\n");
+		hp_log_close(out);
+	}
 	if (o.dump) {
 		if (hp_profiler_dump(jni, "profile on request"))
 			return JNI_ERR;
