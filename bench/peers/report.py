@@ -82,11 +82,13 @@ machine = {}
 for line in open(os.path.join(RUN, "machine.txt")):
     k, _, v = line.rstrip("\n").partition(": ")
     machine[k] = v
+SECTIONS = machine.get("sections", "overhead startup accuracy usage").split()
 rows = list(csv.DictReader(open(os.path.join(RUN, "overhead.csv"))))
 commands = open(os.path.join(RUN, "commands.txt")).read().splitlines()
-usage = open(os.path.join(RUN, "usagebench.md")).read().strip() if os.path.exists(
+usage = open(os.path.join(RUN, "usagebench.md")).read().strip() if "usage" in SECTIONS and os.path.exists(
     os.path.join(RUN, "usagebench.md")) else ""
 configs = machine["configs"].split()
+ACC_TXT = os.path.join(RUN, "accuracy.txt")
 
 data = defaultdict(lambda: defaultdict(list))   # (measure, workload, config) -> field -> values
 failures = defaultdict(int)
@@ -117,15 +119,71 @@ def site_of(stack):
     return "other"
 
 
+# ClassMix (bench/peers/ClassMix.java): only stacks through ClassMix.build (its two worker threads) are
+# scored; the site is the ClassMix method build() called, the class the leaf "Class_[i]" frame.
+CM_SITES = ["build", "keepBytes", "keepLongs", "keepStrings", "keepMaps", "keepPoints", "makeGarbage"]
+CM_THRESHOLD = 64 * 1024     # classes whose heap-walk delta is at most this are left out of the truth
+UNKNOWN = "[class unknown]"
+
+
+def cm_key(frames):
+    """(site, class) of a root-first frame list, or None when the stack is not under ClassMix.build."""
+    frames = [f.replace("/", ".") for f in frames]
+    if "ClassMix.build" not in frames:
+        return None
+    i = frames.index("ClassMix.build")
+    nxt = frames[i + 1] if i + 1 < len(frames) else ""
+    site = nxt[len("ClassMix."):] if nxt.startswith("ClassMix.") and nxt[len("ClassMix."):] in CM_SITES else "build"
+    leaf = frames[-1]
+    cls = re.sub(r"_\[[ik]\]$", "", leaf) if re.search(r"_\[[ik]\]$", leaf) else UNKNOWN
+    return site, cls
+
+
 acc_runs = []   # dicts: config, rep, truth{}, live{site: bytes}, alloc (bytes in main), live_kind
+cm_runs = []    # ClassMix: config, rep, truth per class / site, live per class / site, counts_only
 cur = None
-for line in open(os.path.join(RUN, "accuracy.txt")):
+acc_lines = open(ACC_TXT) if "accuracy" in SECTIONS and os.path.exists(ACC_TXT) else []
+for line in acc_lines:
     line = line.rstrip("\n")
     if line.startswith("== "):
-        c, rep = line[3:].split()
-        cur = {"config": c, "rep": int(rep), "truth": {}, "live": defaultdict(float), "alloc": 0.0,
-               "has_live": False, "has_alloc": False}
-        acc_runs.append(cur)
+        f = line[3:].split()
+        c, rep, wl = f[0], int(f[1]), (f[2] if len(f) > 2 else "retained")
+        if wl == "classmix":
+            cur = {"config": c, "rep": rep, "workload": wl, "truthclass": {}, "truthcount": {}, "truthsite": {},
+                   "construct": {}, "cls": defaultdict(float), "site": defaultdict(float), "has_live": False}
+            cm_runs.append(cur)
+        else:
+            cur = {"config": c, "rep": rep, "workload": wl, "truth": {}, "live": defaultdict(float), "alloc": 0.0,
+                   "has_live": False, "has_alloc": False}
+            acc_runs.append(cur)
+        continue
+    if cur is None:
+        continue
+    if cur["workload"] == "classmix":
+        m = re.match(r"(truthclass|truthcount|truthsite|construct)\.(.*): (-?\d+)$", line)
+        if m:
+            cur[m.group(1)][m.group(2)] = int(m.group(3))
+            continue
+        kind, _, rest = line.partition("\t")
+        w = None
+        if kind in ("inuse", "livecount"):
+            stack, _, val = rest.rpartition(" ")
+            key = cm_key(stack.split(";"))
+            if key and val.isdigit():
+                w = float(val) * (interval(cur["config"]) if kind == "livecount" else 1)
+        elif kind == "jfr":
+            typ, fields, stack = (rest.split("\t") + ["", ""])[:3]
+            f = dict(kv.split("=", 1) for kv in fields.split("|") if "=" in kv)
+            key = cm_key(stack.split(";") + ["?"])   # JFR stacks have no class frame: the class is a field
+            if key and typ == "datadog.HeapLiveObject":
+                key, w = (key[0], f.get("objectClass", UNKNOWN)), float(f["size"]) * float(f["weight"])
+            elif key and typ == "jdk.OldObjectSample":
+                key, w = (key[0], f.get("object", UNKNOWN).split(" @ ")[0]), 1.0
+                cur["counts_only"] = True
+        if w is not None:
+            cur["cls"][key[1]] += w
+            cur["site"][key[0]] += w
+            cur["has_live"] = True
         continue
     if line.startswith("truth."):
         k, v = line[6:].split(": ")
@@ -160,7 +218,7 @@ for line in open(os.path.join(RUN, "accuracy.txt")):
             cur["alloc"] += float(f["weight"]); cur["has_alloc"] = True
 
 acc = defaultdict(lambda: defaultdict(list))
-with open(os.path.join(RAW, "accuracy.csv"), "w", newline="") as fh:
+with (open(os.path.join(RAW, "accuracy.csv"), "w", newline="") if acc_runs else open(os.devnull, "w")) as fh:
     w = csv.writer(fh)
     w.writerow(["config", "rep", "site", "truth_live_bytes", "estimate_live", "estimate_unit"])
     for a in acc_runs:
@@ -187,10 +245,62 @@ with open(os.path.join(RAW, "accuracy.csv"), "w", newline="") as fh:
             d["allocratio"].append(a["alloc"] / t["allocated"] * 100)
         d["n"].append(1)
 
+
+
+def dist_scores(est, truth, counts_only):
+    """(total error %, TVD %) of an estimate against a truth (dicts key -> bytes). Keys the estimate has
+    and the truth has not count in full; total error is None for sample counts (no bytes)."""
+    T, E = sum(truth.values()), sum(est.values())
+    keys = set(truth) | set(est)
+    tvd = 0.5 * sum(abs(est.get(k, 0) / E - truth.get(k, 0) / T) for k in keys) * 100 if E > 0 else None
+    err = None if counts_only else sum(abs(est.get(k, 0) - truth.get(k, 0)) for k in keys) / T * 100
+    return err, tvd
+
+
+cm = defaultdict(lambda: defaultdict(list))      # config -> measure -> values over reps
+cm_cls = defaultdict(lambda: defaultdict(list))  # config -> class -> est/truth % over reps
+cm_truth_classes = {}                            # class -> truth bytes of the runs (median)
+cm_check = []                                    # (class, construct, heap-walk instances) of every run
+cm_site_vs_class = []                            # per run: sum of site truths / sum of class truths, %
+with (open(os.path.join(RAW, "accuracy_class.csv"), "w", newline="") if cm_runs else open(os.devnull, "w")) as fh:
+    w = csv.writer(fh)
+    w.writerow(["config", "rep", "level", "key", "in_truth", "truth_live_bytes", "estimate_live", "estimate_unit"])
+    for a in cm_runs:
+        truth = {k: v for k, v in a["truthclass"].items() if v > CM_THRESHOLD}
+        tsite = dict(a["truthsite"])
+        if not truth or not tsite:
+            continue
+        for k, v in truth.items():
+            cm_truth_classes.setdefault(k, []).append(v)
+        for k, n in a["construct"].items():
+            cm_check.append((k, n, a["truthcount"].get(k, 0)))
+        cm_site_vs_class.append(sum(tsite.values()) / sum(truth.values()) * 100)
+        co = bool(a.get("counts_only"))
+        unit = "samples" if co else "bytes"
+        for level, t, e in (("class", truth, a["cls"]), ("site", tsite, a["site"])):
+            for k in sorted(set(t) | set(e)):
+                w.writerow([a["config"], a["rep"], level, k, int(k in t), t.get(k, 0), round(e.get(k, 0.0)), unit])
+        d = cm[a["config"]]
+        d["n"].append(1)
+        if not a["has_live"]:
+            continue
+        for level, t, e in (("class", truth, a["cls"]), ("site", tsite, a["site"])):
+            err, tvd = dist_scores(e, t, co)
+            if tvd is not None:
+                d[level + "_tvd"].append(tvd)
+            if err is not None:
+                d[level + "_err"].append(err)
+        if not co:
+            d["liveratio"].append(sum(a["cls"].values()) / sum(truth.values()) * 100)
+            d["outside"].append(sum(v for k, v in a["cls"].items() if k not in truth) / 1048576)
+            for k in truth:
+                cm_cls[a["config"]][k].append(a["cls"].get(k, 0) / truth[k] * 100)
+
 # ---------------------------------------------------------------- raw copies
-shutil.copy(os.path.join(RUN, "overhead.csv"), os.path.join(RAW, "runs.csv"))
+if rows:
+    shutil.copy(os.path.join(RUN, "overhead.csv"), os.path.join(RAW, "runs.csv"))
 for f in ("machine.txt", "commands.txt", "usagebench.md"):
-    if os.path.exists(os.path.join(RUN, f)):
+    if os.path.exists(os.path.join(RUN, f)) and (f != "usagebench.md" or usage):
         shutil.copy(os.path.join(RUN, f), os.path.join(RAW, f))
 
 # ---------------------------------------------------------------- markdown
@@ -199,13 +309,18 @@ P = L.append
 quick = machine.get("quick", "").startswith("1")
 P("# Benchmarks: heapprobe beside its peers")
 P("")
-P("Generated by `" + ("QUICK=1 " if quick else "") + "bash bench/peers/run.sh` on " + machine["date"]
+partial = SECTIONS != "overhead startup accuracy usage".split()
+P("Generated by `" + ("QUICK=1 " if quick else "") + (f'SECTIONS="{" ".join(SECTIONS)}" ' if partial else "")
+  + "bash bench/peers/run.sh` on " + machine["date"]
   + " from the numbers of that one run (raw: [`docs/bench-raw/`](bench-raw/)). Every agent ran the same "
   "workloads in the same run; within each repetition the order of the agents was shuffled, so slow "
   "phases of this shared machine hit all agents alike. Re-run the command to regenerate this file.")
 if quick:
     P("")
     P("**This is a QUICK=1 smoke run: few repetitions and a subset of the agents; the spreads are wide.**")
+if partial:
+    P("")
+    P(f"**Partial run: only these sections ran: {', '.join(SECTIONS)}.**")
 P("")
 P("## Machine")
 P("")
@@ -257,194 +372,298 @@ def verdict(wl, c):
 
 
 # ---- overhead
-P("## 1. Overhead")
-P("")
-P(f"Wall and CPU (user+sys) time of the whole JVM from `/usr/bin/time -f '%e %U %S %M'`. "
-  f"n = repetitions per cell. Values are median [min–max]; overhead = median(agent)/median(no agent) − 1 "
-  "with a 95% bootstrap interval in brackets. Max RSS is the median of the runs' peak RSS.")
-behind = []
 summary = {}
-for wl in machine.get("workloads", "allocbench javac h2").split():
-    base = data.get(("overhead", wl, "none"))
-    if not base:
-        continue
+if any(r["measure"] == "overhead" for r in rows):
+    P("## 1. Overhead")
     P("")
-    P(f"### {WORKLOAD.get(wl, wl)}")
-    P("")
-    P("| agent | n | wall s | wall overhead [95% CI] | CPU s | CPU overhead [95% CI] | max RSS MiB | RSS added MiB | heapprobe behind? (CPU) |")
-    P("|---|---|---|---|---|---|---|---|---|")
-    for c in configs:
-        d = data.get(("overhead", wl, c))
-        if d and c != "none":
-            summary[(wl, c, "cpu")] = ((med(d["cpu"]) / med(base["cpu"]) - 1) * 100, boot_ratio(d["cpu"], base["cpu"]))
-    for c in configs:
-        d = data.get(("overhead", wl, c))
-        fails = failures.get(("overhead", wl, c), 0)
-        if not d:
-            P(f"| {label(c)} | 0 | failed ({fails} runs) | | | | | |")
+    P(f"Wall and CPU (user+sys) time of the whole JVM from `/usr/bin/time -f '%e %U %S %M'`. "
+      f"n = repetitions per cell. Values are median [min–max]; overhead = median(agent)/median(no agent) − 1 "
+      "with a 95% bootstrap interval in brackets. Max RSS is the median of the runs' peak RSS.")
+    for wl in machine.get("workloads", "allocbench javac h2").split():
+        base = data.get(("overhead", wl, "none"))
+        if not base:
             continue
-        cells = [label(c), str(len(d["wall"])) + (f" ({fails} failed)" if fails else ""), spread(d["wall"])]
-        for k in ("wall", "cpu"):
-            if c == "none":
-                o = "—"
-            else:
-                ov = (med(d[k]) / med(base[k]) - 1) * 100
-                ci = boot_ratio(d[k], base[k])
-                o = pct(ov) + (f" [{ci[0]:+.1f}, {ci[1]:+.1f}]" if ci else "")
-                summary[(wl, c, k)] = (ov, ci)
-            if k == "wall":
-                cells.append(o)
-            else:
-                cells += [spread(d["cpu"]), o]
-        cells.append(f"{med(d['rss']):.0f}")
-        cells.append("—" if c == "none" else f"{med(d['rss']) - med(base['rss']):+.0f}")
-        cells.append(verdict(wl, c) if c.startswith("heapprobe") else "")
-        P("| " + " | ".join(cells) + " |")
+        P("")
+        P(f"### {WORKLOAD.get(wl, wl)}")
+        P("")
+        P("| agent | n | wall s | wall overhead [95% CI] | CPU s | CPU overhead [95% CI] | max RSS MiB | RSS added MiB | heapprobe behind? (CPU) |")
+        P("|---|---|---|---|---|---|---|---|---|")
+        for c in configs:
+            d = data.get(("overhead", wl, c))
+            if d and c != "none":
+                summary[(wl, c, "cpu")] = ((med(d["cpu"]) / med(base["cpu"]) - 1) * 100, boot_ratio(d["cpu"], base["cpu"]))
+        for c in configs:
+            d = data.get(("overhead", wl, c))
+            fails = failures.get(("overhead", wl, c), 0)
+            if not d:
+                P(f"| {label(c)} | 0 | failed ({fails} runs) | | | | | |")
+                continue
+            cells = [label(c), str(len(d["wall"])) + (f" ({fails} failed)" if fails else ""), spread(d["wall"])]
+            for k in ("wall", "cpu"):
+                if c == "none":
+                    o = "—"
+                else:
+                    ov = (med(d[k]) / med(base[k]) - 1) * 100
+                    ci = boot_ratio(d[k], base[k])
+                    o = pct(ov) + (f" [{ci[0]:+.1f}, {ci[1]:+.1f}]" if ci else "")
+                    summary[(wl, c, k)] = (ov, ci)
+                if k == "wall":
+                    cells.append(o)
+                else:
+                    cells += [spread(d["cpu"]), o]
+            cells.append(f"{med(d['rss']):.0f}")
+            cells.append("—" if c == "none" else f"{med(d['rss']) - med(base['rss']):+.0f}")
+            cells.append(verdict(wl, c) if c.startswith("heapprobe") else "")
+            P("| " + " | ".join(cells) + " |")
 
-# ---- per-sample cost
-P("")
-P("### Cost per sample (AllocBench)")
-P("")
-P("Extra CPU = median CPU(agent) − median CPU(no agent). Samples = SampledObjectAlloc events the JVM "
-  "delivered at that interval, counted by heapprobe (the `N samples at interval` comment of its profile, "
-  "median over its runs); the JVM delivers the same events to any agent at the same interval, so this "
-  "count is the denominator for every row. (It is below allocated bytes / interval because an object "
-  "larger than the interval yields one event: AllocBench's 64–320 KiB arrays.) Above the empty callback = "
-  "minus the empty-callback row at the same interval: what the JVM's own sampling costs is not the agent's "
-  "doing. ddprof adapts its rate and JFR throttles by time, so no per-sample figure is given for them.")
-P("")
-P("| agent | samples (median) | extra CPU s | ns per sample | ns per sample above the empty callback |")
-P("|---|---|---|---|---|")
-base = data.get(("overhead", "allocbench", "none"))
-floor = {}
-events = {}
-for c in configs:
-    d = data.get(("overhead", "allocbench", c))
-    if d and d["samples"] and c.startswith("heapprobe"):
-        events[interval(c)] = med(d["samples"])
-if base:
-    for c in sorted(configs, key=lambda c: (interval(c) or 0, not c.startswith("empty"))):
+    # ---- per-sample cost
+    P("")
+    P("### Cost per sample (AllocBench)")
+    P("")
+    P("Extra CPU = median CPU(agent) − median CPU(no agent). Samples = SampledObjectAlloc events the JVM "
+      "delivered at that interval, counted by heapprobe (the `N samples at interval` comment of its profile, "
+      "median over its runs); the JVM delivers the same events to any agent at the same interval, so this "
+      "count is the denominator for every row. (It is below allocated bytes / interval because an object "
+      "larger than the interval yields one event: AllocBench's 64–320 KiB arrays.) Above the empty callback = "
+      "minus the empty-callback row at the same interval: what the JVM's own sampling costs is not the agent's "
+      "doing. ddprof adapts its rate and JFR throttles by time, so no per-sample figure is given for them.")
+    P("")
+    P("| agent | samples (median) | extra CPU s | ns per sample | ns per sample above the empty callback |")
+    P("|---|---|---|---|---|")
+    base = data.get(("overhead", "allocbench", "none"))
+    floor = {}
+    events = {}
+    for c in configs:
         d = data.get(("overhead", "allocbench", c))
-        iv = interval(c)
-        if not d or c == "none" or iv is None or c.startswith("ddprof"):
-            continue
-        if iv in events:
-            ns = events[iv]
-        elif d["alloc"]:
-            ns = med(d["alloc"]) / iv
-        else:
-            continue
-        extra = med(d["cpu"]) - med(base["cpu"])
-        per = extra * 1e9 / ns
-        if c.startswith("empty"):
-            floor[iv] = per
-        above = f"{per - floor[iv]:.0f}" if iv in floor and not c.startswith("empty") else "—"
-        P(f"| {label(c)} | {ns:,.0f} | {extra:.2f} | {per:.0f} | {above} |")
-P("")
-P("With CPU-time noise of a few hundred ms on this machine, per-sample figures at 512k (~22k samples) "
-  "are rough; the 32k rows (~350k samples) are the better estimate.")
+        if d and d["samples"] and c.startswith("heapprobe"):
+            events[interval(c)] = med(d["samples"])
+    if base:
+        for c in sorted(configs, key=lambda c: (interval(c) or 0, not c.startswith("empty"))):
+            d = data.get(("overhead", "allocbench", c))
+            iv = interval(c)
+            if not d or c == "none" or iv is None or c.startswith("ddprof"):
+                continue
+            if iv in events:
+                ns = events[iv]
+            elif d["alloc"]:
+                ns = med(d["alloc"]) / iv
+            else:
+                continue
+            extra = med(d["cpu"]) - med(base["cpu"])
+            per = extra * 1e9 / ns
+            if c.startswith("empty"):
+                floor[iv] = per
+            above = f"{per - floor[iv]:.0f}" if iv in floor and not c.startswith("empty") else "—"
+            P(f"| {label(c)} | {ns:,.0f} | {extra:.2f} | {per:.0f} | {above} |")
+    P("")
+    P("With CPU-time noise of a few hundred ms on this machine, per-sample figures at 512k (~22k samples) "
+      "are rough; the 32k rows (~350k samples) are the better estimate.")
 
 # ---- accuracy
-P("")
-P("## 2. Accuracy on a known retained set")
-P("")
-P("`test/java/RetainedSet.java`: keeps 40 MiB of `byte[1024]` (keepBytes) and 10 MiB of `long[126]` "
-  "(keepLongs), allocates 1 GiB of garbage (makeGarbage), collects, exits; it prints the exact retained "
-  "bytes per site and the bytes its thread allocated. Only stacks under `RetainedSet.main` are scored; "
-  "sites: keepBytes, keepLongs, makeGarbage (truth 0 live), other-in-main (truth ~0: the two ArrayList "
-  "backing arrays, ~0.2 MiB). Total error = Σ|estimate − truth| / Σtruth over the sites; TVD = total "
-  "variation distance between the estimated and the true per-site shares (0 = same distribution). "
-  "Alloc = estimated bytes allocated under main / truth.allocated. median [min–max] over n runs.")
-P("")
-P("How each estimate is read: heapprobe `format=collapsed` inuse bytes (FILE) and alloc bytes (FILE.alloc); "
-  "async-profiler `live` collapsed output counts samples, × interval (its `live,total` output sums the "
-  "sampled objects' *own* sizes, unscaled, so is not an estimate of bytes); async-profiler without `live`, "
-  "`total`: its scaled bytes; ddprof: `datadog.HeapLiveObject` size × weight and `datadog.ObjectSample` "
-  "size × weight; JFR: `jdk.OldObjectSample` counts (no size or weight: shares only, so only TVD) and "
-  "`jdk.ObjectAllocationSample` weight. JFR files are read with JDK Mission Control's parser "
-  "(bench/peers/JfrDump.java) because the JDK's `jfr` tool rejects ddprof's recordings.")
-P("")
-P("| agent | n | keepBytes est/truth | keepLongs est/truth | garbage reported live MiB | live total est/truth | total error | TVD | alloc est/truth | heapprobe behind? |")
-P("|---|---|---|---|---|---|---|---|---|---|")
+if acc_runs or cm_runs:
+    P("")
+    P("## 2. Accuracy")
+if acc_runs:
+    P("")
+    P("### Per site on a known retained set (RetainedSet)")
+    P("")
+    P("`test/java/RetainedSet.java`: keeps 40 MiB of `byte[1024]` (keepBytes) and 10 MiB of `long[126]` "
+      "(keepLongs), allocates 1 GiB of garbage (makeGarbage), collects, exits; it prints the exact retained "
+      "bytes per site and the bytes its thread allocated. Only stacks under `RetainedSet.main` are scored; "
+      "sites: keepBytes, keepLongs, makeGarbage (truth 0 live), other-in-main (truth ~0: the two ArrayList "
+      "backing arrays, ~0.2 MiB). Total error = Σ|estimate − truth| / Σtruth over the sites; TVD = total "
+      "variation distance between the estimated and the true per-site shares (0 = same distribution). "
+      "Alloc = estimated bytes allocated under main / truth.allocated. median [min–max] over n runs.")
+    P("")
+    P("How each estimate is read: heapprobe `format=collapsed` inuse bytes (FILE) and alloc bytes (FILE.alloc); "
+      "async-profiler `live` collapsed output counts samples, × interval (its `live,total` output sums the "
+      "sampled objects' *own* sizes, unscaled, so is not an estimate of bytes); async-profiler without `live`, "
+      "`total`: its scaled bytes; ddprof: `datadog.HeapLiveObject` size × weight and `datadog.ObjectSample` "
+      "size × weight; JFR: `jdk.OldObjectSample` counts (no size or weight: shares only, so only TVD) and "
+      "`jdk.ObjectAllocationSample` weight. JFR files are read with JDK Mission Control's parser "
+      "(bench/peers/JfrDump.java) because the JDK's `jfr` tool rejects ddprof's recordings.")
+    P("")
+    P("| agent | n | keepBytes est/truth | keepLongs est/truth | garbage reported live MiB | live total est/truth | total error | TVD | alloc est/truth | heapprobe behind? |")
+    P("|---|---|---|---|---|---|---|---|---|---|")
 
 
-def acc_verdict(c):
-    h = acc.get(c)
-    if not h or not h["toterr"]:
+    def acc_verdict(c):
+        h = acc.get(c)
+        if not h or not h["toterr"]:
+            return ""
+        iv = c.partition("@")[2]
+        out = []
+        for peer in (f"async-live@{iv}", f"ddprof-live@{iv}", "jfr-profile"):
+            p = acc.get(peer)
+            if not p:
+                continue
+            if p["toterr"] and med(p["toterr"]) < med(h["toterr"]):
+                out.append(f"total error: {label(peer).replace(' @', '@')} {med(p['toterr']):.1f}%")
+            if p["tvd"] and med(p["tvd"]) < med(h["tvd"]):
+                out.append(f"TVD: {label(peer).replace(' @', '@')} {med(p['tvd']):.1f}%")
+        return ("**behind** on " + "; ".join(out)) if out else "no"
+
+
+    for c in ["heapprobe@512k", "async-live@512k", "ddprof-live@512k", "heapprobe@32k", "async-live@32k",
+              "ddprof-live@32k", "async-alloc@512k", "async-alloc@32k", "jfr-profile"]:
+        d = acc.get(c)
+        if not d:
+            continue
+        f = lambda k, fmt="{:.1f}%": spread(d[k], fmt) if d[k] else "n/a"
+        P(f"| {label(c)} | {len(d['n'])} | {f('keepBytes', '{:.0f}%')} | {f('keepLongs', '{:.0f}%')} | "
+          f"{f('garbage', '{:.1f}')} | {f('liveratio', '{:.0f}%')} | {f('toterr')} | {f('tvd')} | {f('allocratio', '{:.0f}%')} | "
+          f"{acc_verdict(c) if c.startswith('heapprobe') else ''} |")
+
+# ---- accuracy per class: ClassMix
+def cm_verdict(c):
+    """Where heapprobe@iv is behind a peer at the same interval on the ClassMix measures."""
+    h = cm.get(c)
+    if not h:
         return ""
     iv = c.partition("@")[2]
     out = []
     for peer in (f"async-live@{iv}", f"ddprof-live@{iv}", "jfr-profile"):
-        p = acc.get(peer)
+        p = cm.get(peer)
         if not p:
             continue
-        if p["toterr"] and med(p["toterr"]) < med(h["toterr"]):
-            out.append(f"total error: {label(peer).replace(' @', '@')} {med(p['toterr']):.1f}%")
-        if p["tvd"] and med(p["tvd"]) < med(h["tvd"]):
-            out.append(f"TVD: {label(peer).replace(' @', '@')} {med(p['tvd']):.1f}%")
-    return ("**behind** on " + "; ".join(out)) if out else "no"
+        worse = [f"{name} {med(p[k]):.1f}% vs {med(h[k]):.1f}%" + (" (ranges overlap)" if min(h[k]) <= max(p[k]) else "")
+                 for k, name in (("class_err", "class error"), ("class_tvd", "class TVD"),
+                                 ("site_err", "site error"), ("site_tvd", "site TVD"))
+                 if p[k] and h[k] and med(p[k]) < med(h[k])]
+        if worse:
+            out.append(f"{label(peer).replace(' @', '@')} on " + ", ".join(worse))
+    return ("**behind** " + "; ".join(out)) if out else "no"
 
 
-for c in ["heapprobe@512k", "async-live@512k", "ddprof-live@512k", "heapprobe@32k", "async-live@32k",
-          "ddprof-live@32k", "async-alloc@512k", "async-alloc@32k", "jfr-profile"]:
-    d = acc.get(c)
-    if not d:
-        continue
-    f = lambda k, fmt="{:.1f}%": spread(d[k], fmt) if d[k] else "n/a"
-    P(f"| {label(c)} | {len(d['n'])} | {f('keepBytes', '{:.0f}%')} | {f('keepLongs', '{:.0f}%')} | "
-      f"{f('garbage', '{:.1f}')} | {f('liveratio', '{:.0f}%')} | {f('toterr')} | {f('tvd')} | {f('allocratio', '{:.0f}%')} | "
-      f"{acc_verdict(c) if c.startswith('heapprobe') else ''} |")
+CM_ORDER = ["heapprobe@512k", "async-live@512k", "ddprof-live@512k", "heapprobe@32k", "async-live@32k",
+            "ddprof-live@32k", "jfr-profile"]
+if cm:
+    truth_cls = sorted(cm_truth_classes, key=lambda k: -med(cm_truth_classes[k]))
+    tot = sum(med(v) for v in cm_truth_classes.values())
+    P("")
+    P("### Live heap per class and per site (ClassMix, heap walk as ground truth)")
+    P("")
+    P("`bench/peers/ClassMix.java`: two threads each build, in 8 rounds, a retained set of many classes and "
+      "sizes (byte[] of 16–4095 bytes, long[] of 2–511 elements, latin-1 Strings with their byte[] values, "
+      "6-entry HashMaps with their tables, nodes, Integer keys and point values, a small class "
+      "`ClassMix$Point`, Object[] groups and chunks) and between the slices allocate ~1.25 GiB of garbage of "
+      "the same classes and of others (int[], ArrayList, StringBuilder output), parked in a ring of 8192 "
+      "slots so part of it is promoted before it dies. Same seeds every run, so every run builds the same set.")
+    P("")
+    P("**Ground truth per class** is a heap walk: in-process, the `gcClassHistogram` operation of the "
+      "`com.sun.management:type=DiagnosticCommand` MBean, which is what `jcmd PID GC.class_histogram` runs: "
+      "it forces a full GC and counts the live objects per class. One walk at start (after `System.gc()`), "
+      "one at the end (retained set built, garbage dropped, `System.gc()`); the truth is the per-class "
+      "difference in bytes. Histogram names are normalised to Java names (`[B` → `byte[]`, "
+      "`[Ljava.lang.Object;` → `java.lang.Object[]`, module suffix dropped), as the agents print them. "
+      f"Only classes whose difference exceeds {CM_THRESHOLD // 1024} KiB are in the truth "
+      f"({len(truth_cls)} classes, {tot / 1048576:.1f} MiB): "
+      + ", ".join(f"`{k}` {med(cm_truth_classes[k]) / 1048576:.2f} MiB" for k in truth_cls) + ".")
+    if cm_check:
+        gaps = defaultdict(list)
+        for k, built, walked in cm_check:
+            gaps[k].append(walked - built)
+        P("")
+        P("Check of the walk against the construction: instances in the walk's difference minus instances "
+          "`build()` made, per class, median [min–max] over the runs: "
+          + ", ".join(f"`{k}` {med(v):+.0f} [{min(v):+d}–{max(v):+d}] of {dict((a, b) for a, b, _ in cm_check)[k]:,}"
+                      for k, v in gaps.items())
+          + ". The few extra objects are the JVM's and the harness's own, made outside `build()` and live "
+          "at the end (thread names, the start walk's text, which ClassMix subtracts, and the like).")
+    P("")
+    P("**Ground truth per site** is by construction (like RetainedSet): ClassMix adds up, per method that "
+      "`build()` calls (keepBytes, keepLongs, keepStrings, keepMaps, keepPoints; `build` itself for the "
+      "holder arrays; makeGarbage with truth 0), the retained arrays as HotSpot lays them out (16-byte header, "
+      "8-byte aligned, the Object[1024] chunks included under the site that filled them) and the plain "
+      "objects at the size the end walk gives their class. Summed over sites it is "
+      f"{spread(cm_site_vs_class, '{:.3f}%')} of the per-class truth.")
+    P("")
+    P("**Scoring.** Only an agent's stacks through `ClassMix.build` are scored (the worker threads; the "
+      "JVM's start-up, the MBean server and the histogram parsing stay out, as they stay out of the "
+      "difference). The class is the leaf frame `Class_[i]`/`Class_[k]` of the collapsed output "
+      "(heapprobe: live bytes; async-profiler `live`: sample count × interval, as in the table above), "
+      "ddprof's `datadog.HeapLiveObject` `objectClass` with size × weight, JFR's `jdk.OldObjectSample` "
+      "object class, counted. Classes an agent reports that are not in the truth (garbage classes, "
+      "classes under the threshold, samples without a class) count in full as error. Total error = "
+      "Σ|estimate − truth| / Σtruth over the union of classes (or sites); TVD = total variation distance "
+      "between the estimated and the true shares. JFR has no live-bytes estimate on JDK 17 "
+      "(`OldObjectSample` carries neither size nor weight; at most 256 samples per recording): only its "
+      "TVD of sample-count shares is given. median [min–max] over n runs; raw per run, class and site: "
+      "`docs/bench-raw/accuracy_class.csv`.")
+    P("")
+    P("| agent | n | live total est/truth | per class: total error | per class: TVD | "
+      "outside the truth MiB | per site: total error | per site: TVD | heapprobe behind? |")
+    P("|---|---|---|---|---|---|---|---|---|")
+    for c in CM_ORDER:
+        d = cm.get(c)
+        if not d:
+            continue
+        f = lambda k, fmt="{:.1f}%": spread(d[k], fmt) if d[k] else "n/a"
+        P(f"| {label(c)} | {len(d['n'])} | {f('liveratio', '{:.0f}%')} | {f('class_err')} | {f('class_tvd')} | "
+          f"{f('outside', '{:.2f}')} | {f('site_err')} | {f('site_tvd')} | "
+          f"{cm_verdict(c) if c.startswith('heapprobe') else ''} |")
+    P("")
+    P("Per class, estimate / truth (median over the runs; 100% = exact):")
+    P("")
+    P("| agent | " + " | ".join(f"`{k}`" for k in truth_cls) + " |")
+    P("|---|" + "---|" * len(truth_cls))
+    for c in CM_ORDER:
+        if c in cm_cls:
+            P(f"| {label(c)} | " + " | ".join(f"{med(cm_cls[c][k]):.0f}%" for k in truth_cls) + " |")
 
 # ---- start-up
-P("")
-P("## 3. Start-up time and memory")
-P("")
-P("`java <agent> -cp … Hello` (prints one line), interleaved, shuffled per repetition. The agents write their "
-  "profile at exit, which is part of the time. Added = median(agent) − median(no agent). The RSS added "
-  "under load is in the overhead tables above (max RSS column).")
-P("")
-P("| agent | n | wall ms | added ms | CPU ms | max RSS MiB | RSS added MiB | heapprobe behind? |")
-P("|---|---|---|---|---|---|---|---|")
-sb = data.get(("startup", "hello", "none"))
-for c in configs:
-    d = data.get(("startup", "hello", c))
-    if not d or not sb:
-        continue
-    wall = [x * 1000 for x in d["wall"]]
-    cpu = [x * 1000 for x in d["cpu"]]
-    added = "—" if c == "none" else f"{(med(d['wall']) - med(sb['wall'])) * 1000:+.0f}"
-    radd = "—" if c == "none" else f"{med(d['rss']) - med(sb['rss']):+.1f}"
-    summary[("startup", c)] = (med(d["wall"]) - med(sb["wall"])) * 1000
-    v = ""
-    if c.startswith("heapprobe"):
-        better = [label(p) for p in configs if not p.startswith(("heapprobe", "none", "empty"))
-                  and data.get(("startup", "hello", p)) and med(data[("startup", "hello", p)]["wall"]) < med(d["wall"])]
-        v = ("**behind** " + "; ".join(better)) if better else "no (the empty callback is the floor, not a peer)"
-    P(f"| {label(c)} | {len(d['wall'])} | {spread(wall, '{:.0f}')} | {added} | {spread(cpu, '{:.0f}')} | "
-      f"{med(d['rss']):.1f} | {radd} | {v} |")
+if data.get(("startup", "hello", "none")):
+    P("")
+    P("## 3. Start-up time and memory")
+    P("")
+    P("`java <agent> -cp … Hello` (prints one line), interleaved, shuffled per repetition. The agents write their "
+      "profile at exit, which is part of the time. Added = median(agent) − median(no agent). The RSS added "
+      "under load is in the overhead tables above (max RSS column).")
+    P("")
+    P("| agent | n | wall ms | added ms | CPU ms | max RSS MiB | RSS added MiB | heapprobe behind? |")
+    P("|---|---|---|---|---|---|---|---|")
+    sb = data.get(("startup", "hello", "none"))
+    for c in configs:
+        d = data.get(("startup", "hello", c))
+        if not d or not sb:
+            continue
+        wall = [x * 1000 for x in d["wall"]]
+        cpu = [x * 1000 for x in d["cpu"]]
+        added = "—" if c == "none" else f"{(med(d['wall']) - med(sb['wall'])) * 1000:+.0f}"
+        radd = "—" if c == "none" else f"{med(d['rss']) - med(sb['rss']):+.1f}"
+        summary[("startup", c)] = (med(d["wall"]) - med(sb["wall"])) * 1000
+        v = ""
+        if c.startswith("heapprobe"):
+            better = [label(p) for p in configs if not p.startswith(("heapprobe", "none", "empty"))
+                      and data.get(("startup", "hello", p)) and med(data[("startup", "hello", p)]["wall"]) < med(d["wall"])]
+            v = ("**behind** " + "; ".join(better)) if better else "no (the empty callback is the floor, not a peer)"
+        P(f"| {label(c)} | {len(d['wall'])} | {spread(wall, '{:.0f}')} | {added} | {spread(cpu, '{:.0f}')} | "
+          f"{med(d['rss']):.1f} | {radd} | {v} |")
 
 # ---- usage bench
-P("")
-P("## 4. Heap-usage read latency")
-P("")
-P("heapprobe's `bench/UsageBench.java` with `bench/bench_agent.c` (`build/bench/libbench_agent.so`) in the "
-  "same run: ns per call, median [min–max] over the repetitions, of each mode through `hp_heap_usage()` and "
-  "of its raw read, against `MemoryMXBean.getHeapMemoryUsage()` called from Java. The peers have no "
-  "equivalent API (they do not expose the heap size to native code), so this table is heapprobe only.")
-P("")
-if usage:
-    P("| reading | API ns/call | raw ns/call | vs MemoryMXBean |")
-    P("|---|---|---|---|")
-    P(usage)
-else:
-    P("UsageBench did not run (see the run's usagebench.err).")
+if "usage" in SECTIONS:
+    P("")
+    P("## 4. Heap-usage read latency")
+    P("")
+    P("heapprobe's `bench/UsageBench.java` with `bench/bench_agent.c` (`build/bench/libbench_agent.so`) in the "
+      "same run: ns per call, median [min–max] over the repetitions, of each mode through `hp_heap_usage()` and "
+      "of its raw read, against `MemoryMXBean.getHeapMemoryUsage()` called from Java. The peers have no "
+      "equivalent API (they do not expose the heap size to native code), so this table is heapprobe only.")
+    P("")
+    if usage:
+        P("| reading | API ns/call | raw ns/call | vs MemoryMXBean |")
+        P("|---|---|---|---|")
+        P(usage)
+    else:
+        P("UsageBench did not run (see the run's usagebench.err).")
 
 # ---- where heapprobe is behind
 P("")
 P("## Where heapprobe is behind")
 P("")
 P("Generated from the tables above: every row where heapprobe's median is worse than a peer's at the same "
-  "interval. \"(within noise)\" means the two 95% intervals overlap.")
+  "interval. \"(within noise)\" means the two 95% intervals overlap; \"(ranges overlap)\" (ClassMix accuracy) "
+  "that heapprobe's best run is at least as good as the peer's worst.")
 P("")
 lines = []
 for wl in ("allocbench", "javac", "h2"):
@@ -484,6 +703,20 @@ for iv in ("512k", "32k"):
         if p and p["tvd"] and h["tvd"] and med(p["tvd"]) < med(h["tvd"]):
             lines.append(f"- **accuracy @{iv} (TVD)**: heapprobe {med(h['tvd']):.2f}% vs {label(peer)} "
                          f"{med(p['tvd']):.2f}%.")
+for iv in ("512k", "32k"):
+    h = cm.get(f"heapprobe@{iv}")
+    if not h:
+        continue
+    for peer in (f"async-live@{iv}", f"ddprof-live@{iv}", "jfr-profile"):
+        p = cm.get(peer)
+        if not p:
+            continue
+        worse = [f"{name} {med(h[k]):.1f}% vs {med(p[k]):.1f}%" + (" (ranges overlap)" if min(h[k]) <= max(p[k]) else "")
+                 for k, name in (("class_err", "total error per class"), ("class_tvd", "TVD per class"),
+                                 ("site_err", "total error per site"), ("site_tvd", "TVD per site"))
+                 if p[k] and h[k] and med(p[k]) < med(h[k])]
+        if worse:
+            lines.append(f"- **ClassMix accuracy @{iv}**, heapprobe vs {label(peer)}: " + "; ".join(worse) + ".")
 hps = summary.get(("startup", "heapprobe@512k"))
 if hps is not None:
     for peer in configs:
@@ -516,7 +749,8 @@ P("```")
 P("")
 P(f"Raw data: `docs/bench-raw/runs.csv` (one row per JVM run: measure, workload, agent, repetition, "
   "position in the shuffled order, wall/user/sys seconds, max RSS KiB, exit code, heapprobe sample count, "
-  "AllocBench allocated bytes), `docs/bench-raw/accuracy.csv` (per run and site), `machine.txt`, "
+  "AllocBench allocated bytes), `docs/bench-raw/accuracy.csv` (RetainedSet, per run and site), "
+  "`docs/bench-raw/accuracy_class.csv` (ClassMix, per run, class and site), `machine.txt`, "
   "`commands.txt`, `usagebench.md`.")
 text = "\n".join(L) + "\n"
 

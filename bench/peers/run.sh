@@ -1,13 +1,32 @@
 #!/usr/bin/env bash
 # heapprobe beside its peers, same workloads, same run, interleaved.
 #
-#   bash bench/peers/run.sh            # full run (~20-25 min on 2 cores), writes docs/BENCHMARKS.md
+#   bash bench/peers/run.sh            # full run (~25 min on 2 cores), writes docs/BENCHMARKS.md
 #   QUICK=1 bash bench/peers/run.sh    # smoke run (~5 min): fewer agents, fewer repetitions
 #
-# Knobs (environment): REPS (overhead repetitions per workload and agent),
-# ACC_REPS (accuracy runs per agent), START_REPS (start-up runs per agent),
-# USAGE_REPS (UsageBench repetitions), CONFIGS (space-separated agent list,
-# see agent_flags below), OUT (markdown path, default docs/BENCHMARKS.md).
+# Knobs (environment; defaults in brackets, QUICK=1 ones second):
+#   SECTIONS      which parts run ["overhead startup accuracy usage"]; e.g.
+#                 SECTIONS=accuracy runs the accuracy section alone (the report
+#                 then has only its tables)
+#   REPS          overhead repetitions per workload and agent [7 | 2]
+#   WORKLOADS     overhead workloads ["allocbench javac h2"]
+#   CONFIGS       agents of the overhead and start-up sections, space-separated,
+#                 see agent_flags below [all 12 | 7]
+#   START_REPS    start-up runs per agent [10 | 5]
+#   ACC_REPS      accuracy runs per agent and accuracy workload [5 | 2]
+#   ACC_CONFIGS   agents of the accuracy section [heapprobe, async-profiler
+#                 live and alloc, ddprof, each @512k and @32k; JFR]
+#   ACC_WORKLOADS accuracy workloads ["retained classmix"]: retained =
+#                 test/java/RetainedSet.java (per site, truth by construction),
+#                 classmix = bench/peers/ClassMix.java (per class, truth from a
+#                 heap walk, and per site); async-profiler without live has no
+#                 live estimate and is not run on classmix
+#   USAGE_REPS    UsageBench repetitions [9 | 5]
+#   OUT           markdown path [docs/BENCHMARKS.md]
+#   RAW           raw-data directory [docs/bench-raw]
+#   RUN_DIR       scratch directory of the run, wiped at start [bench/peers/.cache/run]
+# A trial that must not touch docs/:
+#   SECTIONS=accuracy ACC_REPS=1 OUT=/tmp/b.md RAW=/tmp/b-raw RUN_DIR=/tmp/b-run bash bench/peers/run.sh
 #
 # Peers come from Maven Central into bench/peers/.cache/ (gitignored):
 # async-profiler (tools.profiler:async-profiler:linux-x64), Datadog's
@@ -30,7 +49,9 @@ else
 	CONFIGS=${CONFIGS:-"none empty@512k empty@32k heapprobe@512k heapprobe@32k async-alloc@512k async-alloc@32k async-live@512k async-live@32k ddprof-live@512k ddprof-live@32k jfr-profile"}
 fi
 WORKLOADS=${WORKLOADS:-"allocbench javac h2"}
-ACC_CONFIGS="heapprobe@512k heapprobe@32k async-live@512k async-live@32k async-alloc@512k async-alloc@32k ddprof-live@512k ddprof-live@32k jfr-profile"
+SECTIONS=${SECTIONS:-"overhead startup accuracy usage"}
+ACC_WORKLOADS=${ACC_WORKLOADS:-"retained classmix"}
+ACC_CONFIGS=${ACC_CONFIGS:-"heapprobe@512k heapprobe@32k async-live@512k async-live@32k async-alloc@512k async-alloc@32k ddprof-live@512k ddprof-live@32k jfr-profile"}
 
 AP_VER=4.2          # tools.profiler:async-profiler (4.3+ also carry linux-x64; 4.2 is the one validated here)
 DD_VER=1.22.0       # com.datadoghq:ddprof, native library inside the jar
@@ -39,11 +60,12 @@ JMC_VER=9.1.2
 MVN=${MAVEN_REPO:-https://repo1.maven.org/maven2}
 
 CACHE=$HERE/.cache
-RUN=$CACHE/run
-RAW=$ROOT/docs/bench-raw
+RUN=${RUN_DIR:-$CACHE/run}
+RAW=${RAW:-$ROOT/docs/bench-raw}
 OUT=${OUT:-$ROOT/docs/BENCHMARKS.md}
 HP=$ROOT/build/libheapprobe.so
 log() { echo "[$(date +%T)] $*" >&2; }
+section() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 # --- prerequisites -----------------------------------------------------------
 missing=()
@@ -90,7 +112,7 @@ gcc -O2 -Wall -Wextra -shared -fPIC -I"$JAVA_HOME/include" -I"$JAVA_HOME/include
 	-o "$EMPTY" "$HERE/empty_sampler.c"
 CLS=$CACHE/classes
 "$JAVAC" -nowarn -d "$CLS" -cp "$H2_JAR:$JMC_CP" "$HERE"/AllocBench.java "$HERE"/Hello.java "$HERE"/H2Load.java \
-	"$HERE"/JfrDump.java "$ROOT"/test/java/RetainedSet.java "$ROOT"/bench/UsageBench.java
+	"$HERE"/JfrDump.java "$HERE"/ClassMix.java "$ROOT"/test/java/RetainedSet.java "$ROOT"/bench/UsageBench.java
 # javac workload: the jdk.httpserver module's sources (43 files, ~6 s alone
 # here), compiled against the running JDK as a patch of that module.
 JSRC=$CACHE/jdksrc
@@ -127,6 +149,7 @@ workload_cmd() {
 			--patch-module "jdk.httpserver=$JSRC/jdk.httpserver" $(for f in $JAVAC_FILES; do echo "$JSRC/$f"; done) ;;
 	hello) echo "$JAVA" "$@" -cp "$CLS" Hello ;;
 	retained) echo "$JAVA" "$@" -cp "$CLS" RetainedSet ;;
+	classmix) echo "$JAVA" "$@" -cp "$CLS" ClassMix ;;
 	esac
 }
 
@@ -175,64 +198,88 @@ shuffled() { python3 -c 'import random,sys; a=sys.argv[2:]; random.Random(int(sy
 	echo "h2: $H2_VER"
 	echo "quick: $QUICK reps: $REPS acc_reps: $ACC_REPS start_reps: $START_REPS usage_reps: $USAGE_REPS"
 	echo "configs: $CONFIGS"
+	echo "sections: $SECTIONS"
+	echo "acc_configs: $ACC_CONFIGS"
+	echo "acc_workloads: $ACC_WORKLOADS"
 	echo "workloads: $WORKLOADS"
 } >"$RUN/machine.txt"
 
 # --- 1. overhead: every workload x agent, order shuffled in each repetition ---
-log "overhead: $REPS reps x {$WORKLOADS} x {$CONFIGS}"
-for w in $WORKLOADS; do run_one warmup "$w" none 0 0; done     # page cache, JIT-free disk warm-up
-for r in $(seq 1 "$REPS"); do
-	for w in $WORKLOADS; do
-		i=0
-		for c in $(shuffled "$r$i" $CONFIGS); do i=$((i + 1)); run_one overhead "$w" "$c" "$r" "$i"; done
+if section overhead; then
+	log "overhead: $REPS reps x {$WORKLOADS} x {$CONFIGS}"
+	for w in $WORKLOADS; do run_one warmup "$w" none 0 0; done     # page cache, JIT-free disk warm-up
+	for r in $(seq 1 "$REPS"); do
+		for w in $WORKLOADS; do
+			i=0
+			for c in $(shuffled "$r$i" $CONFIGS); do i=$((i + 1)); run_one overhead "$w" "$c" "$r" "$i"; done
+		done
+		log "  rep $r/$REPS done"
 	done
-	log "  rep $r/$REPS done"
-done
+fi
 
 # --- 2. start-up and RSS at start ----------------------------------------------
-log "start-up: $START_REPS reps"
-for r in $(seq 1 "$START_REPS"); do
-	i=0
-	for c in $(shuffled "9$r" $CONFIGS); do i=$((i + 1)); run_one startup hello "$c" "$r" "$i"; done
-done
-
-# --- 3. accuracy on a known retained set ---------------------------------------
-log "accuracy: $ACC_REPS reps"
-ACC=$RUN/accuracy.txt
-: >"$ACC"
-for r in $(seq 1 "$ACC_REPS"); do
-	i=0
-	for c in $(shuffled "7$r" $ACC_CONFIGS); do
-		i=$((i + 1))
-		cc=$c; [[ $c == heapprobe@* ]] && cc=heapprobe-collapsed@${c#*@}
-		o="$RUN/accuracy-retained-${cc//@/_}-$r"
-		# shellcheck disable=SC2046
-		cmd=$(workload_cmd "$o" retained $(agent_flags "$cc" "$o"))
-		grep -q "^accuracy retained $c:" "$CMDS" || echo "accuracy retained $c: $cmd" >>"$CMDS"
-		# shellcheck disable=SC2086
-		$cmd >"$o.stdout" 2>"$o.stderr" || log "  accuracy $c rep $r failed"
-		{
-			echo "== $c $r"
-			grep '^truth\.' "$o.stdout" || true
-			case $c in
-			heapprobe@*) sed 's/^/inuse\t/' "$o.collapsed" 2>/dev/null; sed 's/^/alloc\t/' "$o.collapsed.alloc" 2>/dev/null ;;
-			async-live@*) sed 's/^/livecount\t/' "$o.collapsed" 2>/dev/null ;;
-			async-alloc@*) sed 's/^/alloc\t/' "$o.collapsed" 2>/dev/null ;;
-			ddprof-live@*|jfr-profile)
-				"$JAVA" -cp "$CLS:$JMC_CP" JfrDump "$o.jfr" \
-					datadog.HeapLiveObject,datadog.ObjectSample,jdk.OldObjectSample,jdk.ObjectAllocationSample \
-					2>/dev/null | sed 's/^/jfr\t/' ;;
-			esac
-		} >>"$ACC"
-		rm -f "$o.collapsed" "$o.collapsed.alloc" "$o.jfr"
+if section startup; then
+	log "start-up: $START_REPS reps"
+	for r in $(seq 1 "$START_REPS"); do
+		i=0
+		for c in $(shuffled "9$r" $CONFIGS); do i=$((i + 1)); run_one startup hello "$c" "$r" "$i"; done
 	done
-done
+fi
+
+# --- 3. accuracy: a retained set known by construction (RetainedSet, per site)
+# and one of many classes with a heap walk as ground truth (ClassMix, per class
+# and per site) -----------------------------------------------------------------
+# Each run appends "== CONFIG REP WORKLOAD", the workload's truth lines, then the
+# agent's live (and for RetainedSet alloc) estimate, one tab-prefixed line each.
+acc_one() {   # WORKLOAD CONFIG REP
+	local w=$1 c=$2 r=$3 cc=$2 o cmd
+	[[ $c == heapprobe@* ]] && cc=heapprobe-collapsed@${c#*@}
+	o="$RUN/accuracy-$w-${cc//@/_}-$r"
+	# shellcheck disable=SC2046
+	cmd=$(workload_cmd "$o" "$w" $(agent_flags "$cc" "$o"))
+	grep -q "^accuracy $w $c:" "$CMDS" || echo "accuracy $w $c: $cmd" >>"$CMDS"
+	# shellcheck disable=SC2086
+	$cmd >"$o.stdout" 2>"$o.stderr" || log "  accuracy $w $c rep $r failed (see $o.stderr)"
+	local types=datadog.HeapLiveObject,datadog.ObjectSample,jdk.OldObjectSample,jdk.ObjectAllocationSample
+	[ "$w" = classmix ] && types=datadog.HeapLiveObject,jdk.OldObjectSample   # live only: no alloc scoring
+	{
+		echo "== $c $r $w"
+		grep -E '^(truth|truthclass|truthcount|truthsite|construct)\.' "$o.stdout" || true
+		case $c in
+		heapprobe@*)
+			sed 's/^/inuse\t/' "$o.collapsed" 2>/dev/null || true
+			[ "$w" = classmix ] || sed 's/^/alloc\t/' "$o.collapsed.alloc" 2>/dev/null || true ;;
+		async-live@*) sed 's/^/livecount\t/' "$o.collapsed" 2>/dev/null || true ;;
+		async-alloc@*) sed 's/^/alloc\t/' "$o.collapsed" 2>/dev/null || true ;;
+		ddprof-live@*|jfr-profile)
+			{ "$JAVA" -cp "$CLS:$JMC_CP" JfrDump "$o.jfr" "$types" 2>/dev/null || true; } | sed 's/^/jfr\t/' ;;
+		esac
+	} >>"$ACC"
+	rm -f "$o.collapsed" "$o.collapsed.alloc" "$o.jfr"
+}
+ACC=$RUN/accuracy.txt
+if section accuracy; then
+	log "accuracy: $ACC_REPS reps x {$ACC_WORKLOADS} x {$ACC_CONFIGS}"
+	: >"$ACC"
+	for r in $(seq 1 "$ACC_REPS"); do
+		for w in $ACC_WORKLOADS; do
+			seed=7; [ "$w" = retained ] || seed=8
+			for c in $(shuffled "$seed$r" $ACC_CONFIGS); do
+				[ "$w" = classmix ] && [[ $c == async-alloc@* ]] && continue   # no live estimate
+				acc_one "$w" "$c" "$r"
+			done
+		done
+		log "  rep $r/$ACC_REPS done"
+	done
+fi
 
 # --- 4. heap-usage read latency (heapprobe's own bench) -------------------------
-log "UsageBench: $USAGE_REPS reps"
-"$JAVA" -agentpath:"$ROOT/build/bench/libbench_agent.so" -cp "$CLS" UsageBench "$USAGE_REPS" >"$RUN/usagebench.md" 2>"$RUN/usagebench.err" ||
-	log "UsageBench failed: $(tail -3 "$RUN/usagebench.err")"
-echo "usage JVM: $JAVA -agentpath:$ROOT/build/bench/libbench_agent.so -cp $CLS UsageBench $USAGE_REPS" >>"$CMDS"
+if section usage; then
+	log "UsageBench: $USAGE_REPS reps"
+	"$JAVA" -agentpath:"$ROOT/build/bench/libbench_agent.so" -cp "$CLS" UsageBench "$USAGE_REPS" >"$RUN/usagebench.md" 2>"$RUN/usagebench.err" ||
+		log "UsageBench failed: $(tail -3 "$RUN/usagebench.err")"
+	echo "usage JVM: $JAVA -agentpath:$ROOT/build/bench/libbench_agent.so -cp $CLS UsageBench $USAGE_REPS" >>"$CMDS"
+fi
 echo "load_after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RUN/machine.txt"
 
 # --- 5. report -----------------------------------------------------------------
