@@ -3,17 +3,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 uint32_t hp_strmap_hash(const char *s, size_t len)
 {
-	/* FNV-1a: short mangled names and "Type::field" keys; good spread,
-	 * no dependency. */
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 16777619u;
-	}
-	return h;
+	/* XXH3 from libxxhash: 8-32 bytes per step where FNV-1a took one, and
+	 * the symbol index hashes ~58k mangled names of 30-100 bytes. */
+	return (uint32_t)XXH3_64bits(s, len);
 }
 
 int hp_strmap_init(struct hp_strmap *m, uint32_t expected, hp_strmap_key_fn key_of, const void *ctx)
