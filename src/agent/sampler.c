@@ -124,15 +124,20 @@ __attribute__((destructor)) static void print_step_cycles(void)
 #define STEP_END(k) (void)0
 #endif
 
-static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jobject object, jclass klass, uint64_t size)
+static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
+			  uint64_t size)
 {
 	jvmtiFrameInfo frames[prof.o.depth];
 	jint n = 0;
 	STEP_START();
-	/* NULL = the current thread, which is the allocating one (the event is
-	 * posted on it): HotSpot skips resolving and checking a jthread. (No
-	 * measurable gain, even with 1000 threads: HP_SAMPLE_TIMING.) */
-	if ((*jvmti)->GetStackTrace(jvmti, NULL, 0, (jint)prof.o.depth, frames, &n) != JVMTI_ERROR_NONE)
+	/* The event's own jthread, not NULL ("current thread"), though both
+	 * name the allocating thread: on JDK 21 builds a NULL thread makes
+	 * GetStackTrace disable virtual-thread mount transitions for ALL
+	 * threads (JvmtiVTMSTransitionDisabler: a global monitor and a walk of
+	 * every JavaThread) where a named platform or virtual thread costs a
+	 * no-op or one thread. NULL saved nothing measurable on JDK 17, even
+	 * with 1000 threads (HP_SAMPLE_TIMING). */
+	if ((*jvmti)->GetStackTrace(jvmti, thread, 0, (jint)prof.o.depth, frames, &n) != JVMTI_ERROR_NONE)
 		n = 0;
 	STEP_END(T_STACK);
 	uint32_t class_id = hp_sites_class_id(&prof.sites, jvmti, klass);
@@ -163,7 +168,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 	 * later load). */
 	atomic_fetch_add(&prof.in_callbacks, 1);
 	if (atomic_load(&prof.running) && size > 0)
-		record_sample(jvmti, jni, object, klass, (uint64_t)size);
+		record_sample(jvmti, jni, thread, object, klass, (uint64_t)size);
 	atomic_fetch_sub(&prof.in_callbacks, 1);
 }
 
