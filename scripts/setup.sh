@@ -6,8 +6,9 @@ packages=(build-essential cmake ninja-build pkg-config binutils elfutils xz-util
 	libelf-dev libdw-dev libffi-dev libcriterion-dev zlib1g-dev liblzma-dev libxxhash-dev protobuf-c-compiler libprotobuf-c-dev
 	openjdk-17-jdk-headless clang libclang-rt-14-dev)
 # Debian's DWARF for its JDK 17 (must match the JDK's exact version; installing
-# it upgrades the JDK to match). Optional: the tests say what works without it.
-optional=(openjdk-17-dbg)
+# it upgrades the JDK to match), and a headless browser to render the HTML
+# profile. Optional: the tests say what they skip without them.
+optional=(openjdk-17-dbg chromium)
 missing=()
 for p in "${packages[@]}" "${optional[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -17,6 +18,8 @@ if ((${#missing[@]})); then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
-	apt-get install -y -qq --no-install-recommends "${optional[@]}" >/dev/null ||
-		echo "setup: optional ${optional[*]} not installed; DWARF cross-checks will be skipped"
+	for p in "${optional[@]}"; do
+		apt-get install -y -qq --no-install-recommends "$p" >/dev/null ||
+			echo "setup: optional $p not installed; the tests that need it will say so"
+	done
 fi

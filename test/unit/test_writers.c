@@ -744,6 +744,32 @@ Test(writers, html_page)
 	} else {
 		cr_log_warn("node not found: the page's script was not run");
 	}
+	/* A real browser: headless Chromium runs the page and dumps the DOM
+	 * its script built. The live view is drawn first: boxes for the live
+	 * stacks, the weird name as text (escaped in the dump), no uncaught
+	 * error on the console. */
+	const char *chromium = have("chromium") ? "chromium" : have("chromium-browser") ? "chromium-browser" : NULL;
+	if (chromium) {
+		cr_assert_neq(asprintf(&cmd, "timeout 120 %s --headless --no-sandbox --disable-gpu --enable-logging=stderr "
+					     "--virtual-time-budget=2000 --dump-dom 'file://%s' 2>%s", chromium, path,
+				       path_in("chromium.log")),
+			      -1);
+		int rc = run(cmd, &out);
+		char *log = slurp(path_in("chromium.log"), NULL);
+		cr_assert_eq(rc, 0, "%s failed:\n%s", cmd, log);
+		cr_assert(count_of(out, "<div class=\"f") >= 5, "the browser drew %zu boxes:\n%.2000s",
+			  count_of(out, "<div class=\"f"), out);
+		cr_assert(strstr(out, ">com.example.Cache.put</div>"), "no Cache.put box:\n%.2000s", out);
+		cr_assert(strstr(out, "com.example.Ünïcödé.\"quoted\"&lt;/script&gt;&lt;!--x</div>"),
+			  "weird name not drawn as text:\n%.3000s", out);
+		cr_assert(strstr(out, "of live)"), "info line not filled in:\n%.2000s", out);
+		cr_assert_null(strstr(log, "Uncaught"), "script error in the browser:\n%s", log);
+		free(log);
+		free(out);
+		free(cmd);
+	} else {
+		cr_log_warn("chromium not found: the page was not rendered in a browser");
+	}
 	free(page);
 }
 
