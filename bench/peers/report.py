@@ -515,6 +515,15 @@ if acc_runs:
           f"{acc_verdict(c) if c.startswith('heapprobe') else ''} |")
 
 # ---- accuracy per class: ClassMix
+
+def classmix_worse(h, p, names):
+    """ClassMix measures where heapprobe's median is worse than the peer's:
+    "NAME heapprobe X% vs peer Y%", marked when heapprobe's best run is at
+    least as good as the peer's worst."""
+    keys = ("class_err", "class_tvd", "site_err", "site_tvd")
+    return [f"{name} {med(h[k]):.1f}% vs {med(p[k]):.1f}%" + (" (ranges overlap)" if min(h[k]) <= max(p[k]) else "")
+            for k, name in zip(keys, names) if p[k] and h[k] and med(p[k]) < med(h[k])]
+
 def cm_verdict(c):
     """Where heapprobe@iv is behind a peer at the same interval on the ClassMix measures."""
     h = cm.get(c)
@@ -526,10 +535,7 @@ def cm_verdict(c):
         p = cm.get(peer)
         if not p:
             continue
-        worse = [f"{name} {med(p[k]):.1f}% vs {med(h[k]):.1f}%" + (" (ranges overlap)" if min(h[k]) <= max(p[k]) else "")
-                 for k, name in (("class_err", "class error"), ("class_tvd", "class TVD"),
-                                 ("site_err", "site error"), ("site_tvd", "site TVD"))
-                 if p[k] and h[k] and med(p[k]) < med(h[k])]
+        worse = classmix_worse(h, p, ("class error", "class TVD", "site error", "site TVD"))
         if worse:
             out.append(f"{label(peer).replace(' @', '@')} on " + ", ".join(worse))
     return ("**behind** " + "; ".join(out)) if out else "no"
@@ -711,10 +717,8 @@ for iv in ("512k", "32k"):
         p = cm.get(peer)
         if not p:
             continue
-        worse = [f"{name} {med(h[k]):.1f}% vs {med(p[k]):.1f}%" + (" (ranges overlap)" if min(h[k]) <= max(p[k]) else "")
-                 for k, name in (("class_err", "total error per class"), ("class_tvd", "TVD per class"),
-                                 ("site_err", "total error per site"), ("site_tvd", "TVD per site"))
-                 if p[k] and h[k] and med(p[k]) < med(h[k])]
+        worse = classmix_worse(h, p, ("total error per class", "TVD per class", "total error per site",
+                                      "TVD per site"))
         if worse:
             lines.append(f"- **ClassMix accuracy @{iv}**, heapprobe vs {label(peer)}: " + "; ".join(worse) + ".")
 hps = summary.get(("startup", "heapprobe@512k"))

@@ -205,6 +205,53 @@ static int jcmd(pid_t pid, const char *options, char *out, size_t cap)
 	return rc;
 }
 
+/* Starts AttachTarget (test/java) under the JDK with the given heap
+ * options; returns once it printed "ready". It runs until `stopfile`
+ * exists (end_target). */
+static pid_t start_target(const char *stopfile, const char *const *jvm_opts)
+{
+	int pipefd[2];
+	cr_assert_eq(pipe(pipefd), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		const char *argv[16];
+		int n = 0;
+		argv[n++] = HP_JAVA;
+		for (; jvm_opts && *jvm_opts && n < 11; jvm_opts++)
+			argv[n++] = *jvm_opts;
+		argv[n++] = "-cp";
+		argv[n++] = HP_TEST_CLASSES;
+		argv[n++] = "AttachTarget";
+		argv[n++] = stopfile;
+		argv[n] = NULL;
+		dup2(pipefd[1], 1);
+		execv(HP_JAVA, (char *const *)argv);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	char ready[16] = "";
+	cr_assert_gt(read(pipefd[0], ready, sizeof(ready) - 1), 0);
+	close(pipefd[0]);
+	return pid;
+}
+
+/* Asks the target to exit and waits for it (killed after 30 s): its exit
+ * status for waitpid's macros. */
+static int end_target(pid_t pid, const char *stopfile)
+{
+	FILE *f = fopen(stopfile, "w");
+	if (f)
+		fclose(f);
+	int status = 0;
+	for (int i = 0; i < 300 && waitpid(pid, &status, WNOHANG) == 0; i++)
+		usleep(100000);
+	if (waitpid(pid, &status, WNOHANG) == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	return status;
+}
+
 /* Resident and NMT-committed memory of a JVM, in KiB. */
 static long vm_rss_kib(pid_t pid)
 {
@@ -283,18 +330,9 @@ Test(attach, twelve_sessions_do_not_grow_native_memory)
 	snprintf(stopfile, sizeof(stopfile), "%s/stop", workdir);
 	snprintf(prof, sizeof(prof), "%s/cycle.pb.gz", workdir);
 	snprintf(log, sizeof(log), "%s/info.log", workdir);
-	int pipefd[2];
-	cr_assert_eq(pipe(pipefd), 0);
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(pipefd[1], 1);
-		execl(HP_JAVA, HP_JAVA, "-Xms256m", "-Xmx256m", "-XX:+AlwaysPreTouch", "-XX:NativeMemoryTracking=summary",
-		      "-cp", HP_TEST_CLASSES, "AttachTarget", stopfile, (char *)NULL);
-		_exit(127);
-	}
-	close(pipefd[1]);
-	char ready[16] = "";
-	cr_assert_gt(read(pipefd[0], ready, sizeof(ready) - 1), 0);
+	static const char *const jvm_opts[] = { "-Xms256m", "-Xmx256m", "-XX:+AlwaysPreTouch",
+						"-XX:NativeMemoryTracking=summary", NULL };
+	pid_t pid = start_target(stopfile, jvm_opts);
 
 	snprintf(opts, sizeof(opts), "\"info=exit,log=%s\"", log);
 	cr_expect_eq(jcmd(pid, opts, out, sizeof(out)), 0, "%s", out);
@@ -324,16 +362,7 @@ Test(attach, twelve_sessions_do_not_grow_native_memory)
 	cr_expect_lt(malloc1 - malloc0, 4 * 1024, "malloc in use grew %ld KiB over 9 sessions", malloc1 - malloc0);
 	cr_expect_lt(nmt1 - nmt0, 16 * 1024, "NMT committed grew %ld KiB over 9 sessions", nmt1 - nmt0);
 
-	FILE *f = fopen(stopfile, "w");
-	if (f)
-		fclose(f);
-	int status = 0;
-	for (int i = 0; i < 300 && waitpid(pid, &status, WNOHANG) == 0; i++)
-		usleep(100000);
-	if (waitpid(pid, &status, WNOHANG) == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-	}
+	int status = end_target(pid, stopfile);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "target JVM died: status %d", status);
 	cr_expect(file_has(log, "status.libjvm:"), "info=exit wrote no report at exit into %s", log);
 }
@@ -345,18 +374,8 @@ Test(attach, attach_dump_stop_attach_again_under_churn)
 	snprintf(stopfile, sizeof(stopfile), "%s/stop", workdir);
 	snprintf(p1, sizeof(p1), "%s/first.pb.gz", workdir);
 	snprintf(p2, sizeof(p2), "%s/second.collapsed", workdir);
-	int pipefd[2];
-	cr_assert_eq(pipe(pipefd), 0);
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(pipefd[1], 1);
-		execl(HP_JAVA, HP_JAVA, "-Xmx256m", "-cp", HP_TEST_CLASSES,
-		      "AttachTarget", stopfile, (char *)NULL);
-		_exit(127);
-	}
-	close(pipefd[1]);
-	char ready[16] = "";
-	cr_assert_gt(read(pipefd[0], ready, sizeof(ready) - 1), 0);
+	static const char *const jvm_opts[] = { "-Xmx256m", NULL };
+	pid_t pid = start_target(stopfile, jvm_opts);
 	/* Commands before any profiler runs are refused and leave nothing
 	 * behind (a library that fails its first load is unloaded). */
 	cr_expect_eq(jcmd(pid, "dump", out, sizeof(out)), 0, "%s", out);
@@ -381,15 +400,6 @@ Test(attach, attach_dump_stop_attach_again_under_churn)
 	cr_expect_eq(jcmd(pid, "stop", out, sizeof(out)), 0, "%s", out);
 	cr_expect_eq(stat(p2, &st), 0, "second session wrote no %s", p2);
 
-	FILE *f = fopen(stopfile, "w");
-	if (f)
-		fclose(f);
-	int status = 0;
-	for (int i = 0; i < 300 && waitpid(pid, &status, WNOHANG) == 0; i++)
-		usleep(100000);
-	if (waitpid(pid, &status, WNOHANG) == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-	}
+	int status = end_target(pid, stopfile);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "target JVM died: status %d", status);
 }
