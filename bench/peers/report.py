@@ -31,7 +31,7 @@ LABEL = {
 }
 WORKLOAD = {
     "allocbench": "AllocBench (4 threads x 3M mixed allocations, ~11.6 GB allocated)",
-    "javac": "javac: jdk.httpserver module sources (42 files) from openjdk-17-source",
+    "javac": "javac: {javac_module} module sources from openjdk-17-source",
     "h2": "H2 2.2.224 in-memory SQL (30k orders, 1.5k customers, 40 query rounds)",
 }
 
@@ -384,7 +384,7 @@ if any(r["measure"] == "overhead" for r in rows):
         if not base:
             continue
         P("")
-        P(f"### {WORKLOAD.get(wl, wl)}")
+        P(f"### {WORKLOAD.get(wl, wl).format(javac_module=machine.get('javac_module', 'jdk.httpserver (42 files)'))}")
         P("")
         P("| agent | n | wall s | wall overhead [95% CI] | CPU s | CPU overhead [95% CI] | max RSS MiB | RSS added MiB | heapprobe behind? (CPU) |")
         P("|---|---|---|---|---|---|---|---|---|")
@@ -745,9 +745,11 @@ for c in commands:
     if c.startswith("warmup"):
         continue
     c = c.replace(ROOT + "/", "").replace("bench/peers/.cache", ".cache")
-    files = re.findall(r" \.cache/jdksrc/jdk\.httpserver/\S+\.java", c)
+    files = re.findall(r" \.cache/jdksrc/([\w.]+)/\S+\.java", c)
     if files:
-        c = c.replace("".join(files), f" <the {len(files)} files: .cache/jdksrc/jdk.httpserver/**/*.java except module-info.java, sorted>")
+        mod = files[0]
+        paths = re.findall(r" \.cache/jdksrc/[\w.]+/\S+\.java", c)
+        c = c.replace("".join(paths), f" <the {len(paths)} files: .cache/jdksrc/{mod}/**/*.java except module-info.java, sorted>")
     P(c)
 P("```")
 P("")

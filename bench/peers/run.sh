@@ -113,13 +113,17 @@ gcc -O2 -Wall -Wextra -shared -fPIC -I"$JAVA_HOME/include" -I"$JAVA_HOME/include
 CLS=$CACHE/classes
 "$JAVAC" -nowarn -d "$CLS" -cp "$H2_JAR:$JMC_CP" "$HERE"/AllocBench.java "$HERE"/Hello.java "$HERE"/H2Load.java \
 	"$HERE"/JfrDump.java "$HERE"/ClassMix.java "$ROOT"/test/java/RetainedSet.java "$ROOT"/bench/UsageBench.java
-# javac workload: the jdk.httpserver module's sources (43 files, ~6 s alone
-# here), compiled against the running JDK as a patch of that module.
+# javac workload: one module's sources from the JDK's src.zip, compiled
+# against the running JDK as a patch of that module. JAVAC_MODULE picks it:
+# java.net.http (145 files, ~10 s a run here) by default; jdk.httpserver
+# (42 files, ~3 s) was the earlier, shorter choice.
+JAVAC_MODULE=${JAVAC_MODULE:-java.net.http}
 JSRC=$CACHE/jdksrc
-if [ ! -d "$JSRC/jdk.httpserver" ]; then
-	mkdir -p "$JSRC" && unzip -q -o "$(readlink -f "$SRCZIP")" 'jdk.httpserver/*' -d "$JSRC"
+if [ ! -d "$JSRC/$JAVAC_MODULE" ]; then
+	mkdir -p "$JSRC" && unzip -q -o "$(readlink -f "$SRCZIP")" "$JAVAC_MODULE/*" -d "$JSRC"
 fi
-JAVAC_FILES=$(cd "$JSRC" && find jdk.httpserver -name '*.java' ! -name module-info.java | sort | tr '\n' ' ')
+JAVAC_FILES=$(cd "$JSRC" && find "$JAVAC_MODULE" -name '*.java' ! -name module-info.java | sort | tr '\n' ' ')
+JAVAC_COUNT=$(echo "$JAVAC_FILES" | wc -w)
 
 # --- what one run is -----------------------------------------------------------
 # agent_flags CONFIG OUTBASE: JVM options for that agent, output under OUTBASE
@@ -146,7 +150,7 @@ workload_cmd() {
 	javac)
 		local j=() f; for f in "$@"; do j+=("-J$f"); done
 		echo "$JAVAC" "${j[@]}" -nowarn -Xlint:none -XDsuppressNotes -d "$o.out" \
-			--patch-module "jdk.httpserver=$JSRC/jdk.httpserver" $(for f in $JAVAC_FILES; do echo "$JSRC/$f"; done) ;;
+			--patch-module "$JAVAC_MODULE=$JSRC/$JAVAC_MODULE" $(for f in $JAVAC_FILES; do echo "$JSRC/$f"; done) ;;
 	hello) echo "$JAVA" "$@" -cp "$CLS" Hello ;;
 	retained) echo "$JAVA" "$@" -cp "$CLS" RetainedSet ;;
 	classmix) echo "$JAVA" "$@" -cp "$CLS" ClassMix ;;
@@ -202,6 +206,7 @@ shuffled() { python3 -c 'import random,sys; a=sys.argv[2:]; random.Random(int(sy
 	echo "acc_configs: $ACC_CONFIGS"
 	echo "acc_workloads: $ACC_WORKLOADS"
 	echo "workloads: $WORKLOADS"
+	echo "javac_module: $JAVAC_MODULE ($JAVAC_COUNT files)"
 } >"$RUN/machine.txt"
 
 # --- 1. overhead: every workload x agent, order shuffled in each repetition ---
