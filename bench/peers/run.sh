@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # heapprobe beside its peers, same workloads, same run, interleaved.
 #
-#   bash bench/peers/run.sh            # full run (~25 min on 2 cores), writes docs/BENCHMARKS.md
-#   QUICK=1 bash bench/peers/run.sh    # smoke run (~5 min): fewer agents, fewer repetitions
+#   bash bench/peers/run.sh            # full run (~30 min on 2 cores), writes docs/BENCHMARKS.md
+#   QUICK=1 bash bench/peers/run.sh    # smoke run (~6 min): fewer agents, fewer repetitions
 #
 # Knobs (environment; defaults in brackets, QUICK=1 ones second):
 #   SECTIONS      which parts run ["overhead startup accuracy usage"]; e.g.
