@@ -23,7 +23,7 @@ import sys
 from collections import defaultdict
 
 out, load0, load1, nproc, cpu, jdk, version = sys.argv[1:8]
-runs = []   # (interval, rows, command)
+runs = []   # (interval, rows, command, phases file)
 rest = sys.argv[8:]
 for i in range(0, len(rest), 3):
     iv, path, cmd = int(rest[i]), rest[i + 1], rest[i + 2]

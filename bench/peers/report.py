@@ -139,6 +139,22 @@ def cm_key(frames):
     return site, cls
 
 
+def dist_scores(est, truth, counts_only):
+    """(total error %, TVD %) of an estimate against a truth (dicts key -> bytes). Keys the estimate has
+    and the truth has not count in full; total error is None for sample counts (no bytes)."""
+    T, E = sum(truth.values()), sum(est.values())
+    keys = set(truth) | set(est)
+    tvd = 0.5 * sum(abs(est.get(k, 0) / E - truth.get(k, 0) / T) for k in keys) * 100 if E > 0 else None
+    err = None if counts_only else sum(abs(est.get(k, 0) - truth.get(k, 0)) for k in keys) / T * 100
+    return err, tvd
+
+
+def jfr_event(rest):
+    """(event type, {field: value}, root-first stack) of a `jfr` line (bench/peers/JfrDump.java)."""
+    typ, fields, stack = (rest.split("\t") + ["", ""])[:3]
+    return typ, dict(kv.split("=", 1) for kv in fields.split("|") if "=" in kv), stack
+
+
 acc_runs = []   # dicts: config, rep, truth{}, live{site: bytes}, alloc (bytes in main), live_kind
 cm_runs = []    # ClassMix: config, rep, truth per class / site, live per class / site, counts_only
 cur = None
@@ -172,8 +188,7 @@ for line in acc_lines:
             if key and val.isdigit():
                 w = float(val) * (interval(cur["config"]) if kind == "livecount" else 1)
         elif kind == "jfr":
-            typ, fields, stack = (rest.split("\t") + ["", ""])[:3]
-            f = dict(kv.split("=", 1) for kv in fields.split("|") if "=" in kv)
+            typ, f, stack = jfr_event(rest)
             key = cm_key(stack.split(";") + ["?"])   # JFR stacks have no class frame: the class is a field
             if key and typ == "datadog.HeapLiveObject":
                 key, w = (key[0], f.get("objectClass", UNKNOWN)), float(f["size"]) * float(f["weight"])
@@ -203,8 +218,7 @@ for line in acc_lines:
         else:
             cur["alloc"] += v; cur["has_alloc"] = True
     elif kind == "jfr":
-        typ, fields, stack = (rest.split("\t") + ["", ""])[:3]
-        f = dict(kv.split("=", 1) for kv in fields.split("|") if "=" in kv)
+        typ, f, stack = jfr_event(rest)
         site = site_of(stack)
         if site is None:
             continue
@@ -232,12 +246,12 @@ with (open(os.path.join(RAW, "accuracy.csv"), "w", newline="") if acc_runs else 
             w.writerow([a["config"], a["rep"], s, truth[s], round(a["live"].get(s, 0.0)), unit])
         d = acc[a["config"]]
         if a["has_live"]:
-            E = sum(a["live"].values())
-            if E > 0:
-                d["tvd"].append(0.5 * sum(abs(a["live"].get(s, 0) / E - truth[s] / T) for s in SITES) * 100)
-            if not a.get("counts_only"):
-                d["toterr"].append(sum(abs(a["live"].get(s, 0) - truth[s]) for s in SITES) / T * 100)
-                d["liveratio"].append(E / T * 100)
+            err, tvd = dist_scores(a["live"], truth, a.get("counts_only"))
+            if tvd is not None:
+                d["tvd"].append(tvd)
+            if err is not None:
+                d["toterr"].append(err)
+                d["liveratio"].append(sum(a["live"].values()) / T * 100)
                 for s in ("keepBytes", "keepLongs"):
                     d[s].append(a["live"].get(s, 0) / truth[s] * 100)
                 d["garbage"].append(a["live"].get("makeGarbage", 0) / 1048576)
@@ -245,16 +259,6 @@ with (open(os.path.join(RAW, "accuracy.csv"), "w", newline="") if acc_runs else 
             d["allocratio"].append(a["alloc"] / t["allocated"] * 100)
         d["n"].append(1)
 
-
-
-def dist_scores(est, truth, counts_only):
-    """(total error %, TVD %) of an estimate against a truth (dicts key -> bytes). Keys the estimate has
-    and the truth has not count in full; total error is None for sample counts (no bytes)."""
-    T, E = sum(truth.values()), sum(est.values())
-    keys = set(truth) | set(est)
-    tvd = 0.5 * sum(abs(est.get(k, 0) / E - truth.get(k, 0) / T) for k in keys) * 100 if E > 0 else None
-    err = None if counts_only else sum(abs(est.get(k, 0) - truth.get(k, 0)) for k in keys) / T * 100
-    return err, tvd
 
 
 cm = defaultdict(lambda: defaultdict(list))      # config -> measure -> values over reps

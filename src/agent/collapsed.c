@@ -46,12 +46,14 @@ static int lb_reserve(struct linebuf *b, size_t more)
 	return 0;
 }
 
-static int lb_frame(struct linebuf *b, const char *name)
+/* Appends ";name" (sanitised) and then `suffix` verbatim ("" for code
+ * frames, "_[i]" for the class frame). */
+static int lb_frame(struct linebuf *b, const char *name, const char *suffix)
 {
 	if (!name || !*name)
 		name = "[unknown]";
-	size_t n = strlen(name);
-	if (lb_reserve(b, n + 1) < 0)
+	size_t n = strlen(name), m = strlen(suffix);
+	if (lb_reserve(b, n + m + 1) < 0)
 		return -ENOMEM;
 	if (b->len)
 		b->s[b->len++] = ';';
@@ -59,7 +61,8 @@ static int lb_frame(struct linebuf *b, const char *name)
 		unsigned char c = (unsigned char)name[i];
 		b->s[b->len++] = (c == ';' || c < 0x20 || c == 0x7f) ? '_' : (char)c;
 	}
-	b->s[b->len] = '\0';
+	memcpy(b->s + b->len, suffix, m + 1);
+	b->len += m;
 	return 0;
 }
 
@@ -91,19 +94,12 @@ int hp_write_collapsed(const struct hp_profile *p, enum hp_profile_view view, co
 			continue;
 		line.len = 0;
 		if (!s->nframes)
-			rc = lb_frame(&line, NULL);
+			rc = lb_frame(&line, NULL, "");
 		/* Samples list the leaf first; folded stacks start at the root. */
 		for (size_t j = s->nframes; j-- > 0 && rc == 0;)
-			rc = lb_frame(&line, p->frames[s->frames[j]].function);
-		if (rc == 0 && s->class_name && *s->class_name) {
-			rc = lb_frame(&line, s->class_name);
-			if (rc == 0 && lb_reserve(&line, 4) == 0) {
-				memcpy(line.s + line.len, "_[i]", 5);
-				line.len += 4;
-			} else if (rc == 0) {
-				rc = -ENOMEM;
-			}
-		}
+			rc = lb_frame(&line, p->frames[s->frames[j]].function, "");
+		if (rc == 0 && s->class_name && *s->class_name)
+			rc = lb_frame(&line, s->class_name, "_[i]");
 		uint32_t id;
 		if (rc == 0)
 			rc = hp_intern(&stacks, line.s, &id);

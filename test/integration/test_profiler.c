@@ -281,23 +281,8 @@ static long nmt_committed_kib(pid_t pid)
 	return kib;
 }
 
-/* process.malloc_in_use from `info` reports asked over jcmd (the last one
- * written to `log`), in KiB: the least of three readings half a second
- * apart, since the JIT's arenas come and go by a few MiB (C2 compiles
- * malloc their chunks and HotSpot frees them only every few seconds). */
-static long malloc_in_use_once(pid_t pid, const char *log);
-static long malloc_in_use_kib(pid_t pid, const char *log)
-{
-	long least = malloc_in_use_once(pid, log);
-	for (int i = 0; i < 2; i++) {
-		usleep(500000);
-		long v = malloc_in_use_once(pid, log);
-		if (v < least)
-			least = v;
-	}
-	return least;
-}
-
+/* process.malloc_in_use from an `info` report asked over jcmd (the last
+ * one written to `log`), in KiB. */
 static long malloc_in_use_once(pid_t pid, const char *log)
 {
 	char opts[640], out[8192], line[256];
@@ -312,6 +297,21 @@ static long malloc_in_use_once(pid_t pid, const char *log)
 	fclose(f);
 	cr_assert_gt(bytes, 0, "no process.malloc_in_use in %s", log);
 	return (long)(bytes / 1024);
+}
+
+/* The least of three readings half a second apart: the JIT's arenas come
+ * and go by a few MiB (C2 compiles malloc their chunks and HotSpot frees
+ * them only every few seconds). */
+static long malloc_in_use_kib(pid_t pid, const char *log)
+{
+	long least = malloc_in_use_once(pid, log);
+	for (int i = 0; i < 2; i++) {
+		usleep(500000);
+		long v = malloc_in_use_once(pid, log);
+		if (v < least)
+			least = v;
+	}
+	return least;
 }
 
 static bool file_has(const char *path, const char *needle)
