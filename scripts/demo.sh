@@ -16,7 +16,9 @@ agent="$PWD/build/libheapprobe.so"
 	-cp build/examples HeapDemo
 echo "== top live allocation sites (bytes, scaled to the post-GC live heap)"
 sort -t' ' -k2 -n -r build/heapdemo.collapsed | head -5 |
-	awk '{n = split($1, f, ";"); printf "%12d  %s\n", $2, f[n]}'
+	awk '{n = split($1, f, ";"); cls = ""
+		if (n > 1 && f[n] ~ /_\[i\]$/) { cls = " (" substr(f[n], 1, length(f[n]) - 4) ")"; n-- }
+		printf "%12d  %s%s\n", $2, f[n], cls}'
 "$JAVA_HOME/bin/java" -agentpath:"$agent=interval=128k,format=html,file=build/heapdemo.html" -cp build/examples HeapDemo >/dev/null
 "$JAVA_HOME/bin/java" -agentpath:"$agent=interval=128k,file=build/heapdemo.pb.gz" -cp build/examples HeapDemo >/dev/null
 echo "== wrote build/heapdemo.html and build/heapdemo.pb.gz"
