@@ -10,7 +10,7 @@
 
 static const char valid_options[] =
 	"interval=<size>, live[=true|false], min_age=<n>, depth=<n>, file=<path>, "
-	"format=pprof|collapsed|html, period=<seconds>, max_live=<n>, dump, stop, info, info=exit, "
+	"format=pprof|collapsed|html, period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, dump, stop, info, info=exit, "
 	"verify, log=<path>";
 
 /* "512k", "1m", "100" -> bytes. false on junk, overflow or empty. */
@@ -124,6 +124,15 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 			ok = v && parse_uint(v, vlen, 0, 86400 * 365, &out->period);
 		} else if (IS("max_live")) {
 			ok = v && parse_uint(v, vlen, 16, 100000000, &out->max_live);
+		} else if (IS("stacks")) {
+			if (v && vlen == 5 && !strncmp(v, "cache", 5))
+				out->stacks = HP_STACKS_CACHE;
+			else if (v && vlen == 6 && !strncmp(v, "verify", 6))
+				out->stacks = HP_STACKS_VERIFY;
+			else if (v && vlen == 5 && !strncmp(v, "jvmti", 5))
+				out->stacks = HP_STACKS_JVMTI;
+			else
+				ok = false;
 		} else if (IS("dump") && !v) {
 			out->dump = true;
 			profiler = false;

@@ -9,6 +9,11 @@
 
 enum hp_format { HP_FORMAT_PPROF = 0, HP_FORMAT_COLLAPSED, HP_FORMAT_HTML };
 
+/* How a sample's stack is found (sampler.c): GetStackTrace answers cached
+ * by the frame walker's key, checked every 1024th hit (default); every
+ * hit checked; or GetStackTrace for every sample. */
+enum hp_stacks_mode { HP_STACKS_CACHE = 0, HP_STACKS_VERIFY, HP_STACKS_JVMTI };
+
 struct hp_agent_options {
 	/* profiler */
 	bool profile;               /* sample allocations (on unless only info/verify given) */
@@ -20,6 +25,7 @@ struct hp_agent_options {
 	enum hp_format format;
 	unsigned period;            /* also write every N seconds (0 = only at exit) */
 	unsigned max_live;          /* cap on tracked live samples */
+	enum hp_stacks_mode stacks;
 	/* commands to an agent already running (dynamic attach) */
 	bool dump, stop;
 	/* reports */

@@ -43,9 +43,14 @@
 
 #include "agent/live.h"
 #include "agent/profile.h"
+#include "agent/stackcache.h"
 #include "agent/stacks.h"
+#include "heapusage/probe.h"
+#include "vmstructs/framewalk.h"
 
 #define MAX_SITES 65536
+#define STACK_CACHE_SLOTS 32768       /* 256 KiB */
+#define STACK_CACHE_BYTES (2u << 20)  /* ~43k stacks of 48 bytes */
 
 static struct profiler {
 	JavaVM *vm;
@@ -65,6 +70,14 @@ static struct profiler {
 	uint64_t baseline_bytes;        /* heap in use when sampling began (see write_snapshot) */
 	pthread_mutex_t dump_lock;
 	bool have_lines;
+	/* Stacks from the cache keyed by the frame walk (stackcache.h); off
+	 * until the walker is set up at VM init or attach. */
+	struct hp_framewalk walk;
+	struct hp_stackcache stack_cache;
+	_Atomic int walk_ready;
+	char walk_reason[256];          /* why stacks come from GetStackTrace alone */
+	_Atomic(const volatile int64_t *) classes_unloaded;
+	_Atomic uint64_t walk_failed[HP_FW_RESULTS + 1];   /* by result; last: interpreted, no epoch */
 } prof = { .dump_lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -114,7 +127,7 @@ __attribute__((destructor)) static void print_step_cycles(void)
 {
 	uint64_t n = atomic_load(&timed_samples);
 	if (n)
-		fprintf(stderr, "heapprobe sample timing: %llu samples, mean TSC cycles: GetStackTrace %.0f, "
+		fprintf(stderr, "heapprobe sample timing: %llu samples, mean TSC cycles: stack %.0f, "
 			"class id %.0f, site %.0f, live ref %.0f\n", (unsigned long long)n,
 			(double)step_cycles[T_STACK] / n, (double)step_cycles[T_CLASS] / n,
 			(double)step_cycles[T_SITE] / n, (double)step_cycles[T_LIVE] / n);
@@ -124,21 +137,93 @@ __attribute__((destructor)) static void print_step_cycles(void)
 #define STEP_END(k) (void)0
 #endif
 
+/* Hits since this thread last checked a cached stack against
+ * GetStackTrace. */
+static __thread uint32_t hits_since_check;
+
+static bool same_frames(const jvmtiFrameInfo *a, const jvmtiFrameInfo *b, jint n)
+{
+	for (jint i = 0; i < n; i++)
+		if (a[i].method != b[i].method || a[i].location != b[i].location)
+			return false;
+	return true;
+}
+
+/* The cached stack for this sample's walk key, or NULL (key and its
+ * length, or a negative hp_fw_result, left in key/nkey for the insert). */
+static const struct hp_stack_entry *cached_stack(JNIEnv *jni, uint64_t *key, int cap, int *nkey,
+						 bool *interpreted, uint64_t *epoch)
+{
+	*nkey = HP_FW_NO_JAVA_FRAMES;
+	if (!atomic_load_explicit(&prof.walk_ready, memory_order_acquire) ||
+	    atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed))
+		return NULL;
+	const volatile int64_t *unloaded = atomic_load_explicit(&prof.classes_unloaded, memory_order_relaxed);
+	*epoch = unloaded ? (uint64_t)*unloaded : 0;
+	*nkey = hp_framewalk_key(&prof.walk, jni, (int)prof.o.depth, key, cap, interpreted);
+	if (*nkey > 0 && *interpreted && !unloaded)
+		*nkey = -(HP_FW_RESULTS + 1);   /* a Method* key with no way to see it go stale */
+	if (*nkey <= 0) {
+		atomic_fetch_add_explicit(&prof.walk_failed[*nkey < 0 ? -*nkey - 1 : 0], 1, memory_order_relaxed);
+		return NULL;
+	}
+	return hp_stackcache_find(&prof.stack_cache, key, (uint32_t)*nkey, *epoch);
+}
+
 static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
 			  uint64_t size)
 {
-	jvmtiFrameInfo frames[prof.o.depth];
+	jvmtiFrameInfo frames_buf[prof.o.depth];
+	const jvmtiFrameInfo *frames = frames_buf;
 	jint n = 0;
+	uint64_t key[2 * prof.o.depth + 16], epoch = 0;
+	int nkey;
+	bool interpreted = false, asked = false;
 	STEP_START();
-	/* The event's own jthread, not NULL ("current thread"), though both
-	 * name the allocating thread: on JDK 21 builds a NULL thread makes
-	 * GetStackTrace disable virtual-thread mount transitions for ALL
-	 * threads (JvmtiVTMSTransitionDisabler: a global monitor and a walk of
-	 * every JavaThread) where a named platform or virtual thread costs a
-	 * no-op or one thread. NULL saved nothing measurable on JDK 17, even
-	 * with 1000 threads (HP_SAMPLE_TIMING). */
-	if ((*jvmti)->GetStackTrace(jvmti, thread, 0, (jint)prof.o.depth, frames, &n) != JVMTI_ERROR_NONE)
-		n = 0;
+	const struct hp_stack_entry *hit = cached_stack(jni, key, (int)(sizeof(key) / sizeof(key[0])), &nkey,
+							&interpreted, &epoch);
+	bool check = hit && (prof.o.stacks == HP_STACKS_VERIFY || ++hits_since_check >= HP_STACKCACHE_VERIFY_EVERY);
+	if (hit && !check) {
+		frames = hit->frames;
+		n = (jint)hit->nframes;
+		atomic_fetch_add_explicit(&prof.stack_cache.hits, 1, memory_order_relaxed);
+	} else {
+		/* The event's own jthread, not NULL ("current thread"),
+		 * though both name the allocating thread: on JDK 21 builds a
+		 * NULL thread makes GetStackTrace disable virtual-thread mount
+		 * transitions for ALL threads (JvmtiVTMSTransitionDisabler: a
+		 * global monitor and a walk of every JavaThread) where a named
+		 * platform or virtual thread costs a no-op or one thread. */
+		asked = (*jvmti)->GetStackTrace(jvmti, thread, 0, (jint)prof.o.depth, frames_buf, &n) ==
+			JVMTI_ERROR_NONE;
+		if (!asked)
+			n = 0;
+	}
+	if (check) {
+		hits_since_check = 0;
+		if (!asked) {
+			frames = hit->frames;
+			n = (jint)hit->nframes;
+		} else if (n != (jint)hit->nframes || !same_frames(frames_buf, hit->frames, n)) {
+			jint at = 0;
+			while (at < n && at < (jint)hit->nframes && frames_buf[at].method == hit->frames[at].method &&
+			       frames_buf[at].location == hit->frames[at].location)
+				at++;
+			char *name = NULL;
+			if (at < n)
+				(*jvmti)->GetMethodName(jvmti, frames_buf[at].method, &name, NULL, NULL);
+			atomic_fetch_add_explicit(&prof.stack_cache.mismatches, 1, memory_order_relaxed);
+			hp_stackcache_disable(&prof.stack_cache, "a cached stack (%u frames) differed from "
+					      "GetStackTrace (%d frames) at frame %d (%s)", hit->nframes, (int)n,
+					      (int)at, name ? name : "?");
+			if (name)
+				(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+		} else {
+			atomic_fetch_add_explicit(&prof.stack_cache.verified, 1, memory_order_relaxed);
+		}
+	} else if (!hit && nkey > 0) {
+		atomic_fetch_add_explicit(&prof.stack_cache.misses, 1, memory_order_relaxed);
+	}
 	STEP_END(T_STACK);
 	uint32_t class_id = hp_sites_class_id(&prof.sites, jvmti, klass);
 	STEP_END(T_CLASS);
@@ -147,6 +232,9 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	atomic_fetch_add_explicit(&prof.samples, 1, memory_order_relaxed);
 	if (!site)
 		return;
+	if (!hit && asked && nkey > 0 && !atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed))
+		hp_stackcache_insert(&prof.stack_cache, key, (uint32_t)nkey, interpreted, epoch, site->raw,
+				     site->nframes);
 	double w = 1.0 / sample_probability(size);
 	atomic_fetch_add_explicit(&site->samples, 1, memory_order_relaxed);
 	hp_atomic_add_double(&site->alloc_objects_bits, w);
@@ -179,6 +267,84 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 	atomic_fetch_add_explicit(&prof.gc_events, 1, memory_order_relaxed);
 	atomic_store_explicit(&prof.gc_pending, 1, memory_order_release);
 	sem_post(&prof.wake);
+}
+
+/* ---- stack walker set-up --------------------------------------------------- */
+
+/* The frame walker needs the code cache and the interpreter, which exist
+ * from VM init on, and one JavaThread* to learn where JNIEnv sits in it:
+ * java.lang.Thread.eetop of the calling thread. */
+static void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	char err[256] = "";
+	if (prof.o.stacks == HP_STACKS_JVMTI) {
+		snprintf(prof.walk_reason, sizeof(prof.walk_reason), "stacks=jvmti");
+		return;
+	}
+	uintptr_t ro[HP_LIBJVM_MAX_SEGMENTS][2];
+	const struct hp_libjvm *lj = &prof.probe->jvm;
+	for (unsigned i = 0; i < lj->nread && i < HP_LIBJVM_MAX_SEGMENTS; i++) {
+		ro[i][0] = lj->read[i].start;
+		ro[i][1] = lj->read[i].end;
+	}
+	int rc = hp_framewalk_init(&prof.walk, prof.probe->vms, prof.probe->data, (const uintptr_t(*)[2])ro,
+				   lj->nread, err, sizeof(err));
+	jthread self = NULL;
+	if (!rc) {
+		jlong eetop = 0;
+		jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
+		jfieldID f = tc ? (*jni)->GetFieldID(jni, tc, "eetop", "J") : NULL;
+		if (f && (*jvmti)->GetCurrentThread(jvmti, &self) == JVMTI_ERROR_NONE && self)
+			eetop = (*jni)->GetLongField(jni, self, f);
+		(*jni)->ExceptionClear(jni);
+		if (tc)
+			(*jni)->DeleteLocalRef(jni, tc);
+		if (self)
+			(*jni)->DeleteLocalRef(jni, self);
+		rc = eetop ? hp_framewalk_set_thread(&prof.walk, jni, (uintptr_t)eetop, err, sizeof(err))
+			   : (snprintf(err, sizeof(err), "java.lang.Thread.eetop is unreadable"), -ENOENT);
+	}
+	if (!rc)
+		rc = hp_stackcache_init(&prof.stack_cache, STACK_CACHE_SLOTS, STACK_CACHE_BYTES);
+	if (rc) {
+		snprintf(prof.walk_reason, sizeof(prof.walk_reason), "frame walker unavailable: %s",
+			 err[0] ? err : strerror(-rc));
+		logf_("%s; stacks come from GetStackTrace", prof.walk_reason);
+		return;
+	}
+	atomic_store(&prof.classes_unloaded, hp_perfdata_classes_unloaded(prof.probe));
+	atomic_store_explicit(&prof.walk_ready, 1, memory_order_release);
+}
+
+/* One line on where stacks came from, for the profile and the log. */
+static void describe_stacks(char *out, size_t cap)
+{
+	struct hp_stackcache *c = &prof.stack_cache;
+	if (!atomic_load(&prof.walk_ready)) {
+		snprintf(out, cap, "stacks: GetStackTrace for every sample (%s)",
+			 prof.walk_reason[0] ? prof.walk_reason : "walker not set up yet");
+		return;
+	}
+	uint64_t failed = 0, top = 0;
+	int top_reason = 0;
+	for (int i = 0; i <= HP_FW_RESULTS; i++) {
+		uint64_t f = atomic_load(&prof.walk_failed[i]);
+		failed += f;
+		if (f > top)
+			top = f, top_reason = i;
+	}
+	int len = snprintf(out, cap, "stacks: %llu cached, %llu walked and asked GetStackTrace, %llu not walkable "
+			   "(most: %s), %llu cached checked against GetStackTrace, %llu mismatches, %llu stale, "
+			   "cache %zu bytes%s", (unsigned long long)atomic_load(&c->hits),
+			   (unsigned long long)atomic_load(&c->misses), (unsigned long long)failed,
+			   top ? (top_reason == HP_FW_RESULTS ? "interpreted frame, no class-unload counter"
+							      : hp_framewalk_result_name(-top_reason - 1))
+			       : "none",
+			   (unsigned long long)atomic_load(&c->verified), (unsigned long long)atomic_load(&c->mismatches),
+			   (unsigned long long)atomic_load(&c->stale), atomic_load(&c->bytes),
+			   atomic_load(&c->full) ? ", full" : "");
+	if (atomic_load(&c->disabled) == 1 && len > 0 && (size_t)len < cap)
+		snprintf(out + len, cap - (size_t)len, "; cache OFF: %s", c->reason);
 }
 
 /* ---- snapshot ------------------------------------------------------------ */
@@ -313,7 +479,7 @@ static int write_snapshot(JNIEnv *jni, const char *why)
 		nsamples++;
 	}
 
-	char c1[256], c2[320], c3[256];
+	char c1[256], c2[320], c3[256], c4[512];
 	snprintf(c1, sizeof(c1), "heapprobe %s: %llu samples at interval %llu bytes, %llu sites, %llu live samples "
 		 "tracked, %llu dropped by thinning, %llu samples beyond the site table",
 		 why, (unsigned long long)atomic_load(&prof.samples), (unsigned long long)prof.o.interval,
@@ -331,17 +497,18 @@ static int write_snapshot(JNIEnv *jni, const char *why)
 		snprintf(c2, sizeof(c2), "inuse UNSCALED: no post-GC heap size known yet (no collection seen); "
 			 "%llu live samples", (unsigned long long)ctx.counted);
 	snprintf(c3, sizeof(c3), "inuse intervals: 95%% Horvitz-Thompson sampling error per site");
+	describe_stacks(c4, sizeof(c4));
 	/* Site names and class names stay valid without the lock: only the
 	 * arrays that hold them may move, and we have taken the pointers. */
 	pthread_mutex_unlock(&t->lock);
-	const char *comments[] = { c1, c2, c3 };
+	const char *comments[] = { c1, c2, c3, c4 };
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 	struct hp_profile p = {
 		.frames = frames, .nframes = nframes, .samples = samples, .nsamples = nsamples,
 		.period = (int64_t)prof.o.interval, .time_nanos = prof.start_realtime_ns,
-		.duration_nanos = now_ns - prof.start_realtime_ns, .comments = comments, .ncomments = 3,
+		.duration_nanos = now_ns - prof.start_realtime_ns, .comments = comments, .ncomments = 4,
 	};
 	char path[600], err[512] = "";
 	hp_options_output_path(&prof.o, path, sizeof(path));
@@ -360,7 +527,7 @@ static int write_snapshot(JNIEnv *jni, const char *why)
 	if (rc)
 		logf_("%s; profile data kept, next write will retry", err[0] ? err : strerror(-rc));
 	else
-		logf_("wrote %s (%zu sites, %s)", path, nsamples, c2);
+		logf_("wrote %s (%zu sites, %s; %s)", path, nsamples, c2, c4);
 out:
 	free(ctx.acc);
 	free(samples);
@@ -387,15 +554,33 @@ static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 	struct timespec next;
 	clock_gettime(CLOCK_REALTIME, &next);
 	next.tv_sec += prof.o.period ? prof.o.period : 3600;
+	int tries_left = 600;
 	while (!atomic_load(&prof.stopping)) {
+		/* Until the class-unload counter shows up (the perfdata region
+		 * opens after VM init on JDK 11), look ten times a second. */
+		bool want_counter = !atomic_load(&prof.classes_unloaded) && tries_left > 0;
 		struct timespec wait;
 		clock_gettime(CLOCK_REALTIME, &wait);
-		wait.tv_sec += 1;
+		if (want_counter) {
+			wait.tv_nsec += 100000000;
+			if (wait.tv_nsec >= 1000000000) {
+				wait.tv_sec++;
+				wait.tv_nsec -= 1000000000;
+			}
+		} else {
+			wait.tv_sec += 1;
+		}
 		if (wait.tv_sec > next.tv_sec)
 			wait = next;
 		sem_timedwait(&prof.wake, &wait);
 		if (atomic_load(&prof.stopping))
 			break;
+		if (want_counter) {
+			struct hp_heap_usage u = { .sz = sizeof(u) };
+			hp_heap_usage(prof.probe, 0, &u);       /* retries modes waiting for the VM */
+			atomic_store(&prof.classes_unloaded, hp_perfdata_classes_unloaded(prof.probe));
+			tries_left--;
+		}
 		if (atomic_exchange(&prof.gc_pending, 0) && prof.o.live)
 			hp_live_sweep(&prof.live, jni);     /* free dead samples' references promptly */
 		struct timespec now;
@@ -440,6 +625,7 @@ static void record_baseline(void)
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
 	record_baseline();
+	setup_walker(jvmti, jni);
 	if (start_thread(jni))
 		logf_("cannot start the agent thread: liveness is checked only when a profile is written");
 }
@@ -485,6 +671,11 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	prof.o = *o;
 	atomic_store(&prof.stopping, 0);
 	atomic_store(&prof.samples, 0);
+	atomic_store(&prof.walk_ready, 0);
+	atomic_store(&prof.classes_unloaded, NULL);
+	prof.walk_reason[0] = '\0';
+	for (int i = 0; i <= HP_FW_RESULTS; i++)
+		atomic_store(&prof.walk_failed[i], 0);
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	prof.start_realtime_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
@@ -538,6 +729,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);
 	if (live_phase) {
 		record_baseline();
+		setup_walker(j, jni);
 		if (start_thread(jni))
 			logf_("cannot start the agent thread");
 	} else {
@@ -568,6 +760,8 @@ int hp_profiler_stop(JNIEnv *jni)
 	pthread_mutex_lock(&prof.dump_lock);
 	if (prof.o.live)
 		hp_live_free(&prof.live, jni);
+	atomic_store(&prof.walk_ready, 0);
+	hp_stackcache_free(&prof.stack_cache);
 	hp_sites_free(&prof.sites);
 	pthread_mutex_unlock(&prof.dump_lock);
 	if (!atomic_load(&prof.thread_alive)) {

@@ -201,6 +201,9 @@ static int walk_entries(const char *snap, const char *live, const struct hp_pd_p
 			/* optional, and only ever compared with "No GC" */
 			out->last_cause = live + off + (size_t)e.data_offset;
 		}
+		if (strcmp(name, "java.cls.unloadedClasses") == 0 && e.data_type == 'J' && e.vector_length == 0 &&
+		    (off + (size_t)e.data_offset) % 8 == 0 && !out->classes_unloaded)
+			out->classes_unloaded = (const volatile int64_t *)(live + off + (size_t)e.data_offset);
 		long gen, space;
 		enum counter_field f = classify(name, &gen, &space);
 		if (f != F_NONE) {
@@ -697,6 +700,12 @@ static int perfdata_init(struct hp_probe *p, char *reason, size_t len)
 	}
 	p->mode_state[HP_MODE_PERFDATA] = plan;
 	return 0;
+}
+
+const volatile int64_t *hp_perfdata_classes_unloaded(struct hp_probe *p)
+{
+	const struct hp_perfdata_plan *plan = p->mode_state[HP_MODE_PERFDATA];
+	return plan ? plan->c.classes_unloaded : NULL;
 }
 
 static int perfdata_read(struct hp_probe *p, JNIEnv *env, struct hp_mode_reading *r)

@@ -99,6 +99,9 @@ struct hp_perfdata_counters {
 	/* sun.gc.lastCause, a NUL-terminated byte vector ("No GC" until the
 	 * first collection ends), NULL where absent; at least 6 bytes */
 	const volatile char *last_cause;
+	/* java.cls.unloadedClasses, NULL where absent: the agent's stack cache
+	 * keys on Method* addresses, which only class unloading can reuse */
+	const volatile int64_t *classes_unloaded;
 };
 
 /* Validates the region at `start` (capacity bytes) with safe reads and fills

@@ -73,6 +73,9 @@ struct hp_probe {
 };
 
 void hp_modes_init(struct hp_probe *p, bool retry_only);
+
+/* The live java.cls.unloadedClasses counter (perfdata mode), or NULL. */
+const volatile int64_t *hp_perfdata_classes_unloaded(struct hp_probe *p);
 void hp_modes_fini(struct hp_probe *p);
 
 /* Disables `mode` with a one-line reason (also usable from a GC callback:

@@ -21,6 +21,8 @@
  *                                      concurrent cycle (ZGC, Shenandoah),
  *                                      or nothing (Epsilon never collects)
  *   jmm.<name> <value>                 JmmInterface facts
+ *   frame.<constant> <words>           x86_64 frame slots VMStructs does not
+ *                                      publish (the stack walker's)
  * The files are compiled into the library; HEAPPROBE_SYMBOLS_DIR (or the
  * probe option) loads them from a directory instead.
  */

@@ -1,0 +1,128 @@
+/* GetStackTrace answers keyed by stack keys (see stackcache.h). */
+#include "agent/stackcache.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#define MAX_PROBES 16
+
+int hp_stackcache_init(struct hp_stackcache *c, uint32_t slots, size_t max_bytes)
+{
+	memset(c, 0, sizeof(*c));
+	c->slots = calloc(slots, sizeof(*c->slots));
+	if (!c->slots)
+		return -ENOMEM;
+	c->mask = slots - 1;
+	c->max_bytes = max_bytes;
+	pthread_mutex_init(&c->retired_lock, NULL);
+	return 0;
+}
+
+void hp_stackcache_free(struct hp_stackcache *c)
+{
+	if (!c->slots)
+		return;
+	for (uint32_t i = 0; i <= c->mask; i++)
+		free(atomic_load(&c->slots[i]));
+	for (struct hp_stack_entry *e = c->retired, *next; e; e = next) {
+		next = e->retired_next;
+		free(e);
+	}
+	free(c->slots);
+	pthread_mutex_destroy(&c->retired_lock);
+	c->slots = NULL;
+}
+
+static inline XXH128_hash_t key_hash(const uint64_t *key, uint32_t nkey)
+{
+	return XXH3_128bits(key, (size_t)nkey * sizeof(*key));
+}
+
+static inline bool same_key(const struct hp_stack_entry *e, XXH128_hash_t h)
+{
+	return e->hash_lo == h.low64 && e->hash_hi == h.high64;
+}
+
+const struct hp_stack_entry *hp_stackcache_find(struct hp_stackcache *c, const uint64_t *key, uint32_t nkey,
+						uint64_t epoch)
+{
+	XXH128_hash_t h = key_hash(key, nkey);
+	for (uint32_t i = 0; i < MAX_PROBES; i++) {
+		const struct hp_stack_entry *e =
+			atomic_load_explicit(&c->slots[(h.low64 + i) & c->mask], memory_order_acquire);
+		if (!e)
+			return NULL;
+		if (same_key(e, h)) {
+			if (e->interpreted && e->epoch != epoch) {
+				atomic_fetch_add_explicit(&c->stale, 1, memory_order_relaxed);
+				return NULL;
+			}
+			return e;
+		}
+	}
+	return NULL;
+}
+
+void hp_stackcache_insert(struct hp_stackcache *c, const uint64_t *key, uint32_t nkey, bool interpreted,
+			  uint64_t epoch, const jvmtiFrameInfo *frames, uint32_t nframes)
+{
+	size_t size = sizeof(struct hp_stack_entry);
+	if (atomic_fetch_add_explicit(&c->bytes, size, memory_order_relaxed) + size > c->max_bytes) {
+		atomic_fetch_sub_explicit(&c->bytes, size, memory_order_relaxed);
+		atomic_fetch_add_explicit(&c->full, 1, memory_order_relaxed);
+		return;
+	}
+	struct hp_stack_entry *e = malloc(size);
+	if (!e) {
+		atomic_fetch_sub_explicit(&c->bytes, size, memory_order_relaxed);
+		return;
+	}
+	XXH128_hash_t h = key_hash(key, nkey);
+	e->hash_lo = h.low64;
+	e->hash_hi = h.high64;
+	e->epoch = epoch;
+	e->interpreted = interpreted;
+	e->nframes = nframes;
+	e->frames = frames;
+	e->retired_next = NULL;
+	for (uint32_t i = 0; i < MAX_PROBES; i++) {
+		_Atomic(struct hp_stack_entry *) *slot = &c->slots[(h.low64 + i) & c->mask];
+		struct hp_stack_entry *old = atomic_load_explicit(slot, memory_order_acquire);
+		if (!old && atomic_compare_exchange_strong(slot, &old, e))
+			return;
+		if (old && same_key(old, h)) {
+			/* A stale entry is replaced; the old one may still be
+			 * read by a lookup under way, so it is freed only with
+			 * the cache. A current one means another thread won. */
+			if (old->interpreted && old->epoch != epoch && atomic_compare_exchange_strong(slot, &old, e)) {
+				pthread_mutex_lock(&c->retired_lock);
+				old->retired_next = c->retired;
+				c->retired = old;
+				pthread_mutex_unlock(&c->retired_lock);
+				return;
+			}
+			atomic_fetch_sub_explicit(&c->bytes, size, memory_order_relaxed);
+			free(e);
+			return;
+		}
+	}
+	atomic_fetch_add_explicit(&c->full, 1, memory_order_relaxed);      /* no free slot nearby */
+	atomic_fetch_sub_explicit(&c->bytes, size, memory_order_relaxed);
+	free(e);
+}
+
+void hp_stackcache_disable(struct hp_stackcache *c, const char *fmt, ...)
+{
+	int expected = 0;
+	if (!atomic_compare_exchange_strong(&c->disabled, &expected, 2))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
+	va_end(ap);
+	atomic_store(&c->disabled, 1);
+}

@@ -1,0 +1,72 @@
+/* GetStackTrace answers, keyed by the frame walker's stack keys
+ * (vmstructs/framewalk.h): one JVMTI stack walk per distinct stack instead
+ * of one per sample.
+ *
+ * Lock-free lookups (open addressing, entries published by CAS and never
+ * freed while sampling runs); inserts on the miss path only. An entry whose
+ * key names an interpreted frame (a Method*) is valid only while no class
+ * has been unloaded since it was made: it carries that count ("epoch") and
+ * is replaced when the count moved. Entries point at the site table's own
+ * copy of the frames and keep only a 128-bit hash of the key (XXH3-128: at
+ * a million distinct stacks the chance that two share it is ~1e-27, far
+ * below that of the periodic check catching anything), so an entry costs
+ * 48 bytes however deep its stack.
+ *
+ * Trust is earned: the sampler compares a cached answer with GetStackTrace
+ * every HP_STACKCACHE_VERIFY_EVERY hits per thread (every hit with
+ * walker=verify), and one disagreement turns the cache off for the session
+ * with the reason. */
+#ifndef HP_STACKCACHE_H
+#define HP_STACKCACHE_H
+
+#include <jvmti.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HP_STACKCACHE_VERIFY_EVERY 1024
+
+struct hp_stack_entry {
+	uint64_t hash_lo, hash_hi;
+	uint64_t epoch;
+	bool interpreted;
+	uint32_t nframes;
+	const jvmtiFrameInfo *frames;   /* owned by the site table */
+	struct hp_stack_entry *retired_next;
+};
+
+struct hp_stackcache {
+	_Atomic(struct hp_stack_entry *) *slots;
+	uint32_t mask;
+	size_t max_bytes;
+	_Atomic size_t bytes;
+	pthread_mutex_t retired_lock;
+	struct hp_stack_entry *retired;     /* replaced entries, freed with the cache */
+	_Atomic int disabled;
+	char reason[256];
+	/* counts for the report */
+	_Atomic uint64_t hits, misses, full, stale, verified, mismatches;
+};
+
+/* 0 or -ENOMEM. `slots` a power of two; `max_bytes` caps entry memory. */
+int hp_stackcache_init(struct hp_stackcache *c, uint32_t slots, size_t max_bytes);
+/* Only when no thread can be inside lookup or insert. */
+void hp_stackcache_free(struct hp_stackcache *c);
+
+/* The entry for this key made at `epoch` (ignored for keys without
+ * interpreted frames), or NULL. */
+const struct hp_stack_entry *hp_stackcache_find(struct hp_stackcache *c, const uint64_t *key, uint32_t nkey,
+						uint64_t epoch);
+
+/* Remembers frames (kept by the caller for the cache's life) for the key.
+ * Silently does nothing when the table or the byte budget is full
+ * (counted) or another thread inserted the key first. */
+void hp_stackcache_insert(struct hp_stackcache *c, const uint64_t *key, uint32_t nkey, bool interpreted,
+			  uint64_t epoch, const jvmtiFrameInfo *frames, uint32_t nframes);
+
+/* Turns the cache off with a reason (first caller wins). */
+void hp_stackcache_disable(struct hp_stackcache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,384 @@
+/* Stack keys from the calling thread's own frames (see framewalk.h). */
+#include "vmstructs/framewalk.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heapusage/symdata.h"
+#include "vmstructs/errmsg.h"
+#include "vmstructs/safemem.h"
+#include "vmstructs/vmstructs.h"
+
+#define WORD 8
+#define MAX_PHYSICAL_FRAMES 1024
+#define MAX_FRAME_WORDS (1 << 16)       /* a frame larger than 512 KiB is not one */
+#define MAX_SEGMENT_HOPS 65536
+#define KEY_ENTRY_TAG 0x454e545259ull   /* "ENTRY": an entry frame (no Java code) */
+
+static const char *const result_names[HP_FW_RESULTS] = {
+	"no Java frames", "not the calling thread", "read outside the checked ranges",
+	"pc outside the code cache", "unexpected code blob", "deoptimized frame", "stack deeper than the key",
+};
+
+const char *hp_framewalk_result_name(int result)
+{
+	return result < 0 && result >= -HP_FW_RESULTS ? result_names[-result - 1] : "ok";
+}
+
+static int need_offset(const struct hp_vms *v, const char *type, const char *field, int64_t *out, char *err,
+		       size_t errlen)
+{
+	*out = hp_vms_offset(v, type, field);
+	if (*out < 0)
+		return hp_fail(err, errlen, -ENOENT, "VMStructs has no %s::%s", type, field);
+	return 0;
+}
+
+static int need_slot(const struct hp_symdata *d, const char *key, int *out, char *err, size_t errlen)
+{
+	const char *s = d ? hp_symdata_get(d, key) : NULL;
+	char *end;
+	long v = s ? strtol(s, &end, 10) : 0;
+	if (!s || *end || v < -32 || v > 32)
+		return hp_fail(err, errlen, -ENOENT, "symbols/ data has no usable %s", key);
+	*out = (int)v;
+	return 0;
+}
+
+/* The code heaps: CodeCache::_heaps, a GrowableArray<CodeHeap*>*. */
+static int read_heaps(struct hp_framewalk *w, const struct hp_vms *v, char *err, size_t errlen)
+{
+	const void *heaps_at = hp_vms_address(v, "CodeCache", "_heaps");
+	int64_t off_len = hp_vms_offset(v, "GrowableArrayBase", "_len");
+	if (off_len < 0)
+		off_len = hp_vms_offset(v, "GenericGrowableArray", "_len");    /* JDK 11 */
+	int64_t off_data = hp_vms_offset(v, "GrowableArray<int>", "_data");
+	int64_t off_mem = hp_vms_offset(v, "CodeHeap", "_memory");
+	int64_t off_seg = hp_vms_offset(v, "CodeHeap", "_segmap");
+	int64_t off_log2 = hp_vms_offset(v, "CodeHeap", "_log2_segment_size");
+	int64_t off_vlow = hp_vms_offset(v, "VirtualSpace", "_low");
+	int64_t off_vhigh = hp_vms_offset(v, "VirtualSpace", "_high");
+	if (!heaps_at || off_len < 0 || off_data < 0 || off_mem < 0 || off_seg < 0 || off_log2 < 0 ||
+	    off_vlow < 0 || off_vhigh < 0)
+		return hp_fail(err, errlen, -ENOENT, "VMStructs lacks the code heap layout (CodeCache::_heaps, "
+			       "CodeHeap::_memory/_segmap/_log2_segment_size, VirtualSpace::_low/_high, GrowableArray)");
+	const void *array, *data;
+	int32_t len;
+	if (hp_safe_read_ptr(&array, heaps_at) || !array || hp_safe_read(&len, (const char *)array + off_len, 4) ||
+	    hp_safe_read_ptr(&data, (const char *)array + off_data) || !data)
+		return hp_fail(err, errlen, -EFAULT, "CodeCache::_heaps is unreadable");
+	if (len < 1 || len > HP_FW_MAX_HEAPS)
+		return hp_fail(err, errlen, -EINVAL, "CodeCache::_heaps holds %d heaps", len);
+	for (int32_t i = 0; i < len; i++) {
+		const char *heap;
+		int32_t log2;
+		uintptr_t low, high, slow, shigh;
+		if (hp_safe_read_ptr((const void **)&heap, (const char *)data + (size_t)i * WORD) || !heap ||
+		    hp_safe_read(&log2, heap + off_log2, 4) || hp_safe_read(&low, heap + off_mem + off_vlow, WORD) ||
+		    hp_safe_read(&high, heap + off_mem + off_vhigh, WORD) ||
+		    hp_safe_read(&slow, heap + off_seg + off_vlow, WORD) ||
+		    hp_safe_read(&shigh, heap + off_seg + off_vhigh, WORD))
+			return hp_fail(err, errlen, -EFAULT, "code heap %d is unreadable", i);
+		if (log2 < 4 || log2 > 16 || low > high || slow > shigh || ((high - low) >> log2) > shigh - slow)
+			return hp_fail(err, errlen, -EINVAL,
+				       "code heap %d reads as nonsense (segment 2^%d, code %zu bytes, map %zu bytes)", i,
+				       log2, (size_t)(high - low), (size_t)(shigh - slow));
+		struct hp_fw_heap *h = &w->heaps[i];
+		h->low = (const volatile uintptr_t *)(heap + off_mem + off_vlow);
+		h->high = (const volatile uintptr_t *)(heap + off_mem + off_vhigh);
+		h->seg_low = (const volatile uintptr_t *)(heap + off_seg + off_vlow);
+		h->seg_high = (const volatile uintptr_t *)(heap + off_seg + off_vhigh);
+		h->log2_segment = log2;
+	}
+	w->nheaps = (unsigned)len;
+	return 0;
+}
+
+int hp_framewalk_init(struct hp_framewalk *w, const struct hp_vms *v, const struct hp_symdata *d,
+		      const uintptr_t (*ro)[2], unsigned nro, char *err, size_t errlen)
+{
+	memset(w, 0, sizeof(*w));
+#if !defined(__x86_64__)
+	(void)v, (void)d, (void)ro, (void)nro;
+	return hp_fail(err, errlen, -ENOTSUP, "the frame walker knows x86_64 frames only");
+#else
+	if (!v)
+		return hp_fail(err, errlen, -ENOENT, "no VMStructs");
+	const struct hp_vms_type *jt = hp_vms_type(v, "JavaThread");
+	const struct hp_vms_type *hb = hp_vms_type(v, "HeapBlock");
+	if (!jt || !jt->size || !hb || !hb->size)
+		return hp_fail(err, errlen, -ENOENT, "VMStructs has no size for JavaThread or HeapBlock");
+	w->thread_size = jt->size;
+	w->block_header_size = hb->size;
+	int32_t wrapper_slot;
+	if (hp_vms_int_constant(v, "frame::entry_frame_call_wrapper_offset", &wrapper_slot) ||
+	    hp_vms_int_constant(v, "frame::interpreter_frame_sender_sp_offset", &w->interp_sender_sp_slot))
+		return hp_fail(err, errlen, -ENOENT, "VMStructs has no frame::entry_frame_call_wrapper_offset or "
+			       "frame::interpreter_frame_sender_sp_offset");
+	w->entry_wrapper_slot = wrapper_slot;
+	int rc;
+	if ((rc = need_offset(v, "JavaThread", "_anchor", &w->off_anchor, err, errlen)) ||
+	    (rc = need_offset(v, "JavaFrameAnchor", "_last_Java_sp", &w->off_last_sp, err, errlen)) ||
+	    (rc = need_offset(v, "JavaFrameAnchor", "_last_Java_fp", &w->off_last_fp, err, errlen)) ||
+	    (rc = need_offset(v, "JavaFrameAnchor", "_last_Java_pc", &w->off_last_pc, err, errlen)) ||
+	    (rc = need_offset(v, "JavaCallWrapper", "_anchor", &w->off_wrapper_anchor, err, errlen)) ||
+	    (rc = need_offset(v, "HeapBlock::Header", "_used", &w->off_block_used, err, errlen)) ||
+	    (rc = need_offset(v, "CodeBlob", "_frame_size", &w->off_frame_size, err, errlen)) ||
+	    (rc = need_offset(v, "nmethod", "_stub_offset", &w->off_stub_offset, err, errlen)) ||
+	    (rc = need_offset(v, "nmethod", "_compile_id", &w->off_compile_id, err, errlen)) ||
+	    (rc = need_slot(d, "frame.interpreter_frame_method_offset", &w->interp_method_slot, err, errlen)) ||
+	    (rc = need_slot(d, "frame.interpreter_frame_bcp_offset", &w->interp_bcp_slot, err, errlen)))
+		return rc;
+	/* JDK 11-17 keep the stack bounds in Thread, later ones in JavaThread;
+	 * VMStructs names whichever. */
+	w->off_stack_base = hp_vms_offset(v, "JavaThread", "_stack_base");
+	w->off_stack_size = hp_vms_offset(v, "JavaThread", "_stack_size");
+	if (w->off_stack_base < 0 || w->off_stack_size < 0) {
+		w->off_stack_base = hp_vms_offset(v, "Thread", "_stack_base");
+		w->off_stack_size = hp_vms_offset(v, "Thread", "_stack_size");
+	}
+	if (w->off_stack_base < 0 || w->off_stack_size < 0)
+		return hp_fail(err, errlen, -ENOENT, "VMStructs has no JavaThread::_stack_base/_stack_size");
+	/* Which blobs are nmethods: CodeBlob::_kind where it exists (JDK 24+,
+	 * whose CodeBlob has no vtable), else the name nmethods are built with. */
+	w->off_kind = hp_vms_offset(v, "CodeBlob", "_kind");
+	int32_t kind_nmethod = -1;
+	if (w->off_kind >= 0 && hp_vms_int_constant(v, "CodeBlobKind::Nmethod", &kind_nmethod))
+		return hp_fail(err, errlen, -ENOENT, "VMStructs has CodeBlob::_kind but no CodeBlobKind::Nmethod");
+	w->kind_nmethod = kind_nmethod;
+	w->off_name = hp_vms_offset(v, "CodeBlob", "_name");
+	if (w->off_kind < 0 && w->off_name < 0)
+		return hp_fail(err, errlen, -ENOENT, "VMStructs has neither CodeBlob::_kind nor CodeBlob::_name");
+	/* Where instructions begin: an address up to JDK 21, an offset since. */
+	w->off_code_begin = hp_vms_offset(v, "CodeBlob", "_code_begin");
+	w->off_code_offset = hp_vms_offset(v, "CodeBlob", "_code_offset");
+	if (w->off_code_begin < 0 && w->off_code_offset < 0)
+		return hp_fail(err, errlen, -ENOENT, "VMStructs has neither CodeBlob::_code_begin nor _code_offset");
+
+	const void *csr = hp_vms_address(v, "StubRoutines", "_call_stub_return_address");
+	const void *code = hp_vms_address(v, "AbstractInterpreter", "_code");
+	int64_t off_buf = hp_vms_offset(v, "StubQueue", "_stub_buffer");
+	int64_t off_limit = hp_vms_offset(v, "StubQueue", "_buffer_limit");
+	const void *queue;
+	uintptr_t buf;
+	int32_t limit;
+	if (!csr || !code || off_buf < 0 || off_limit < 0)
+		return hp_fail(err, errlen, -ENOENT, "VMStructs has no StubRoutines::_call_stub_return_address or "
+			       "AbstractInterpreter::_code");
+	if (hp_safe_read(&w->call_stub_return, csr, WORD) || hp_safe_read_ptr(&queue, code) || !queue ||
+	    hp_safe_read(&buf, (const char *)queue + off_buf, WORD) ||
+	    hp_safe_read(&limit, (const char *)queue + off_limit, 4))
+		return hp_fail(err, errlen, -EFAULT, "the interpreter's code or the call stub is unreadable");
+	if (!w->call_stub_return || !buf || limit <= 0)
+		return hp_fail(err, errlen, -EINVAL, "the interpreter (%p, %d bytes) or the call stub is not generated",
+			       (void *)buf, limit);
+	w->interp_lo = buf;
+	w->interp_hi = buf + (uintptr_t)limit;
+	for (unsigned i = 0; i < nro && i < 8; i++) {
+		w->ro[i].start = ro[i][0];
+		w->ro[i].end = ro[i][1];
+		w->nro = i + 1;
+	}
+	return read_heaps(w, v, err, errlen);
+#endif
+}
+
+int hp_framewalk_set_thread(struct hp_framewalk *w, const void *jni, uintptr_t java_thread, char *err,
+			    size_t errlen)
+{
+	int64_t off = (int64_t)((uintptr_t)jni - java_thread);
+	if (!java_thread || off <= 0 || (uint64_t)off >= w->thread_size)
+		return hp_fail(err, errlen, -EINVAL, "the JNIEnv (%p) is not inside JavaThread %p (%llu bytes)", jni,
+			       (void *)java_thread, (unsigned long long)w->thread_size);
+	uintptr_t base, size, here = (uintptr_t)&base;
+	if (hp_safe_read(&base, (const char *)java_thread + w->off_stack_base, WORD) ||
+	    hp_safe_read(&size, (const char *)java_thread + w->off_stack_size, WORD) || size > base ||
+	    here < base - size || here >= base)
+		return hp_fail(err, errlen, -EINVAL, "JavaThread %p's stack bounds do not hold the calling thread",
+			       (void *)java_thread);
+	w->env_offset = off;
+	return 0;
+}
+
+/* ---- the walk: plain loads, each one checked before it is made ---------- */
+
+struct range {
+	uintptr_t lo, hi;
+};
+
+static inline bool stack_word(const struct range *s, uintptr_t a, uintptr_t *out)
+{
+	if (a < s->lo || a > s->hi - WORD || (a & (WORD - 1)))
+		return false;
+	*out = *(const uintptr_t *)a;
+	return true;
+}
+
+static inline bool in_ro(const struct hp_framewalk *w, uintptr_t a, size_t n)
+{
+	for (unsigned i = 0; i < w->nro; i++)
+		if (a >= w->ro[i].start && a + n <= w->ro[i].end && a + n > a)
+			return true;
+	return false;
+}
+
+/* CodeHeap::find_block_for + HeapBlock::allocated_space: the blob holding
+ * pc, or 0. *heap_hi is the heap's committed end, the bound for reading
+ * the blob's header. */
+static uintptr_t find_blob(const struct hp_framewalk *w, uintptr_t pc, uintptr_t *heap_hi)
+{
+	for (unsigned i = 0; i < w->nheaps; i++) {
+		const struct hp_fw_heap *h = &w->heaps[i];
+		uintptr_t low = *h->low, high = *h->high;
+		if (pc < low || pc >= high)
+			continue;
+		uintptr_t seg_low = *h->seg_low, seg_high = *h->seg_high;
+		uintptr_t idx = (pc - low) >> h->log2_segment;
+		if (seg_low + idx >= seg_high)
+			return 0;
+		const volatile uint8_t *map = (const volatile uint8_t *)seg_low;
+		if (map[idx] == 0xff)           /* free_sentinel: unused segment */
+			return 0;
+		for (int hops = 0; map[idx] > 0; hops++) {
+			if (hops == MAX_SEGMENT_HOPS || map[idx] > idx)
+				return 0;
+			idx -= map[idx];
+		}
+		uintptr_t block = low + (idx << h->log2_segment);
+		if (block + w->block_header_size > high || !*(const volatile uint8_t *)(block + w->off_block_used))
+			return 0;
+		*heap_hi = high;
+		return block + w->block_header_size;
+	}
+	return 0;
+}
+
+static inline bool blob_field(uintptr_t blob, uintptr_t heap_hi, int64_t off, size_t n)
+{
+	return blob + (uintptr_t)off + n <= heap_hi;
+}
+
+static bool is_nmethod(const struct hp_framewalk *w, uintptr_t blob, uintptr_t heap_hi)
+{
+	if (w->off_kind >= 0)
+		return blob_field(blob, heap_hi, w->off_kind, 1) &&
+		       *(const volatile uint8_t *)(blob + w->off_kind) == (uint8_t)w->kind_nmethod;
+	if (!blob_field(blob, heap_hi, w->off_name, WORD))
+		return false;
+	uintptr_t name = *(const volatile uintptr_t *)(blob + w->off_name);
+	/* nmethod.cpp names them "nmethod" and "native nmethod" */
+	if (in_ro(w, name, 8) && memcmp((const void *)name, "nmethod", 8) == 0)
+		return true;
+	return in_ro(w, name, 15) && memcmp((const void *)name, "native nmethod", 15) == 0;
+}
+
+int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java, uint64_t *key, int cap,
+		     bool *interpreted)
+{
+	uintptr_t thread = (uintptr_t)jni - (uintptr_t)w->env_offset;
+	uintptr_t base = *(const uintptr_t *)(thread + w->off_stack_base);
+	uintptr_t size = *(const uintptr_t *)(thread + w->off_stack_size);
+	/* Our own frame is below every frame we read: that bound keeps the
+	 * walk out of the guard zones at the stack's low end. */
+	struct range st = { (uintptr_t)__builtin_frame_address(0), base };
+	if (size > base || st.lo < base - size || st.lo >= base)
+		return HP_FW_NOT_THIS_THREAD;
+	uintptr_t anchor = thread + w->off_anchor;
+	uintptr_t sp = *(const volatile uintptr_t *)(anchor + w->off_last_sp);
+	uintptr_t fp = *(const volatile uintptr_t *)(anchor + w->off_last_fp);
+	uintptr_t pc = *(const volatile uintptr_t *)(anchor + w->off_last_pc);
+	if (!sp)
+		return HP_FW_NO_JAVA_FRAMES;
+	if (!pc && !stack_word(&st, sp - WORD, &pc))
+		return HP_FW_BAD_READ;
+	uintptr_t unextended_sp = sp;
+	int n = 0, java = 0;
+	*interpreted = false;
+	for (int physical = 0; physical < MAX_PHYSICAL_FRAMES; physical++) {
+		if (java >= max_java)
+			return n;
+		if (n + 2 > cap)
+			return HP_FW_TOO_DEEP;
+		if (pc == w->call_stub_return) {
+			/* Entry frame: Java called from native code. Below it
+			 * are native frames, then (unless this is the thread's
+			 * first Java call) the Java frames that called out,
+			 * found through the JavaCallWrapper's saved anchor. */
+			uintptr_t wrapper, jsp, jfp, jpc;
+			if (!stack_word(&st, fp + (uintptr_t)((intptr_t)w->entry_wrapper_slot * WORD), &wrapper))
+				return HP_FW_BAD_READ;
+			uintptr_t wa = wrapper + (uintptr_t)w->off_wrapper_anchor;
+			if (!stack_word(&st, wa + (uintptr_t)w->off_last_sp, &jsp) ||
+			    !stack_word(&st, wa + (uintptr_t)w->off_last_fp, &jfp) ||
+			    !stack_word(&st, wa + (uintptr_t)w->off_last_pc, &jpc))
+				return HP_FW_BAD_READ;
+			if (!jsp)
+				return n;       /* the bottom */
+			key[n++] = KEY_ENTRY_TAG;
+			key[n++] = 0;
+			if (!jpc && !stack_word(&st, jsp - WORD, &jpc))
+				return HP_FW_BAD_READ;
+			sp = unextended_sp = jsp;
+			fp = jfp;
+			pc = jpc;
+			continue;
+		}
+		if (pc >= w->interp_lo && pc < w->interp_hi) {
+			uintptr_t method, bcp, sender_usp, ret, link;
+			if (!stack_word(&st, fp + (uintptr_t)((intptr_t)w->interp_method_slot * WORD), &method) ||
+			    !stack_word(&st, fp + (uintptr_t)((intptr_t)w->interp_bcp_slot * WORD), &bcp) ||
+			    !stack_word(&st, fp + (uintptr_t)((intptr_t)w->interp_sender_sp_slot * WORD), &sender_usp) ||
+			    !stack_word(&st, fp + WORD, &ret) || !stack_word(&st, fp, &link) || !method ||
+			    (method & (WORD - 1)))
+				return HP_FW_BAD_READ;
+			key[n++] = method | 1;
+			key[n++] = bcp;
+			*interpreted = true;
+			java++;
+			sp = fp + 2 * WORD;
+			unextended_sp = sender_usp;
+			pc = ret;
+			fp = link;
+			continue;
+		}
+		uintptr_t heap_hi = 0, blob = find_blob(w, pc, &heap_hi);
+		if (!blob)
+			return HP_FW_UNKNOWN_PC;
+		if (!blob_field(blob, heap_hi, w->off_frame_size, 4))
+			return HP_FW_BAD_READ;
+		int32_t frame_words = *(const volatile int32_t *)(blob + w->off_frame_size);
+		if (frame_words <= 0 || frame_words > MAX_FRAME_WORDS)
+			return HP_FW_UNEXPECTED_BLOB;
+		if (is_nmethod(w, blob, heap_hi)) {
+			if (!blob_field(blob, heap_hi, w->off_compile_id, 4) ||
+			    !blob_field(blob, heap_hi, w->off_stub_offset, 4) ||
+			    !blob_field(blob, heap_hi, w->off_code_begin >= 0 ? w->off_code_begin : w->off_code_offset,
+					WORD))
+				return HP_FW_BAD_READ;
+			uintptr_t code_begin = w->off_code_begin >= 0 ?
+				*(const volatile uintptr_t *)(blob + w->off_code_begin) :
+				blob + (uintptr_t)*(const volatile int32_t *)(blob + w->off_code_offset);
+			uintptr_t stub_begin = blob + (uintptr_t)*(const volatile int32_t *)(blob + w->off_stub_offset);
+			/* A return pc in the stub section is a deoptimization
+			 * handler patched in: the real pc is elsewhere. */
+			if (pc < code_begin || pc >= stub_begin)
+				return HP_FW_DEOPTIMIZED;
+			key[n++] = pc;
+			key[n++] = (uint64_t)(uint32_t)*(const volatile int32_t *)(blob + w->off_compile_id);
+			java++;
+		} else if (physical == 0) {
+			key[n++] = pc;  /* the runtime stub of an allocation slow path */
+			key[n++] = 0;
+		} else {
+			return HP_FW_UNEXPECTED_BLOB;
+		}
+		uintptr_t sender_sp = unextended_sp + (uintptr_t)frame_words * WORD, ret, link;
+		if (!stack_word(&st, sender_sp - WORD, &ret) || !stack_word(&st, sender_sp - 2 * WORD, &link))
+			return HP_FW_BAD_READ;
+		sp = unextended_sp = sender_sp;
+		pc = ret;
+		fp = link;
+	}
+	return HP_FW_TOO_DEEP;
+}
