@@ -7,14 +7,15 @@
 # Knobs: ROUNDS (phases per config, default 20), THREADS (4), ITERS (per thread
 # per phase, 1500000: ~2.3 s of CPU), INTERVALS (bytes, default "524288 32768":
 # the default and a small one where the per-sample cost stands out of the
-# noise), CONFIGS (extra heapprobe option sets, e.g. "live=false"), OUT.
+# noise), CONFIGS (extra heapprobe option sets, e.g. "live=false"), OUT, HP
+# (the library under test).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 ROUNDS=${ROUNDS:-20}; THREADS=${THREADS:-4}; ITERS=${ITERS:-1500000}; INTERVALS=${INTERVALS:-524288 32768}
 OUT=${OUT:-$ROOT/docs/overhead-paired.md}
-HP=$ROOT/build/libheapprobe.so
+HP=${HP:-$ROOT/build/libheapprobe.so}   # a copy keeps a rebuild from pulling the library from under the run
 TOGGLE=$ROOT/build/bench/libtoggle_sampler.so
 if [ ! -f "$HP" ] || [ ! -f "$TOGGLE" ]; then
 	[ -f "$ROOT/build/build.ninja" ] || cmake -S "$ROOT" -B "$ROOT/build" -G Ninja >/dev/null

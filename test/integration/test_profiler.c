@@ -59,6 +59,26 @@ static double truth(const struct jvm_result *r, const char *key)
 	return atof(buf);
 }
 
+/* The counts of the agent's last "stacks:" line (sampler.c describe_stacks). */
+struct stack_counts {
+	unsigned long long cached, asked, unwalkable, checked, mismatches, stale;
+	bool found, off;
+};
+
+static struct stack_counts stack_counts(const char *out)
+{
+	struct stack_counts c = { 0 };
+	const char *at = NULL;
+	for (const char *p = out; (p = strstr(p, "stacks: ")) != NULL; p++)
+		at = p;
+	if (at && sscanf(at, "stacks: %llu cached, %llu walked and asked GetStackTrace, %llu not walkable (most: %*[^)]), "
+			 "%llu cached checked against GetStackTrace, %llu mismatches, %llu stale", &c.cached, &c.asked,
+			 &c.unwalkable, &c.checked, &c.mismatches, &c.stale) == 6)
+		c.found = true;
+	c.off = at && strncmp(at, "stacks: GetStackTrace for every sample", 38) == 0;
+	return c;
+}
+
 /* `upper`: how far above the truth a scaled estimate may go. ZGC's used
  * after a collection still holds the garbage of pages it chose not to
  * relocate (under ~25% garbage), so scaling to it attributes that garbage
@@ -77,12 +97,21 @@ static void check_retained(const char *gc, const char *xmx, bool collects, doubl
 		cr_assert_fail("JDK %s is not installed (scripts/setup-jdks.sh)", java());
 	char agent[1024], path[512];
 	snprintf(path, sizeof(path), "%s/prof.collapsed", workdir);
-	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=64k,format=collapsed,file=%s", HP_AGENT_PATH, path);
+	/* stacks=verify: every cached stack is compared with GetStackTrace */
+	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=64k,format=collapsed,stacks=verify,file=%s",
+		 HP_AGENT_PATH, path);
 	const char *argv[] = { java(), xmx, "-XX:+UnlockExperimentalVMOptions", gc, agent, "-cp", HP_TEST_CLASSES,
 			       "RetainedSet", NULL };
 	struct jvm_result r = jvm_run(argv, NULL, 300);
 	cr_assert_eq(r.exit_code, 0, "%s: java exited %d\n%s", gc, r.exit_code, r.output);
 	const char *out = r.output;
+	/* The frame walker's cache answered nearly every sample (only the
+	 * first sample of each stack asks GetStackTrace) and every answer
+	 * agreed with GetStackTrace. */
+	struct stack_counts sc = stack_counts(out);
+	cr_expect(sc.found, "%s: no stacks line\n%s", gc, out);
+	cr_expect_eq(sc.mismatches, 0, "%s: cached stacks differed from GetStackTrace\n%s", gc, out);
+	cr_expect_gt(sc.checked, 9 * (sc.asked + sc.unwalkable), "%s: the cache answered too few samples\n%s", gc, out);
 	char alloc_path[600];
 	snprintf(alloc_path, sizeof(alloc_path), "%s.alloc", path);
 
@@ -417,4 +446,99 @@ Test(attach, attach_dump_stop_attach_again_under_churn)
 
 	int status = end_target(pid, stopfile);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "target JVM died: status %d", status);
+}
+
+/* ---- stacks: the frame walker's cache against GetStackTrace ------------ */
+
+/* AttachTarget (thread churn, a class loaded and dropped every round,
+ * System.gc() every 20 rounds) under the agent with `opts`, for `seconds`,
+ * on the JDK under test. */
+static struct jvm_result run_churn(const char *opts, const char *const *env, int seconds)
+{
+	make_workdir();
+	char stopfile[512], agent[1024];
+	snprintf(stopfile, sizeof(stopfile), "%s/stop", workdir);
+	snprintf(agent, sizeof(agent), "-agentpath:%s=%s,format=collapsed,file=%s/churn.collapsed", HP_AGENT_PATH,
+		 opts, workdir);
+	pid_t timer = fork();
+	if (timer == 0) {
+		sleep((unsigned)seconds);
+		FILE *f = fopen(stopfile, "w");
+		if (f)
+			fclose(f);
+		_exit(0);
+	}
+	const char *argv[] = { java(), "-Xmx256m", agent, "-cp", HP_TEST_CLASSES, "AttachTarget", stopfile, NULL };
+	struct jvm_result r = jvm_run(argv, env, 150);
+	waitpid(timer, NULL, 0);
+	return r;
+}
+
+TestSuite(stacks, .timeout = 300);
+
+/* Every cached answer compared with GetStackTrace, while classes are
+ * unloaded (interpreted frames' Method* keys go stale and are replaced)
+ * and threads come and go. */
+Test(stacks, verified_under_thread_churn_and_class_unloading)
+{
+	struct jvm_result r = run_churn("interval=1k,stacks=verify", NULL, 8);
+	cr_assert_eq(r.exit_code, 0, "java exited %d\n%s", r.exit_code, r.output);
+	struct stack_counts sc = stack_counts(r.output);
+	cr_assert(sc.found, "no stacks line\n%s", r.output);
+	cr_expect_eq(sc.mismatches, 0, "cached stacks differed from GetStackTrace\n%s", r.output);
+	cr_expect_gt(sc.checked, 10000, "%s", r.output);
+	cr_expect_gt(sc.stale, 0, "no entry went stale although classes were unloaded\n%s", r.output);
+	jvm_result_free(&r);
+}
+
+/* The default: the cache answers, GetStackTrace runs for new stacks and
+ * for one hit in 1024 per thread. */
+Test(stacks, default_mode_answers_from_the_cache)
+{
+	struct jvm_result r = run_churn("interval=1k", NULL, 6);
+	cr_assert_eq(r.exit_code, 0, "java exited %d\n%s", r.exit_code, r.output);
+	struct stack_counts sc = stack_counts(r.output);
+	cr_assert(sc.found, "no stacks line\n%s", r.output);
+	unsigned long long all = sc.cached + sc.asked + sc.unwalkable + sc.checked;
+	cr_expect_gt(sc.cached, 9 * all / 10, "%s", r.output);
+	cr_expect_gt(sc.checked, 0, "no cached stack was checked\n%s", r.output);
+	cr_expect_eq(sc.mismatches, 0, "%s", r.output);
+	jvm_result_free(&r);
+}
+
+Test(stacks, jvmti_mode_and_a_missing_walker_fall_back_to_getstacktrace)
+{
+	struct jvm_result r = run_churn("interval=16k,stacks=jvmti", NULL, 2);
+	cr_expect_eq(r.exit_code, 0, "java exited %d\n%s", r.exit_code, r.output);
+	cr_expect(strstr(r.output, "stacks: GetStackTrace for every sample (stacks=jvmti)"), "%s", r.output);
+	jvm_result_free(&r);
+
+	static const char *const no_vmstructs[] = { "HEAPPROBE_FAULTS=hide-vmstructs", NULL };
+	r = run_churn("interval=16k", no_vmstructs, 2);
+	cr_expect_eq(r.exit_code, 0, "java exited %d\n%s", r.exit_code, r.output);
+	cr_expect(strstr(r.output, "frame walker unavailable: no VMStructs; stacks come from GetStackTrace"), "%s",
+		  r.output);
+	cr_expect(strstr(r.output, "heapprobe: wrote "), "no profile written\n%s", r.output);
+	jvm_result_free(&r);
+}
+
+/* symbols/ data without the interpreter frame slots: the walker names the
+ * missing fact and stays off; the profile is still written. */
+Test(stacks, data_without_frame_slots_names_the_missing_key)
+{
+	make_workdir();
+	char dir[600], cmd[2048];
+	snprintf(dir, sizeof(dir), "%s/symbols", workdir);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s && for f in %s/jdk-*.txt; do grep -v '^frame\\.' \"$f\" > %s/$(basename $f); done",
+		 dir, HP_SYMBOLS_SRC, dir);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	char env0[700];
+	snprintf(env0, sizeof(env0), "HEAPPROBE_SYMBOLS_DIR=%s", dir);
+	const char *const env[] = { env0, NULL };
+	struct jvm_result r = run_churn("interval=16k", env, 2);
+	cr_expect_eq(r.exit_code, 0, "java exited %d\n%s", r.exit_code, r.output);
+	cr_expect(strstr(r.output, "frame walker unavailable: symbols/ data has no usable "
+				   "frame.interpreter_frame_method_offset"), "%s", r.output);
+	cr_expect(strstr(r.output, "heapprobe: wrote "), "no profile written\n%s", r.output);
+	jvm_result_free(&r);
 }
