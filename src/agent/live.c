@@ -13,6 +13,7 @@
  * bias: reported as `dropped` and in the confidence intervals.
  */
 #include "agent/live.h"
+#include "agent/stripe.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -112,18 +113,25 @@ static struct hp_live_stripe *stripe_with_room(struct hp_live *l, struct hp_live
 
 void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, uint64_t size, uint32_t gc_now)
 {
-	/* Stripe by thread: the JNIEnv is per thread and stable. */
-	uintptr_t t = (uintptr_t)jni;
-	struct hp_live_stripe *s = &l->stripes[((t >> 4) ^ (t >> 12)) % HP_LIVE_STRIPES];
+	struct hp_live_stripe *s = &l->stripes[hp_thread_stripe() % HP_LIVE_STRIPES];
+	/* The reference is made before the stripe is locked: NewWeakGlobalRef
+	 * takes HotSpot's own OopStorage lock and may wait out a safepoint,
+	 * and no other thread should wait on our stripe meanwhile. It is
+	 * deleted again in the rare case the sample is not admitted. */
+	jweak ref = (*jni)->NewWeakGlobalRef(jni, object);
+	if (!ref) {
+		(*jni)->ExceptionClear(jni);
+		return;
+	}
 	struct hp_live_stripe *target = s;
 	pthread_mutex_lock(&s->lock);
 	if (!s->entries)
-		goto out;
+		goto drop;
 	/* Admission at the home stripe's level; the sample records exactly
 	 * the probability it was admitted with, wherever it is stored. */
 	if (s->level && (next_rand(&s->rng) >> (64 - s->level)) != 0) {
 		atomic_fetch_add(&l->dropped, 1);
-		goto out;
+		goto drop;
 	}
 	double thin_factor = (double)(1ull << s->level);
 	if (s->nfree == 0) {
@@ -137,35 +145,44 @@ void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, 
 				thin(l, s, jni);
 				if (next_rand(&s->rng) & 1) {
 					atomic_fetch_add(&l->dropped, 1);
-					goto out;
+					goto drop;
 				}
 				thin_factor *= 2.0;
 			} while (s->nfree == 0);
 		}
 	}
-	jweak ref = (*jni)->NewWeakGlobalRef(jni, object);
-	if (!ref) {
-		(*jni)->ExceptionClear(jni);
-		goto out;
-	}
 	uint32_t k = target->free_list[--target->nfree];
 	target->entries[k] = (struct hp_live_entry){ ref, site, gc_now, size, thin_factor };
-	atomic_fetch_add(&l->tracked, 1);
-out:
+	ref = NULL;
+	atomic_fetch_add_explicit(&l->tracked, 1, memory_order_relaxed);
+drop:
 	if (target != s)
 		pthread_mutex_unlock(&target->lock);
 	pthread_mutex_unlock(&s->lock);
+	if (ref)
+		(*jni)->DeleteWeakGlobalRef(jni, ref);
 }
+
+/* In chunks, so that a sampling thread never waits on its stripe for more
+ * than a chunk's IsSameObject calls. */
+#define SWEEP_CHUNK 256
 
 void hp_live_sweep(struct hp_live *l, JNIEnv *jni)
 {
 	for (int i = 0; i < HP_LIVE_STRIPES; i++) {
 		struct hp_live_stripe *s = &l->stripes[i];
-		pthread_mutex_lock(&s->lock);
-		for (uint32_t k = 0; s->entries && k < s->cap; k++)
-			if (s->entries[k].ref && (*jni)->IsSameObject(jni, s->entries[k].ref, NULL))
-				release(l, s, jni, k);
-		pthread_mutex_unlock(&s->lock);
+		for (uint32_t from = 0;; from += SWEEP_CHUNK) {
+			pthread_mutex_lock(&s->lock);
+			if (!s->entries || from >= s->cap) {
+				pthread_mutex_unlock(&s->lock);
+				break;
+			}
+			uint32_t to = from + SWEEP_CHUNK < s->cap ? from + SWEEP_CHUNK : s->cap;
+			for (uint32_t k = from; k < to; k++)
+				if (s->entries[k].ref && (*jni)->IsSameObject(jni, s->entries[k].ref, NULL))
+					release(l, s, jni, k);
+			pthread_mutex_unlock(&s->lock);
+		}
 	}
 }
 

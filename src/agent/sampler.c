@@ -45,6 +45,7 @@
 #include "agent/profile.h"
 #include "agent/stackcache.h"
 #include "agent/stacks.h"
+#include "agent/stripe.h"
 #include "heapusage/probe.h"
 #include "vmstructs/framewalk.h"
 
@@ -63,9 +64,12 @@ static struct profiler {
 	_Atomic int running;            /* sampling on */
 	_Atomic int stopping;           /* agent thread must leave */
 	_Atomic int thread_alive;
-	_Atomic int in_callbacks;       /* SampledObjectAlloc calls under way */
+	/* Counters every allocating thread bumps: one cache line per thread
+	 * stripe, so that 4 threads on 2 CPUs do not pass lines around. */
+	struct hp_striped_counter in_callbacks;     /* SampledObjectAlloc calls under way */
+	struct hp_striped_counter samples, cache_hits;
 	_Atomic int gc_pending;
-	_Atomic uint64_t gc_events, samples;
+	_Atomic uint64_t gc_events;
 	int64_t start_realtime_ns;
 	uint64_t baseline_bytes;        /* heap in use when sampling began (see write_snapshot) */
 	pthread_mutex_t dump_lock;
@@ -128,7 +132,7 @@ __attribute__((destructor)) static void print_step_cycles(void)
 	uint64_t n = atomic_load(&timed_samples);
 	if (n)
 		fprintf(stderr, "heapprobe sample timing: %llu samples, mean TSC cycles: stack %.0f, "
-			"class id %.0f, site %.0f, live ref %.0f\n", (unsigned long long)n,
+			"remembered site %.0f, class id + site %.0f, live ref %.0f\n", (unsigned long long)n,
 			(double)step_cycles[T_STACK] / n, (double)step_cycles[T_CLASS] / n,
 			(double)step_cycles[T_SITE] / n, (double)step_cycles[T_LIVE] / n);
 }
@@ -186,7 +190,7 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	if (hit && !check) {
 		frames = hit->frames;
 		n = (jint)hit->nframes;
-		atomic_fetch_add_explicit(&prof.stack_cache.hits, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&prof.cache_hits.s[hp_thread_stripe()].v, 1, memory_order_relaxed);
 	} else {
 		/* The event's own jthread, not NULL ("current thread"),
 		 * though both name the allocating thread: on JDK 21 builds a
@@ -225,11 +229,17 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 		atomic_fetch_add_explicit(&prof.stack_cache.misses, 1, memory_order_relaxed);
 	}
 	STEP_END(T_STACK);
-	uint32_t class_id = hp_sites_class_id(&prof.sites, jvmti, klass);
+	/* A cached stack whose samples had this class before knows its site. */
+	struct hp_site *site = hit && !check ? hp_stackcache_memo_site(hit, jni, klass) : NULL;
 	STEP_END(T_CLASS);
-	struct hp_site *site = hp_sites_intern(&prof.sites, jvmti, jni, frames, n, class_id);
+	if (!site) {
+		uint32_t class_id = hp_sites_class_id(&prof.sites, jvmti, klass);
+		site = hp_sites_intern(&prof.sites, jvmti, jni, frames, n, class_id);
+		if (hit && !check && site)
+			hp_stackcache_memo(hit, jni, klass, site);
+	}
 	STEP_END(T_SITE);
-	atomic_fetch_add_explicit(&prof.samples, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&prof.samples.s[hp_thread_stripe()].v, 1, memory_order_relaxed);
 	if (!site)
 		return;
 	if (!hit && asked && nkey > 0 && !atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed))
@@ -254,10 +264,11 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 	 * either stop sees this callback counted or the callback sees
 	 * running == 0 (acquire/release alone does not order a store before a
 	 * later load). */
-	atomic_fetch_add(&prof.in_callbacks, 1);
+	_Atomic int64_t *in = &prof.in_callbacks.s[hp_thread_stripe()].v;
+	atomic_fetch_add(in, 1);
 	if (atomic_load(&prof.running) && size > 0)
 		record_sample(jvmti, jni, thread, object, klass, (uint64_t)size);
-	atomic_fetch_sub(&prof.in_callbacks, 1);
+	atomic_fetch_sub(in, 1);
 }
 
 /* GC callback rules: no JNI, no allocation, no blocking lock. sem_post is
@@ -335,7 +346,7 @@ static void describe_stacks(char *out, size_t cap)
 	}
 	int len = snprintf(out, cap, "stacks: %llu cached, %llu walked and asked GetStackTrace, %llu not walkable "
 			   "(most: %s), %llu cached checked against GetStackTrace, %llu mismatches, %llu stale, "
-			   "cache %zu bytes%s", (unsigned long long)atomic_load(&c->hits),
+			   "cache %zu bytes%s", (unsigned long long)hp_striped_sum(&prof.cache_hits, memory_order_relaxed),
 			   (unsigned long long)atomic_load(&c->misses), (unsigned long long)failed,
 			   top ? (top_reason == HP_FW_RESULTS ? "interpreted frame, no class-unload counter"
 							      : hp_framewalk_result_name(-top_reason - 1))
@@ -482,7 +493,7 @@ static int write_snapshot(JNIEnv *jni, const char *why)
 	char c1[256], c2[320], c3[256], c4[512];
 	snprintf(c1, sizeof(c1), "heapprobe %s: %llu samples at interval %llu bytes, %llu sites, %llu live samples "
 		 "tracked, %llu dropped by thinning, %llu samples beyond the site table",
-		 why, (unsigned long long)atomic_load(&prof.samples), (unsigned long long)prof.o.interval,
+		 why, (unsigned long long)hp_striped_sum(&prof.samples, memory_order_relaxed), (unsigned long long)prof.o.interval,
 		 (unsigned long long)nsamples, (unsigned long long)hp_live_count(&prof.live),
 		 (unsigned long long)atomic_load(&prof.live.dropped), (unsigned long long)atomic_load(&t->overflow));
 	if (!prof.o.live)
@@ -670,7 +681,10 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	prof.probe = probe;
 	prof.o = *o;
 	atomic_store(&prof.stopping, 0);
-	atomic_store(&prof.samples, 0);
+	for (int i = 0; i < HP_STRIPES; i++) {
+		atomic_store(&prof.samples.s[i].v, 0);
+		atomic_store(&prof.cache_hits.s[i].v, 0);
+	}
 	atomic_store(&prof.walk_ready, 0);
 	atomic_store(&prof.classes_unloaded, NULL);
 	prof.walk_reason[0] = '\0';
@@ -749,7 +763,7 @@ int hp_profiler_stop(JNIEnv *jni)
 	/* Callbacks already inside must finish before the tables go. They
 	 * always do (one may wait out a safepoint), so wait as long as it
 	 * takes rather than free memory under a running thread. */
-	while (atomic_load(&prof.in_callbacks))
+	while (hp_striped_sum(&prof.in_callbacks, memory_order_seq_cst))
 		usleep(1000);
 	atomic_store(&prof.stopping, 1);
 	sem_post(&prof.wake);
@@ -761,7 +775,7 @@ int hp_profiler_stop(JNIEnv *jni)
 	if (prof.o.live)
 		hp_live_free(&prof.live, jni);
 	atomic_store(&prof.walk_ready, 0);
-	hp_stackcache_free(&prof.stack_cache);
+	hp_stackcache_free(&prof.stack_cache, jni);
 	hp_sites_free(&prof.sites);
 	pthread_mutex_unlock(&prof.dump_lock);
 	if (!atomic_load(&prof.thread_alive)) {

@@ -22,15 +22,25 @@ int hp_stackcache_init(struct hp_stackcache *c, uint32_t slots, size_t max_bytes
 	return 0;
 }
 
-void hp_stackcache_free(struct hp_stackcache *c)
+static void free_entry(struct hp_stack_entry *e, JNIEnv *jni)
+{
+	if (!e)
+		return;
+	jweak ref = atomic_load(&e->memo_class);
+	if (ref && jni)
+		(*jni)->DeleteWeakGlobalRef(jni, ref);
+	free(e);
+}
+
+void hp_stackcache_free(struct hp_stackcache *c, JNIEnv *jni)
 {
 	if (!c->slots)
 		return;
 	for (uint32_t i = 0; i <= c->mask; i++)
-		free(atomic_load(&c->slots[i]));
+		free_entry(atomic_load(&c->slots[i]), jni);
 	for (struct hp_stack_entry *e = c->retired, *next; e; e = next) {
 		next = e->retired_next;
-		free(e);
+		free_entry(e, jni);
 	}
 	free(c->slots);
 	pthread_mutex_destroy(&c->retired_lock);
@@ -88,6 +98,8 @@ void hp_stackcache_insert(struct hp_stackcache *c, const uint64_t *key, uint32_t
 	e->interpreted = interpreted;
 	e->nframes = nframes;
 	e->frames = frames;
+	atomic_init(&e->memo_class, NULL);
+	atomic_init(&e->memo_site, NULL);
 	e->retired_next = NULL;
 	for (uint32_t i = 0; i < MAX_PROBES; i++) {
 		_Atomic(struct hp_stack_entry *) *slot = &c->slots[(h.low64 + i) & c->mask];
@@ -113,6 +125,24 @@ void hp_stackcache_insert(struct hp_stackcache *c, const uint64_t *key, uint32_t
 	atomic_fetch_add_explicit(&c->full, 1, memory_order_relaxed);      /* no free slot nearby */
 	atomic_fetch_sub_explicit(&c->bytes, size, memory_order_relaxed);
 	free(e);
+}
+
+void hp_stackcache_memo(const struct hp_stack_entry *e, JNIEnv *jni, jclass klass, void *site)
+{
+	struct hp_stack_entry *m = (struct hp_stack_entry *)e;
+	if (!klass || !site || atomic_load_explicit(&m->memo_class, memory_order_relaxed))
+		return;
+	jweak ref = (*jni)->NewWeakGlobalRef(jni, klass);
+	if (!ref) {
+		(*jni)->ExceptionClear(jni);
+		return;
+	}
+	jweak none = NULL;
+	if (!atomic_compare_exchange_strong(&m->memo_class, &none, ref)) {
+		(*jni)->DeleteWeakGlobalRef(jni, ref);
+		return;
+	}
+	atomic_store_explicit(&m->memo_site, site, memory_order_release);
 }
 
 void hp_stackcache_disable(struct hp_stackcache *c, const char *fmt, ...)

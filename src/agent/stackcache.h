@@ -34,6 +34,13 @@ struct hp_stack_entry {
 	bool interpreted;
 	uint32_t nframes;
 	const jvmtiFrameInfo *frames;   /* owned by the site table */
+	/* The site this stack's samples went to, with a weak reference to
+	 * their class: while a sample's class is that one (JNI IsSameObject,
+	 * no lock), the site is known without the class's JVMTI tag (a lock
+	 * every allocating thread takes) or hashing the frames. Set once;
+	 * the class first, published by the site. */
+	_Atomic(jweak) memo_class;
+	_Atomic(void *) memo_site;
 	struct hp_stack_entry *retired_next;
 };
 
@@ -47,13 +54,28 @@ struct hp_stackcache {
 	_Atomic int disabled;
 	char reason[256];
 	/* counts for the report */
-	_Atomic uint64_t hits, misses, full, stale, verified, mismatches;
+	_Atomic uint64_t misses, full, stale, verified, mismatches;   /* hits: the sampler's */
 };
 
 /* 0 or -ENOMEM. `slots` a power of two; `max_bytes` caps entry memory. */
 int hp_stackcache_init(struct hp_stackcache *c, uint32_t slots, size_t max_bytes);
-/* Only when no thread can be inside lookup or insert. */
-void hp_stackcache_free(struct hp_stackcache *c);
+/* Only when no thread can be inside lookup or insert. Deletes the weak
+ * references (jni may be NULL at VM death: then they are left). */
+void hp_stackcache_free(struct hp_stackcache *c, JNIEnv *jni);
+
+/* Remembers (class, site) for the entry, once; a no-op if it has one. */
+void hp_stackcache_memo(const struct hp_stack_entry *e, JNIEnv *jni, jclass klass, void *site);
+
+/* The remembered site if `klass` is the remembered class, else NULL. */
+static inline void *hp_stackcache_memo_site(const struct hp_stack_entry *e, JNIEnv *jni, jclass klass)
+{
+	struct hp_stack_entry *m = (struct hp_stack_entry *)e;
+	void *site = atomic_load_explicit(&m->memo_site, memory_order_acquire);
+	if (!site || !klass)
+		return NULL;
+	jweak ref = atomic_load_explicit(&m->memo_class, memory_order_relaxed);
+	return (*jni)->IsSameObject(jni, klass, ref) ? site : NULL;
+}
 
 /* The entry for this key made at `epoch` (ignored for keys without
  * interpreted frames), or NULL. */
