@@ -54,6 +54,17 @@ static bool parse_uint(const char *s, size_t len, unsigned lo, unsigned hi, unsi
 	return true;
 }
 
+/* One of `names` (NULL-terminated): its index into *out. */
+static bool parse_choice(const char *s, size_t len, const char *const *names, int *out)
+{
+	for (int i = 0; s && names[i]; i++)
+		if (strlen(names[i]) == len && !strncmp(s, names[i], len)) {
+			*out = i;
+			return true;
+		}
+	return false;
+}
+
 static bool parse_bool(const char *s, size_t len, bool *out)
 {
 	if (!s) {
@@ -112,27 +123,21 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 		} else if (IS("file")) {
 			ok = copy_path(out->file, sizeof(out->file), v, vlen);
 		} else if (IS("format")) {
-			if (v && vlen == 5 && !strncmp(v, "pprof", 5))
-				out->format = HP_FORMAT_PPROF;
-			else if (v && vlen == 9 && !strncmp(v, "collapsed", 9))
-				out->format = HP_FORMAT_COLLAPSED;
-			else if (v && vlen == 4 && !strncmp(v, "html", 4))
-				out->format = HP_FORMAT_HTML;
-			else
-				ok = false;
+			/* in enum hp_format's order */
+			static const char *const formats[] = { "pprof", "collapsed", "html", NULL };
+			int f;
+			if ((ok = parse_choice(v, vlen, formats, &f)))
+				out->format = (enum hp_format)f;
 		} else if (IS("period")) {
 			ok = v && parse_uint(v, vlen, 0, 86400 * 365, &out->period);
 		} else if (IS("max_live")) {
 			ok = v && parse_uint(v, vlen, 16, 100000000, &out->max_live);
 		} else if (IS("stacks")) {
-			if (v && vlen == 5 && !strncmp(v, "cache", 5))
-				out->stacks = HP_STACKS_CACHE;
-			else if (v && vlen == 6 && !strncmp(v, "verify", 6))
-				out->stacks = HP_STACKS_VERIFY;
-			else if (v && vlen == 5 && !strncmp(v, "jvmti", 5))
-				out->stacks = HP_STACKS_JVMTI;
-			else
-				ok = false;
+			/* in enum hp_stacks_mode's order */
+			static const char *const modes[] = { "cache", "verify", "jvmti", NULL };
+			int m;
+			if ((ok = parse_choice(v, vlen, modes, &m)))
+				out->stacks = (enum hp_stacks_mode)m;
 		} else if (IS("dump") && !v) {
 			out->dump = true;
 			profiler = false;

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "vmstructs/framewalk.h"
+#include "../fixtures/framewalk_layout.h"
 
 #define SEG_LOG2 6
 #define NSEG 64
@@ -20,8 +20,8 @@ static _Alignas(64) uint8_t code[NSEG << SEG_LOG2];
 static uint8_t segmap[NSEG];
 static uint8_t interp[256];
 static uint8_t call_stub[16];
-static uintptr_t heap_low, heap_high, seg_low, seg_high;
-static _Alignas(16) uint8_t thread[512];
+static struct fw_test_heap heap;
+static _Alignas(16) uint8_t thread[T_SIZE];
 
 struct input {
 	const uint8_t *p;
@@ -63,50 +63,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static uint64_t key[64];
 	in = (struct input){ data, size };
 	uintptr_t stack[STACK_WORDS];
-	memset(&w, 0, sizeof(w));
-	heap_low = (uintptr_t)code;
-	heap_high = (uintptr_t)code + sizeof(code);
-	seg_low = (uintptr_t)segmap;
-	seg_high = (uintptr_t)segmap + sizeof(segmap);
-	w.env_offset = 256;
-	w.thread_size = sizeof(thread);
-	w.off_stack_base = 16;
-	w.off_stack_size = 24;
-	w.off_anchor = 64;
-	w.off_last_sp = 0;
-	w.off_last_pc = 8;
-	w.off_last_fp = 16;
-	w.off_wrapper_anchor = 32;
-	w.entry_wrapper_slot = -6;
-	w.interp_sender_sp_slot = -1;
-	w.interp_method_slot = -3;
-	w.interp_bcp_slot = -8;
-	w.nheaps = 1;
-	w.heaps[0] = (struct hp_fw_heap){ &heap_low, &heap_high, &seg_low, &seg_high, SEG_LOG2 };
-	w.block_header_size = 16;
-	w.off_block_used = 8;
-	w.off_frame_size = 8;
-	w.off_name = 16;
+	fw_test_layout(&w);
+	fw_test_regions(&w, &heap, code, sizeof(code), segmap, sizeof(segmap), SEG_LOG2, interp, sizeof(interp),
+			call_stub, names, sizeof(names));
 	uint8_t mode = (uint8_t)take(&in, 1);
-	w.off_kind = mode & 1 ? 40 : -1;
-	w.kind_nmethod = 1;
-	w.off_code_begin = mode & 2 ? -1 : 24;
-	w.off_code_offset = mode & 2 ? 24 : -1;
-	w.off_stub_offset = 32;
-	w.off_compile_id = 36;
-	w.interp_lo = (uintptr_t)interp;
-	w.interp_hi = (uintptr_t)interp + sizeof(interp);
-	w.call_stub_return = (uintptr_t)call_stub;
-	w.nro = 1;
-	w.ro[0].start = (uintptr_t)names;
-	w.ro[0].end = (uintptr_t)names + sizeof(names);
+	w.off_kind = mode & 1 ? B_KIND : -1;
+	w.off_code_begin = mode & 2 ? -1 : B_CODE_BEGIN;
+	w.off_code_offset = mode & 2 ? B_CODE_BEGIN : -1;
 
 	memset(thread, 0, sizeof(thread));
-	*(uintptr_t *)(thread + 16) = (uintptr_t)&stack[STACK_WORDS];
-	*(uintptr_t *)(thread + 24) = mode & 4 ? (uintptr_t)take(&in, 8) : (uintptr_t)1 << 20;
-	*(uintptr_t *)(thread + 64) = aim(take(&in, 8), stack);
-	*(uintptr_t *)(thread + 72) = mode & 8 ? 0 : aim(take(&in, 8), stack);
-	*(uintptr_t *)(thread + 80) = aim(take(&in, 8), stack);
+	*(uintptr_t *)(thread + T_STACK_BASE) = (uintptr_t)&stack[STACK_WORDS];
+	*(uintptr_t *)(thread + T_STACK_SIZE) = mode & 4 ? (uintptr_t)take(&in, 8) : (uintptr_t)1 << 20;
+	*(uintptr_t *)(thread + T_ANCHOR + A_SP) = aim(take(&in, 8), stack);
+	*(uintptr_t *)(thread + T_ANCHOR + A_PC) = mode & 8 ? 0 : aim(take(&in, 8), stack);
+	*(uintptr_t *)(thread + T_ANCHOR + A_FP) = aim(take(&in, 8), stack);
 	memset(segmap, 0xff, sizeof(segmap));
 	size_t nmap = in.n < sizeof(segmap) ? in.n : sizeof(segmap);
 	memcpy(segmap, in.p, nmap);
@@ -125,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	static bool interpreted;
 	int max_java = 1 + (mode >> 4);
-	int n = hp_framewalk_key(&w, thread + 256, max_java, key, (int)(sizeof(key) / sizeof(key[0])), &interpreted);
+	int n = hp_framewalk_key(&w, thread + T_ENV, max_java, key, (int)(sizeof(key) / sizeof(key[0])), &interpreted);
 	if (n > (int)(sizeof(key) / sizeof(key[0])))
 		__builtin_trap();
 	return 0;

@@ -8,70 +8,30 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "vmstructs/framewalk.h"
+#include "../fixtures/framewalk_layout.h"
 
 #define SEG_LOG2 6
 #define SEG 64
 #define NSEG 256
-#define BLOCK_HEADER 16
-
-/* Field offsets of the synthetic types. */
-enum {
-	T_STACK_BASE = 16, T_STACK_SIZE = 24, T_ANCHOR = 64, T_ENV = 256,
-	A_SP = 0, A_PC = 8, A_FP = 16, W_ANCHOR = 32,
-	B_FRAME_SIZE = 8, B_NAME = 16, B_CODE_BEGIN = 24, B_STUB_OFFSET = 32, B_COMPILE_ID = 36, B_KIND = 40,
-};
 
 static const char names[] = "nmethod\0native nmethod\0RuntimeStub";
 static _Alignas(64) uint8_t code[NSEG * SEG];
 static uint8_t segmap[NSEG];
 static uint8_t interp_code[256];
 static uint8_t call_stub[16];
-static uintptr_t heap_low, heap_high, seg_low, seg_high;
-static _Alignas(16) uint8_t thread[512];
+static struct fw_test_heap heap;
+static _Alignas(16) uint8_t thread[T_SIZE];
 
 static struct hp_framewalk w;
 
 static void setup_walker(void)
 {
-	memset(&w, 0, sizeof(w));
+	fw_test_layout(&w);
 	memset(code, 0, sizeof(code));
 	memset(segmap, 0xff, sizeof(segmap));
 	memset(thread, 0, sizeof(thread));
-	heap_low = (uintptr_t)code;
-	heap_high = (uintptr_t)code + sizeof(code);
-	seg_low = (uintptr_t)segmap;
-	seg_high = (uintptr_t)segmap + sizeof(segmap);
-	w.env_offset = T_ENV;
-	w.thread_size = sizeof(thread);
-	w.off_stack_base = T_STACK_BASE;
-	w.off_stack_size = T_STACK_SIZE;
-	w.off_anchor = T_ANCHOR;
-	w.off_last_sp = A_SP;
-	w.off_last_pc = A_PC;
-	w.off_last_fp = A_FP;
-	w.off_wrapper_anchor = W_ANCHOR;
-	w.entry_wrapper_slot = -6;
-	w.interp_sender_sp_slot = -1;
-	w.interp_method_slot = -3;
-	w.interp_bcp_slot = -8;
-	w.nheaps = 1;
-	w.heaps[0] = (struct hp_fw_heap){ &heap_low, &heap_high, &seg_low, &seg_high, SEG_LOG2 };
-	w.block_header_size = BLOCK_HEADER;
-	w.off_block_used = 8;
-	w.off_frame_size = B_FRAME_SIZE;
-	w.off_name = B_NAME;
-	w.off_kind = -1;
-	w.off_code_begin = B_CODE_BEGIN;
-	w.off_code_offset = -1;
-	w.off_stub_offset = B_STUB_OFFSET;
-	w.off_compile_id = B_COMPILE_ID;
-	w.interp_lo = (uintptr_t)interp_code;
-	w.interp_hi = (uintptr_t)interp_code + sizeof(interp_code);
-	w.call_stub_return = (uintptr_t)call_stub;
-	w.nro = 1;
-	w.ro[0].start = (uintptr_t)names;
-	w.ro[0].end = (uintptr_t)names + sizeof(names);
+	fw_test_regions(&w, &heap, code, sizeof(code), segmap, sizeof(segmap), SEG_LOG2, interp_code,
+			sizeof(interp_code), call_stub, names, sizeof(names));
 }
 
 /* A blob of `segs` segments at segment `at`, as CodeHeap lays one out:
@@ -249,7 +209,7 @@ Test(framewalk, pc_in_a_free_or_unused_block)
 	segmap[11] = 200;               /* a hop before the heap's start */
 	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_UNKNOWN_PC);
 	build_scene(&s);
-	seg_high = seg_low + 5;         /* a segment map shorter than the heap */
+	heap.seg_high = heap.seg_low + 5;         /* a segment map shorter than the heap */
 	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_UNKNOWN_PC);
 }
 
