@@ -81,6 +81,7 @@ static struct profiler {
 	_Atomic int walk_ready;
 	char walk_reason[256];          /* why stacks come from GetStackTrace alone */
 	_Atomic(const volatile int64_t *) classes_unloaded;
+	bool unloads_in_pauses;         /* the collector unloads classes only in pauses */
 	_Atomic uint64_t walk_failed[HP_FW_RESULTS + 1];   /* by result; last: interpreted, no epoch */
 } prof = { .dump_lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -162,10 +163,16 @@ static const struct hp_stack_entry *cached_stack(JNIEnv *jni, uint64_t *key, int
 	if (!atomic_load_explicit(&prof.walk_ready, memory_order_acquire) ||
 	    atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed))
 		return NULL;
+	/* The epoch of keys holding a Method*: the classes-unloaded counter;
+	 * without it (-XX:-UsePerfData), collections seen, where classes are
+	 * only unloaded inside a pause (a Method* is reused only after its
+	 * class is unloaded, and mutators run again only after the pause's
+	 * GarbageCollectionFinish has counted it); else none. */
 	const volatile int64_t *unloaded = atomic_load_explicit(&prof.classes_unloaded, memory_order_relaxed);
-	*epoch = unloaded ? (uint64_t)*unloaded : 0;
+	bool have_epoch = unloaded || prof.unloads_in_pauses;
+	*epoch = unloaded ? (uint64_t)*unloaded : (1ull << 63) | atomic_load_explicit(&prof.gc_events, memory_order_acquire);
 	*nkey = hp_framewalk_key(&prof.walk, jni, (int)prof.o.depth, key, cap, interpreted);
-	if (*nkey > 0 && *interpreted && !unloaded)
+	if (*nkey > 0 && *interpreted && !have_epoch)
 		*nkey = -(HP_FW_RESULTS + 1);   /* a Method* key with no way to see it go stale */
 	if (*nkey <= 0) {
 		atomic_fetch_add_explicit(&prof.walk_failed[*nkey < 0 ? -*nkey - 1 : 0], 1, memory_order_relaxed);
@@ -275,7 +282,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
  * none of those (and async-signal-safe). */
 static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 {
-	atomic_fetch_add_explicit(&prof.gc_events, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&prof.gc_events, 1, memory_order_release);
 	atomic_store_explicit(&prof.gc_pending, 1, memory_order_release);
 	sem_post(&prof.wake);
 }
@@ -324,6 +331,8 @@ static void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni)
 		return;
 	}
 	atomic_store(&prof.classes_unloaded, hp_perfdata_classes_unloaded(prof.probe));
+	enum hp_gc_kind gc = prof.probe->heap.kind;
+	prof.unloads_in_pauses = gc == HP_GC_SERIAL || gc == HP_GC_PARALLEL || gc == HP_GC_G1 || gc == HP_GC_EPSILON;
 	atomic_store_explicit(&prof.walk_ready, 1, memory_order_release);
 }
 
@@ -348,7 +357,7 @@ static void describe_stacks(char *out, size_t cap)
 			   "(most: %s), %llu cached checked against GetStackTrace, %llu mismatches, %llu stale, "
 			   "cache %zu bytes%s", (unsigned long long)hp_striped_sum(&prof.cache_hits, memory_order_relaxed),
 			   (unsigned long long)atomic_load(&c->misses), (unsigned long long)failed,
-			   top ? (top_reason == HP_FW_RESULTS ? "interpreted frame, no class-unload counter"
+			   top ? (top_reason == HP_FW_RESULTS ? "interpreted frame, no class-unload epoch"
 							      : hp_framewalk_result_name(-top_reason - 1))
 			       : "none",
 			   (unsigned long long)atomic_load(&c->verified), (unsigned long long)atomic_load(&c->mismatches),

@@ -453,7 +453,8 @@ Test(attach, attach_dump_stop_attach_again_under_churn)
 /* AttachTarget (thread churn, a class loaded and dropped every round,
  * System.gc() every 20 rounds) under the agent with `opts`, for `seconds`,
  * on the JDK under test. */
-static struct jvm_result run_churn(const char *opts, const char *const *env, int seconds)
+static struct jvm_result run_churn_with(const char *const *jvm_flags, const char *opts, const char *const *env,
+					 int seconds)
 {
 	make_workdir();
 	char stopfile[512], agent[1024];
@@ -468,10 +469,20 @@ static struct jvm_result run_churn(const char *opts, const char *const *env, int
 			fclose(f);
 		_exit(0);
 	}
-	const char *argv[] = { java(), "-Xmx256m", agent, "-cp", HP_TEST_CLASSES, "AttachTarget", stopfile, NULL };
+	const char *argv[16] = { java(), "-Xmx256m" };
+	int n = 2;
+	for (; jvm_flags && *jvm_flags && n < 8; jvm_flags++)
+		argv[n++] = *jvm_flags;
+	const char *tail[] = { agent, "-cp", HP_TEST_CLASSES, "AttachTarget", stopfile, NULL };
+	memcpy(&argv[n], tail, sizeof(tail));
 	struct jvm_result r = jvm_run(argv, env, 150);
 	waitpid(timer, NULL, 0);
 	return r;
+}
+
+static struct jvm_result run_churn(const char *opts, const char *const *env, int seconds)
+{
+	return run_churn_with(NULL, opts, env, seconds);
 }
 
 TestSuite(stacks, .timeout = 300);
@@ -488,6 +499,30 @@ Test(stacks, verified_under_thread_churn_and_class_unloading)
 	cr_expect_eq(sc.mismatches, 0, "cached stacks differed from GetStackTrace\n%s", r.output);
 	cr_expect_gt(sc.checked, 10000, "%s", r.output);
 	cr_expect_gt(sc.stale, 0, "no entry went stale although classes were unloaded\n%s", r.output);
+	jvm_result_free(&r);
+}
+
+/* Without the perfdata counter, G1 (which unloads classes only in
+ * pauses) dates Method* keys by collections seen; ZGC (which unloads
+ * concurrently) leaves stacks with interpreted frames uncached. */
+Test(stacks, without_perfdata_collections_date_the_keys)
+{
+	static const char *const g1[] = { "-XX:-UsePerfData", "-XX:+UseG1GC", NULL };
+	struct jvm_result r = run_churn_with(g1, "interval=1k,stacks=verify", NULL, 5);
+	cr_assert_eq(r.exit_code, 0, "java exited %d\n%s", r.exit_code, r.output);
+	struct stack_counts sc = stack_counts(r.output);
+	cr_assert(sc.found, "no stacks line\n%s", r.output);
+	cr_expect_eq(sc.mismatches, 0, "%s", r.output);
+	cr_expect_gt(sc.checked, 10 * (sc.asked + sc.unwalkable), "%s", r.output);
+	cr_expect_gt(sc.stale, 0, "%s", r.output);
+	jvm_result_free(&r);
+
+	static const char *const z[] = { "-XX:-UsePerfData", "-XX:+UnlockExperimentalVMOptions", "-XX:+UseZGC", NULL };
+	r = run_churn_with(z, "interval=16k,stacks=verify", NULL, 2);
+	cr_assert_eq(r.exit_code, 0, "java exited %d\n%s", r.exit_code, r.output);
+	sc = stack_counts(r.output);
+	cr_expect(strstr(r.output, "most: interpreted frame, no class-unload epoch"), "%s", r.output);
+	cr_expect_eq(sc.mismatches, 0, "%s", r.output);
 	jvm_result_free(&r);
 }
 
