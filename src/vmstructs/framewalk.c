@@ -319,7 +319,7 @@ int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java
 			key[n++] = 0;
 			if (!jpc && !stack_word(&st, jsp - WORD, &jpc))
 				return HP_FW_BAD_READ;
-			sp = unextended_sp = jsp;
+			unextended_sp = jsp;
 			fp = jfp;
 			pc = jpc;
 			continue;
@@ -336,8 +336,7 @@ int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java
 			key[n++] = bcp;
 			*interpreted = true;
 			java++;
-			sp = fp + 2 * WORD;
-			unextended_sp = sender_usp;
+			unextended_sp = sender_usp;    /* the sender's sp before the callee's extension */
 			pc = ret;
 			fp = link;
 			continue;
@@ -376,7 +375,7 @@ int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java
 		uintptr_t sender_sp = unextended_sp + (uintptr_t)frame_words * WORD, ret, link;
 		if (!stack_word(&st, sender_sp - WORD, &ret) || !stack_word(&st, sender_sp - 2 * WORD, &link))
 			return HP_FW_BAD_READ;
-		sp = unextended_sp = sender_sp;
+		unextended_sp = sender_sp;
 		pc = ret;
 		fp = link;
 	}

@@ -526,6 +526,33 @@ Test(stacks, without_perfdata_collections_date_the_keys)
 	jvm_result_free(&r);
 }
 
+/* Virtual threads: their stacks are right (each checked), though mostly
+ * from GetStackTrace (see docs/profiler-benchmark.md: lazily thawed frames
+ * end the walk at HotSpot's return barrier). */
+Test(stacks, virtual_threads_get_their_own_stacks)
+{
+	make_workdir();
+	char agent[1024], path[600];
+	snprintf(path, sizeof(path), "%s/vt.collapsed", workdir);
+	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=8k,stacks=verify,format=collapsed,file=%s",
+		 HP_AGENT_PATH, path);
+	const char *argv[] = { java(), agent, "-cp", HP_TEST_CLASSES, "VirtualAlloc", NULL };
+	struct jvm_result r = jvm_run(argv, NULL, 120);
+	cr_assert_eq(r.exit_code, 0, "java exited %d\n%s", r.exit_code, r.output);
+	if (strstr(r.output, "no virtual threads")) {
+		jvm_result_free(&r);
+		cr_skip_test("this JDK has no virtual threads");
+	}
+	struct stack_counts sc = stack_counts(r.output);
+	cr_assert(sc.found, "no stacks line\n%s", r.output);
+	cr_expect_eq(sc.mismatches, 0, "%s", r.output);
+	cr_expect_gt(sc.checked + sc.asked + sc.unwalkable, 10000, "%s", r.output);
+	char alloc_path[620];
+	snprintf(alloc_path, sizeof(alloc_path), "%s.alloc", path);
+	cr_expect_gt(collapsed_sum(alloc_path, NULL, "VirtualAlloc.deep"), 100e6, "deep's allocations missing");
+	jvm_result_free(&r);
+}
+
 /* The default: the cache answers, GetStackTrace runs for new stacks and
  * for one hit in 1024 per thread. */
 Test(stacks, default_mode_answers_from_the_cache)
