@@ -79,7 +79,7 @@ static struct profiler {
 	struct hp_framewalk walk;
 	struct hp_stackcache stack_cache;
 	_Atomic int walk_ready;
-	char walk_reason[256];          /* why stacks come from GetStackTrace alone */
+	char walk_reason[320];          /* why stacks come from GetStackTrace alone (err + prefix) */
 	_Atomic(const volatile int64_t *) classes_unloaded;
 	bool unloads_in_pauses;         /* the collector unloads classes only in pauses */
 	_Atomic uint64_t walk_failed[HP_FW_RESULTS + 1];   /* by result; last: interpreted, no epoch */
