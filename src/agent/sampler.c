@@ -299,14 +299,8 @@ static void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni)
 		snprintf(prof.walk_reason, sizeof(prof.walk_reason), "stacks=jvmti");
 		return;
 	}
-	uintptr_t ro[HP_LIBJVM_MAX_SEGMENTS][2];
-	const struct hp_libjvm *lj = &prof.probe->jvm;
-	for (unsigned i = 0; i < lj->nread && i < HP_LIBJVM_MAX_SEGMENTS; i++) {
-		ro[i][0] = lj->read[i].start;
-		ro[i][1] = lj->read[i].end;
-	}
-	int rc = hp_framewalk_init(&prof.walk, prof.probe->vms, prof.probe->data, (const uintptr_t(*)[2])ro,
-				   lj->nread, err, sizeof(err));
+	int rc = hp_framewalk_init(&prof.walk, prof.probe->vms, prof.probe->data, &prof.probe->jvm, err,
+				   sizeof(err));
 	jthread self = NULL;
 	if (!rc) {
 		jlong eetop = 0;

@@ -7,6 +7,7 @@
 
 #include "heapusage/symdata.h"
 #include "vmstructs/errmsg.h"
+#include "vmstructs/libjvm.h"
 #include "vmstructs/safemem.h"
 #include "vmstructs/vmstructs.h"
 
@@ -96,15 +97,18 @@ static int read_heaps(struct hp_framewalk *w, const struct hp_vms *v, char *err,
 }
 
 int hp_framewalk_init(struct hp_framewalk *w, const struct hp_vms *v, const struct hp_symdata *d,
-		      const uintptr_t (*ro)[2], unsigned nro, char *err, size_t errlen)
+		      const struct hp_libjvm *jvm, char *err, size_t errlen)
 {
 	memset(w, 0, sizeof(*w));
 #if !defined(__x86_64__)
-	(void)v, (void)d, (void)ro, (void)nro;
+	(void)v, (void)d, (void)jvm;
 	return hp_fail(err, errlen, -ENOTSUP, "the frame walker knows x86_64 frames only");
 #else
 	if (!v)
 		return hp_fail(err, errlen, -ENOENT, "no VMStructs");
+	if (!jvm)
+		return hp_fail(err, errlen, -ENOENT, "no libjvm segments");
+	w->jvm = jvm;
 	const struct hp_vms_type *jt = hp_vms_type(v, "JavaThread");
 	const struct hp_vms_type *hb = hp_vms_type(v, "HeapBlock");
 	if (!jt || !jt->size || !hb || !hb->size)
@@ -175,11 +179,6 @@ int hp_framewalk_init(struct hp_framewalk *w, const struct hp_vms *v, const stru
 			       (void *)buf, limit);
 	w->interp_lo = buf;
 	w->interp_hi = buf + (uintptr_t)limit;
-	for (unsigned i = 0; i < nro && i < 8; i++) {
-		w->ro[i].start = ro[i][0];
-		w->ro[i].end = ro[i][1];
-		w->nro = i + 1;
-	}
 	return read_heaps(w, v, err, errlen);
 #endif
 }
@@ -213,14 +212,6 @@ static inline bool stack_word(const struct range *s, uintptr_t a, uintptr_t *out
 		return false;
 	*out = *(const uintptr_t *)a;
 	return true;
-}
-
-static inline bool in_ro(const struct hp_framewalk *w, uintptr_t a, size_t n)
-{
-	for (unsigned i = 0; i < w->nro; i++)
-		if (a >= w->ro[i].start && a + n <= w->ro[i].end && a + n > a)
-			return true;
-	return false;
 }
 
 /* CodeHeap::find_block_for + HeapBlock::allocated_space: the blob holding
@@ -268,9 +259,9 @@ static bool is_nmethod(const struct hp_framewalk *w, uintptr_t blob, uintptr_t h
 		return false;
 	uintptr_t name = *(const volatile uintptr_t *)(blob + w->off_name);
 	/* nmethod.cpp names them "nmethod" and "native nmethod" */
-	if (in_ro(w, name, 8) && memcmp((const void *)name, "nmethod", 8) == 0)
+	if (hp_libjvm_readable(w->jvm, name, 8) && memcmp((const void *)name, "nmethod", 8) == 0)
 		return true;
-	return in_ro(w, name, 15) && memcmp((const void *)name, "native nmethod", 15) == 0;
+	return hp_libjvm_readable(w->jvm, name, 15) && memcmp((const void *)name, "native nmethod", 15) == 0;
 }
 
 int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java, uint64_t *key, int cap,

@@ -46,6 +46,7 @@
 
 struct hp_vms;
 struct hp_symdata;
+struct hp_libjvm;
 
 #define HP_FW_MAX_HEAPS 8
 
@@ -72,17 +73,17 @@ struct hp_framewalk {
 	int kind_nmethod;               /* CodeBlobKind::Nmethod, where CodeBlob has _kind */
 	uintptr_t interp_lo, interp_hi; /* the template interpreter's code */
 	uintptr_t call_stub_return;     /* StubRoutines::_call_stub_return_address */
-	/* libjvm's readable segments: where blob names live */
-	unsigned nro;
-	struct { uintptr_t start, end; } ro[8];
+	/* libjvm's segments: blob names are read only inside them (kept, not
+	 * copied: the probe that owns it outlives the walker) */
+	const struct hp_libjvm *jvm;
 };
 
 /* Reads the layout. 0, or a negative errno with a one-line reason:
  * -ENOTSUP (not x86_64), -ENOENT (a VMStructs entry or symbols/ fact is
  * missing: named), -EFAULT / -EINVAL (a code heap or the interpreter reads
- * as nonsense). `ro` are libjvm's readable segments. */
+ * as nonsense). `jvm` (libjvm's segments) must outlive the walker. */
 int hp_framewalk_init(struct hp_framewalk *w, const struct hp_vms *vms, const struct hp_symdata *data,
-		      const uintptr_t (*ro)[2], unsigned nro, char *err, size_t errlen);
+		      const struct hp_libjvm *jvm, char *err, size_t errlen);
 
 /* Learns where the JNIEnv sits inside JavaThread from one thread: `jni` is
  * that thread's JNIEnv, `java_thread` its JavaThread* (java.lang.Thread's

@@ -82,6 +82,14 @@ void *hp_libjvm_export(const struct hp_libjvm *jvm, const char *name)
 	return jvm->handle ? dlsym(jvm->handle, name) : NULL;
 }
 
+bool hp_libjvm_readable(const struct hp_libjvm *jvm, uintptr_t addr, size_t n)
+{
+	for (unsigned i = 0; i < jvm->nread; i++)
+		if (addr >= jvm->read[i].start && addr < jvm->read[i].end && n <= jvm->read[i].end - addr)
+			return true;
+	return false;
+}
+
 bool hp_libjvm_in_text(const struct hp_libjvm *jvm, uintptr_t addr)
 {
 	for (unsigned i = 0; i < jvm->nexec; i++)

@@ -35,6 +35,10 @@ void *hp_libjvm_export(const struct hp_libjvm *jvm, const char *name);
  * non-exported function address must pass before it is called. */
 bool hp_libjvm_in_text(const struct hp_libjvm *jvm, uintptr_t addr);
 
+/* true if [addr, addr + n) lies in one readable segment of libjvm (its
+ * string literals, for instance), so plain loads from it cannot fault. */
+bool hp_libjvm_readable(const struct hp_libjvm *jvm, uintptr_t addr, size_t n);
+
 /* Reads gHotSpotVM* exports into table descriptors. -ENOENT with the name
  * of the first missing export; -EFAULT if one is unreadable. */
 int hp_libjvm_vms_tables(const struct hp_libjvm *jvm, struct hp_vms_tables *t, char *err, size_t errlen);

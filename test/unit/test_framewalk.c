@@ -316,6 +316,6 @@ Test(framewalk, set_thread_checks_the_env_and_the_stack)
 Test(framewalk, init_without_tables_says_why)
 {
 	char err[256];
-	cr_expect_eq(hp_framewalk_init(&w, NULL, NULL, NULL, 0, err, sizeof(err)), -ENOENT);
+	cr_expect_eq(hp_framewalk_init(&w, NULL, NULL, NULL, err, sizeof(err)), -ENOENT);
 	cr_expect(strstr(err, "VMStructs"), "%s", err);
 }
