@@ -82,7 +82,7 @@ static struct profiler {
 	char walk_reason[320];          /* why stacks come from GetStackTrace alone (err + prefix) */
 	_Atomic(const volatile int64_t *) classes_unloaded;
 	bool unloads_in_pauses;         /* the collector unloads classes only in pauses */
-	_Atomic uint64_t walk_failed[HP_FW_RESULTS + 1];   /* by result; last: interpreted, no epoch */
+	_Atomic uint64_t walk_failed[HP_FW_RESULTS + 1];   /* by -result - 1; last: WALK_NO_EPOCH */
 } prof = { .dump_lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -146,17 +146,22 @@ __attribute__((destructor)) static void print_step_cycles(void)
  * GetStackTrace. */
 static __thread uint32_t hits_since_check;
 
-static bool same_frames(const jvmtiFrameInfo *a, const jvmtiFrameInfo *b, jint n)
+/* The index of the first frame where two stacks differ, or -1 if they
+ * are the same. */
+static jint first_difference(const jvmtiFrameInfo *a, jint na, const jvmtiFrameInfo *b, jint nb)
 {
-	for (jint i = 0; i < n; i++)
-		if (a[i].method != b[i].method || a[i].location != b[i].location)
-			return false;
-	return true;
+	jint i = 0;
+	while (i < na && i < nb && a[i].method == b[i].method && a[i].location == b[i].location)
+		i++;
+	return i == na && i == nb ? -1 : i;
 }
+
+/* walk_failed's last slot: a key naming a Method* with no epoch to date it. */
+#define WALK_NO_EPOCH (-(HP_FW_RESULTS + 1))
 
 /* The cached stack for this sample's walk key, or NULL (key and its
  * length, or a negative hp_fw_result, left in key/nkey for the insert). */
-static const struct hp_stack_entry *cached_stack(JNIEnv *jni, uint64_t *key, int cap, int *nkey,
+static struct hp_stack_entry *cached_stack(JNIEnv *jni, uint64_t *key, int cap, int *nkey,
 						 bool *interpreted, uint64_t *epoch)
 {
 	*nkey = HP_FW_NO_JAVA_FRAMES;
@@ -173,7 +178,7 @@ static const struct hp_stack_entry *cached_stack(JNIEnv *jni, uint64_t *key, int
 	*epoch = unloaded ? (uint64_t)*unloaded : (1ull << 63) | atomic_load_explicit(&prof.gc_events, memory_order_acquire);
 	*nkey = hp_framewalk_key(&prof.walk, jni, (int)prof.o.depth, key, cap, interpreted);
 	if (*nkey > 0 && *interpreted && !have_epoch)
-		*nkey = -(HP_FW_RESULTS + 1);   /* a Method* key with no way to see it go stale */
+		*nkey = WALK_NO_EPOCH;          /* a Method* key with no way to see it go stale */
 	if (*nkey <= 0) {
 		atomic_fetch_add_explicit(&prof.walk_failed[*nkey < 0 ? -*nkey - 1 : 0], 1, memory_order_relaxed);
 		return NULL;
@@ -191,7 +196,7 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	int nkey;
 	bool interpreted = false, asked = false;
 	STEP_START();
-	const struct hp_stack_entry *hit = cached_stack(jni, key, (int)(sizeof(key) / sizeof(key[0])), &nkey,
+	struct hp_stack_entry *hit = cached_stack(jni, key, (int)(sizeof(key) / sizeof(key[0])), &nkey,
 							&interpreted, &epoch);
 	bool check = hit && (prof.o.stacks == HP_STACKS_VERIFY || ++hits_since_check >= HP_STACKCACHE_VERIFY_EVERY);
 	if (hit && !check) {
@@ -211,15 +216,12 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 			n = 0;
 	}
 	if (check) {
+		jint at;
 		hits_since_check = 0;
 		if (!asked) {
 			frames = hit->frames;
 			n = (jint)hit->nframes;
-		} else if (n != (jint)hit->nframes || !same_frames(frames_buf, hit->frames, n)) {
-			jint at = 0;
-			while (at < n && at < (jint)hit->nframes && frames_buf[at].method == hit->frames[at].method &&
-			       frames_buf[at].location == hit->frames[at].location)
-				at++;
+		} else if ((at = first_difference(frames_buf, n, hit->frames, (jint)hit->nframes)) >= 0) {
 			char *name = NULL;
 			if (at < n)
 				(*jvmti)->GetMethodName(jvmti, frames_buf[at].method, &name, NULL, NULL);
@@ -351,9 +353,9 @@ static void describe_stacks(char *out, size_t cap)
 			   "(most: %s), %llu cached checked against GetStackTrace, %llu mismatches, %llu stale, "
 			   "cache %zu bytes%s", (unsigned long long)hp_striped_sum(&prof.cache_hits, memory_order_relaxed),
 			   (unsigned long long)atomic_load(&c->misses), (unsigned long long)failed,
-			   top ? (top_reason == HP_FW_RESULTS ? "interpreted frame, no class-unload epoch"
-							      : hp_framewalk_result_name(-top_reason - 1))
-			       : "none",
+			   !top ? "none"
+			   : -top_reason - 1 == WALK_NO_EPOCH ? "interpreted frame, no class-unload epoch"
+							      : hp_framewalk_result_name(-top_reason - 1),
 			   (unsigned long long)atomic_load(&c->verified), (unsigned long long)atomic_load(&c->mismatches),
 			   (unsigned long long)atomic_load(&c->stale), atomic_load(&c->bytes),
 			   atomic_load(&c->full) ? ", full" : "");

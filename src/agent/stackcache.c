@@ -57,12 +57,12 @@ static inline bool same_key(const struct hp_stack_entry *e, XXH128_hash_t h)
 	return e->hash_lo == h.low64 && e->hash_hi == h.high64;
 }
 
-const struct hp_stack_entry *hp_stackcache_find(struct hp_stackcache *c, const uint64_t *key, uint32_t nkey,
-						uint64_t epoch)
+struct hp_stack_entry *hp_stackcache_find(struct hp_stackcache *c, const uint64_t *key, uint32_t nkey,
+					  uint64_t epoch)
 {
 	XXH128_hash_t h = key_hash(key, nkey);
 	for (uint32_t i = 0; i < MAX_PROBES; i++) {
-		const struct hp_stack_entry *e =
+		struct hp_stack_entry *e =
 			atomic_load_explicit(&c->slots[(h.low64 + i) & c->mask], memory_order_acquire);
 		if (!e)
 			return NULL;
@@ -127,10 +127,9 @@ void hp_stackcache_insert(struct hp_stackcache *c, const uint64_t *key, uint32_t
 	free(e);
 }
 
-void hp_stackcache_memo(const struct hp_stack_entry *e, JNIEnv *jni, jclass klass, void *site)
+void hp_stackcache_memo(struct hp_stack_entry *e, JNIEnv *jni, jclass klass, void *site)
 {
-	struct hp_stack_entry *m = (struct hp_stack_entry *)e;
-	if (!klass || !site || atomic_load_explicit(&m->memo_class, memory_order_relaxed))
+	if (!klass || !site || atomic_load_explicit(&e->memo_class, memory_order_relaxed))
 		return;
 	jweak ref = (*jni)->NewWeakGlobalRef(jni, klass);
 	if (!ref) {
@@ -138,11 +137,11 @@ void hp_stackcache_memo(const struct hp_stack_entry *e, JNIEnv *jni, jclass klas
 		return;
 	}
 	jweak none = NULL;
-	if (!atomic_compare_exchange_strong(&m->memo_class, &none, ref)) {
+	if (!atomic_compare_exchange_strong(&e->memo_class, &none, ref)) {
 		(*jni)->DeleteWeakGlobalRef(jni, ref);
 		return;
 	}
-	atomic_store_explicit(&m->memo_site, site, memory_order_release);
+	atomic_store_explicit(&e->memo_site, site, memory_order_release);
 }
 
 void hp_stackcache_disable(struct hp_stackcache *c, const char *fmt, ...)

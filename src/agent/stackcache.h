@@ -64,23 +64,22 @@ int hp_stackcache_init(struct hp_stackcache *c, uint32_t slots, size_t max_bytes
 void hp_stackcache_free(struct hp_stackcache *c, JNIEnv *jni);
 
 /* Remembers (class, site) for the entry, once; a no-op if it has one. */
-void hp_stackcache_memo(const struct hp_stack_entry *e, JNIEnv *jni, jclass klass, void *site);
+void hp_stackcache_memo(struct hp_stack_entry *e, JNIEnv *jni, jclass klass, void *site);
 
 /* The remembered site if `klass` is the remembered class, else NULL. */
-static inline void *hp_stackcache_memo_site(const struct hp_stack_entry *e, JNIEnv *jni, jclass klass)
+static inline void *hp_stackcache_memo_site(struct hp_stack_entry *e, JNIEnv *jni, jclass klass)
 {
-	struct hp_stack_entry *m = (struct hp_stack_entry *)e;
-	void *site = atomic_load_explicit(&m->memo_site, memory_order_acquire);
+	void *site = atomic_load_explicit(&e->memo_site, memory_order_acquire);
 	if (!site || !klass)
 		return NULL;
-	jweak ref = atomic_load_explicit(&m->memo_class, memory_order_relaxed);
+	jweak ref = atomic_load_explicit(&e->memo_class, memory_order_relaxed);
 	return (*jni)->IsSameObject(jni, klass, ref) ? site : NULL;
 }
 
 /* The entry for this key made at `epoch` (ignored for keys without
  * interpreted frames), or NULL. */
-const struct hp_stack_entry *hp_stackcache_find(struct hp_stackcache *c, const uint64_t *key, uint32_t nkey,
-						uint64_t epoch);
+struct hp_stack_entry *hp_stackcache_find(struct hp_stackcache *c, const uint64_t *key, uint32_t nkey,
+					  uint64_t epoch);
 
 /* Remembers frames (kept by the caller for the cache's life) for the key.
  * Silently does nothing when the table or the byte budget is full
