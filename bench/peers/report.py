@@ -49,6 +49,17 @@ def interval(c):
     return int(iv[:-1]) * m[iv[-1]] if iv[-1] in m else int(iv)
 
 
+def peers_behind(table, c, worse):
+    """What heapprobe config c (NAME@iv) is behind on against each live-heap
+    peer at the same interval and JFR, from table (config -> measures):
+    worse(h, p, peer) gives the items for one peer (a config name)."""
+    h, iv = table[c], c.partition("@")[2]
+    out = []
+    for peer in (f"async-live@{iv}", f"ddprof-live@{iv}", "jfr-profile"):
+        if table.get(peer):
+            out += worse(h, table[peer], peer)
+    return out
+
 def med(xs):
     return st.median(xs) if xs else float("nan")
 
@@ -495,16 +506,12 @@ if acc_runs:
         h = acc.get(c)
         if not h or not h["toterr"]:
             return ""
-        iv = c.partition("@")[2]
-        out = []
-        for peer in (f"async-live@{iv}", f"ddprof-live@{iv}", "jfr-profile"):
-            p = acc.get(peer)
-            if not p:
-                continue
-            if p["toterr"] and med(p["toterr"]) < med(h["toterr"]):
-                out.append(f"total error: {label(peer).replace(' @', '@')} {med(p['toterr']):.1f}%")
-            if p["tvd"] and med(p["tvd"]) < med(h["tvd"]):
-                out.append(f"TVD: {label(peer).replace(' @', '@')} {med(p['tvd']):.1f}%")
+        def worse(h, p, peer):
+            name = label(peer).replace(" @", "@")
+            return ([f"total error: {name} {med(p['toterr']):.1f}%"]
+                    if p["toterr"] and med(p["toterr"]) < med(h["toterr"]) else []) + \
+                   ([f"TVD: {name} {med(p['tvd']):.1f}%"] if p["tvd"] and med(p["tvd"]) < med(h["tvd"]) else [])
+        out = peers_behind(acc, c, worse)
         return ("**behind** on " + "; ".join(out)) if out else "no"
 
 
@@ -530,18 +537,12 @@ def classmix_worse(h, p, names):
 
 def cm_verdict(c):
     """Where heapprobe@iv is behind a peer at the same interval on the ClassMix measures."""
-    h = cm.get(c)
-    if not h:
+    if not cm.get(c):
         return ""
-    iv = c.partition("@")[2]
-    out = []
-    for peer in (f"async-live@{iv}", f"ddprof-live@{iv}", "jfr-profile"):
-        p = cm.get(peer)
-        if not p:
-            continue
-        worse = classmix_worse(h, p, ("class error", "class TVD", "site error", "site TVD"))
-        if worse:
-            out.append(f"{label(peer).replace(' @', '@')} on " + ", ".join(worse))
+    def worse(h, p, peer):
+        w = classmix_worse(h, p, ("class error", "class TVD", "site error", "site TVD"))
+        return [f"{label(peer).replace(' @', '@')} on " + ", ".join(w)] if w else []
+    out = peers_behind(cm, c, worse)
     return ("**behind** " + "; ".join(out)) if out else "no"
 
 
@@ -714,17 +715,11 @@ for iv in ("512k", "32k"):
             lines.append(f"- **accuracy @{iv} (TVD)**: heapprobe {med(h['tvd']):.2f}% vs {label(peer)} "
                          f"{med(p['tvd']):.2f}%.")
 for iv in ("512k", "32k"):
-    h = cm.get(f"heapprobe@{iv}")
-    if not h:
-        continue
-    for peer in (f"async-live@{iv}", f"ddprof-live@{iv}", "jfr-profile"):
-        p = cm.get(peer)
-        if not p:
-            continue
-        worse = classmix_worse(h, p, ("total error per class", "TVD per class", "total error per site",
-                                      "TVD per site"))
-        if worse:
-            lines.append(f"- **ClassMix accuracy @{iv}**, heapprobe vs {label(peer)}: " + "; ".join(worse) + ".")
+    def cm_lines(h, p, peer):
+        w = classmix_worse(h, p, ("total error per class", "TVD per class", "total error per site", "TVD per site"))
+        return [f"- **ClassMix accuracy @{iv}**, heapprobe vs {label(peer)}: " + "; ".join(w) + "."] if w else []
+    if cm.get(f"heapprobe@{iv}"):
+        lines += peers_behind(cm, f"heapprobe@{iv}", cm_lines)
 hps = summary.get(("startup", "heapprobe@512k"))
 if hps is not None:
     for peer in configs:
