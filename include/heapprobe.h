@@ -216,6 +216,44 @@ HP_API int hp_mode_status(struct hp_probe *probe, enum hp_mode mode, const char 
 typedef void (*hp_gc_callback)(const struct hp_heap_usage *post_gc, void *ctx);
 HP_API int hp_set_gc_callback(struct hp_probe *probe, hp_gc_callback cb, void *ctx);
 
+/* ---- Markings --------------------------------------------------------------
+ *
+ * A marking is the collector finding out which objects are alive: a
+ * stop-the-world full collection, or a completed concurrent cycle (G1's
+ * concurrent start .. Remark/Cleanup, a ZGC or Shenandoah cycle). Only a
+ * marking clears the weak references of objects that died in the old
+ * generation, so a sampler knows a sample is alive (not merely "not yet
+ * found dead") once a marking that began after its allocation has ended.
+ */
+struct hp_marking {
+	size_t sz;                  /* sizeof(struct hp_marking), set by caller */
+	uint64_t count;             /* whole-heap markings completed that the probe knows of: full + concurrent */
+	uint64_t full;              /* stop-the-world full collections */
+	uint64_t concurrent;        /* completed concurrent cycles (G1: from perfdata; ZGC and
+	                               Shenandoah: only those requested through this probe) */
+	uint64_t requested;         /* markings completed through hp_request_marking */
+	const char *source;         /* how this collector's markings are counted, or why not */
+};
+
+/* Plain loads, no JNI, no lock: fit for GC callbacks and allocation hooks,
+ * once set up (the probe sets it up at VM start; any call outside a GC
+ * callback retries). 0, -EAGAIN before set-up, -EINVAL. */
+HP_API int hp_marking(struct hp_probe *probe, struct hp_marking *out);
+
+#define HP_MARK_ALLOW_FULL (1u << 0)   /* no concurrent marking (Serial, Parallel): a full GC */
+
+/* Asks the collector for a marking and returns once it has completed: a
+ * concurrent cycle on G1 (System.gc() with ExplicitGCInvokesConcurrent set
+ * for the call), ZGC and Shenandoah; a stop-the-world full collection only
+ * with HP_MARK_ALLOW_FULL. Blocks the calling thread for the cycle (tens of
+ * ms to seconds on large heaps); other threads run. Call from a thread
+ * attached to the VM, never from a GC callback, never after VMDeath (the
+ * collector's threads have stopped by then). 0 (why = "concurrent cycle" or
+ * "full collection"), -ENOTSUP (no concurrent marking and no ALLOW_FULL),
+ * -EPERM (-XX:+DisableExplicitGC, or not on a JVM thread), -ENOENT, -EIO,
+ * with the reason in why. */
+HP_API int hp_request_marking(struct hp_probe *probe, unsigned flags, char *why, size_t len);
+
 /* Writes the human-readable `info` report (one "key: value" per line). */
 HP_API int hp_write_info(struct hp_probe *probe, FILE *out);
 

@@ -14,7 +14,7 @@ mkdir -p build/examples
 agent="$PWD/build/libheapprobe.so"
 "$JAVA_HOME/bin/java" -agentpath:"$agent=info,interval=128k,format=collapsed,file=build/heapdemo.collapsed" \
 	-cp build/examples HeapDemo
-echo "== top live allocation sites (bytes, scaled to the post-GC live heap)"
+echo "== top live allocation sites (bytes alive at the marking asked for before the profile)"
 sort -t' ' -k2 -n -r build/heapdemo.collapsed | head -5 |
 	awk '{n = split($1, f, ";"); cls = ""
 		if (n > 1 && f[n] ~ /_\[i\]$/) { cls = " (" substr(f[n], 1, length(f[n]) - 4) ")"; n-- }

@@ -111,7 +111,7 @@ static struct hp_live_stripe *stripe_with_room(struct hp_live *l, struct hp_live
 	return NULL;
 }
 
-void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, uint64_t size, uint32_t gc_now)
+void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, uint64_t size, uint32_t pause_now)
 {
 	struct hp_live_stripe *s = &l->stripes[hp_thread_stripe() % HP_LIVE_STRIPES];
 	/* The reference is made before the stripe is locked: NewWeakGlobalRef
@@ -152,7 +152,7 @@ void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, 
 		}
 	}
 	uint32_t k = target->free_list[--target->nfree];
-	target->entries[k] = (struct hp_live_entry){ ref, site, gc_now, size, thin_factor };
+	target->entries[k] = (struct hp_live_entry){ ref, site, pause_now, size, thin_factor };
 	ref = NULL;
 	atomic_fetch_add_explicit(&l->tracked, 1, memory_order_relaxed);
 drop:

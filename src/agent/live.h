@@ -19,7 +19,7 @@
 struct hp_live_entry {
 	jweak ref;                  /* NULL = free slot */
 	uint32_t site;              /* index of the site slot */
-	uint32_t gc_at_alloc;       /* collections finished when sampled */
+	uint32_t pause_at_alloc;    /* GarbageCollectionFinish events seen when sampled (marks.h) */
 	uint64_t size;              /* object size in bytes */
 	double thin;                /* 2^level at insertion (thinning factor) */
 };
@@ -43,7 +43,7 @@ int hp_live_init(struct hp_live *l, uint32_t max_live);
 void hp_live_free(struct hp_live *l, JNIEnv *jni);
 
 /* Tracks `object`. Called from SampledObjectAlloc on the allocating thread. */
-void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, uint64_t size, uint32_t gc_now);
+void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, uint64_t size, uint32_t pause_now);
 
 /* Frees the references of samples that died. Agent thread, after a GC. */
 void hp_live_sweep(struct hp_live *l, JNIEnv *jni);

@@ -10,7 +10,7 @@
 
 static const char valid_options[] =
 	"interval=<size>, live[=true|false], min_age=<n>, depth=<n>, file=<path>, "
-	"format=pprof|collapsed|html, period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, dump, stop, info, info=exit, "
+	"format=pprof|collapsed|html, period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=concurrent|full|off, dump, stop, info, info=exit, "
 	"verify, log=<path>";
 
 /* "512k", "1m", "100" -> bytes. false on junk, overflow or empty. */
@@ -98,6 +98,7 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 	out->live = true;
 	out->depth = 64;
 	out->max_live = 100000;
+	out->min_age = 1;
 	out->format = HP_FORMAT_PPROF;
 	bool any_profiler_option = false, only_reports = false;
 	const char *p = spec ? spec : "";
@@ -138,6 +139,12 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 			int m;
 			if ((ok = parse_choice(v, vlen, modes, &m)))
 				out->stacks = (enum hp_stacks_mode)m;
+		} else if (IS("mark")) {
+			/* in enum hp_mark_policy's order */
+			static const char *const policies[] = { "concurrent", "full", "off", NULL };
+			int m;
+			if ((ok = parse_choice(v, vlen, policies, &m)))
+				out->mark = (enum hp_mark_policy)m;
 		} else if (IS("dump") && !v) {
 			out->dump = true;
 			profiler = false;

@@ -14,18 +14,26 @@ enum hp_format { HP_FORMAT_PPROF = 0, HP_FORMAT_COLLAPSED, HP_FORMAT_HTML };
  * hit checked; or GetStackTrace for every sample. */
 enum hp_stacks_mode { HP_STACKS_CACHE = 0, HP_STACKS_VERIFY, HP_STACKS_JVMTI };
 
+/* Whether a profile about to be written may ask the collector for a
+ * marking first, so that its live view is verified as of now (marks.c):
+ * a concurrent cycle where the collector has one (G1, ZGC, Shenandoah;
+ * default); also a stop-the-world full collection (Serial, Parallel); or
+ * never. */
+enum hp_mark_policy { HP_MARK_CONCURRENT = 0, HP_MARK_FULL, HP_MARK_OFF };
+
 struct hp_agent_options {
 	/* profiler */
 	bool profile;               /* sample allocations (on unless only info/verify given) */
 	uint64_t interval;          /* mean bytes between samples (SetHeapSamplingInterval) */
 	bool live;                  /* track which samples are still alive */
-	unsigned min_age;           /* report live samples that survived >= N GCs */
+	unsigned min_age;           /* report live samples that survived >= N markings */
 	unsigned depth;             /* max stack frames */
 	char file[512];             /* output path; %p = pid, %t = timestamp */
 	enum hp_format format;
 	unsigned period;            /* also write every N seconds (0 = only at exit) */
 	unsigned max_live;          /* cap on tracked live samples */
 	enum hp_stacks_mode stacks;
+	enum hp_mark_policy mark;
 	/* commands to an agent already running (dynamic attach) */
 	bool dump, stop;
 	/* reports */

@@ -5,8 +5,9 @@
  * Conventions, which the tests and docs/formats.md hold us to:
  * - sample_type: alloc_objects/count, alloc_space/bytes, inuse_objects/count,
  *   inuse_space/bytes, in that order (the order of Go heap profiles, so that
- *   pprof's -sample_index names and its default of the last type, live
- *   bytes, work as Go users expect); period_type space/bytes.
+ *   pprof's -sample_index names work as Go users expect), then
+ *   recent_objects/count, recent_space/bytes (samples no marking has seen
+ *   yet); default_sample_type inuse_space; period_type space/bytes.
  * - One Location per distinct (function, file, line), with one Line; one
  *   Function per distinct (function, file), name = system_name. Only frames
  *   a sample references get a Location. No Mapping: Java frames have no
@@ -40,8 +41,8 @@ typedef Perftools__Profiles__Function PbFunction;
  * structs only borrow: strings stay in the hp_profile (or the interner). */
 struct pb_build {
 	PbProfile msg;
-	PbValueType types[4], period_type;
-	PbValueType *type_ptrs[4];
+	PbValueType types[HP_PPROF_TYPES], period_type;
+	PbValueType *type_ptrs[HP_PPROF_TYPES];
 	struct hp_intern strings;       /* string table, borrowed keys */
 	struct hp_intern func_keys;     /* "name_sid:file_sid" -> function index */
 	struct hp_intern loc_keys;      /* "function_id:line" -> location index */
@@ -181,7 +182,7 @@ static int build(struct pb_build *b, const struct hp_profile *p)
 	b->samples = alloc_n(p->nsamples, sizeof(*b->samples), &rc);
 	b->sample_ptrs = alloc_n(p->nsamples, sizeof(*b->sample_ptrs), &rc);
 	b->location_ids = alloc_n(nlocids, sizeof(*b->location_ids), &rc);
-	b->values = alloc_n(p->nsamples * 4, sizeof(*b->values), &rc);
+	b->values = alloc_n(p->nsamples * HP_PPROF_TYPES, sizeof(*b->values), &rc);
 	b->labels = alloc_n(p->nsamples, sizeof(*b->labels), &rc);
 	b->label_ptrs = alloc_n(p->nsamples, sizeof(*b->label_ptrs), &rc);
 	b->comments = alloc_n(p->ncomments, sizeof(*b->comments), &rc);
@@ -190,18 +191,20 @@ static int build(struct pb_build *b, const struct hp_profile *p)
 
 	/* "" first: index 0 is the format's "no string". */
 	int64_t empty, count, bytes, space, class_key;
-	static const char *const type_names[4] = { "alloc_objects", "alloc_space", "inuse_objects", "inuse_space" };
+	static const char *const type_names[HP_PPROF_TYPES] = { "alloc_objects", "alloc_space", "inuse_objects",
+								 "inuse_space", "recent_objects", "recent_space" };
 	if ((rc = sid(b, "", &empty)) < 0 || (rc = sid(b, "count", &count)) < 0 ||
 	    (rc = sid(b, "bytes", &bytes)) < 0 || (rc = sid(b, "space", &space)) < 0)
 		return rc;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < HP_PPROF_TYPES; i++) {
 		perftools__profiles__value_type__init(&b->types[i]);
 		if ((rc = sid(b, type_names[i], &b->types[i].type)) < 0)
 			return rc;
 		b->types[i].unit = (i % 2) ? bytes : count;
 		b->type_ptrs[i] = &b->types[i];
 	}
-	m->n_sample_type = 4;
+	m->n_sample_type = HP_PPROF_TYPES;
+	m->default_sample_type = b->types[3].type;     /* inuse_space, as Go heap profiles default to */
 	m->sample_type = b->type_ptrs;
 	perftools__profiles__value_type__init(&b->period_type);
 	b->period_type.type = space;
@@ -225,12 +228,14 @@ static int build(struct pb_build *b, const struct hp_profile *p)
 			if ((rc = frame_location(b, p, s->frames[j], &ids[j])) < 0)
 				return rc;
 		ids += s->nframes;
-		int64_t *v = &b->values[i * 4];
+		int64_t *v = &b->values[i * HP_PPROF_TYPES];
 		v[0] = s->alloc_objects;
 		v[1] = s->alloc_bytes;
 		v[2] = s->inuse_objects;
 		v[3] = s->inuse_bytes;
-		ps->n_value = 4;
+		v[4] = s->recent_objects;
+		v[5] = s->recent_bytes;
+		ps->n_value = HP_PPROF_TYPES;
 		ps->value = v;
 		if (s->class_name && s->class_name[0]) {
 			PbLabel *l = &b->labels[i];

@@ -22,6 +22,10 @@ struct hp_prof_sample {
 	 * no estimate of the error exists. */
 	int64_t inuse_bytes_lo, inuse_bytes_hi;
 	const char *class_name;     /* allocated class of the samples, "" if mixed */
+	/* Samples still referenced that no marking has seen yet (allocated
+	 * after the last marking began): maybe alive, maybe garbage not yet
+	 * found. Reported apart, never in inuse (sampler.c). */
+	int64_t recent_objects, recent_bytes;
 };
 
 struct hp_profile {
@@ -35,6 +39,10 @@ struct hp_profile {
 	const char *const *comments;    /* e.g. "live heap scaled to 21.3 MiB from last-gc-fields after GC #12" */
 	size_t ncomments;
 };
+
+/* pprof sample types: alloc_objects, alloc_space, inuse_objects, inuse_space
+ * (Go's heap profile order), then recent_objects, recent_space. */
+#define HP_PPROF_TYPES 6
 
 enum hp_profile_view { HP_VIEW_ALLOC, HP_VIEW_INUSE };
 

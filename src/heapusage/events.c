@@ -18,6 +18,7 @@
 #include <jvmti.h>
 
 #include "heapusage/layout.h"
+#include "heapusage/marking.h"
 #include "heapusage/probe.h"
 
 
@@ -214,11 +215,13 @@ static void vm_live(struct hp_probe *p, JNIEnv *jni)
 	uint64_t t0 = hp_now_ns();
 	hp_modes_init(p, true);
 	capture_locate(p);
+	hp_marking_locate(p);
 	uint64_t t1 = hp_now_ns();
 	if (jni && !(p->opts.flags & HP_OPEN_LAZY_JNI_MODES))
 		hp_jmx_vm_live(p, jni);
 	uint64_t t2 = hp_now_ns();
 	hp_modes_init(p, true);
+	hp_marking_locate(p);       /* perfdata may have come up just now */
 	p->vm_live_ns = hp_now_ns() - t0;
 	p->jmx_bind_ns = t2 - t1;
 }

@@ -708,6 +708,12 @@ const volatile int64_t *hp_perfdata_classes_unloaded(struct hp_probe *p)
 	return plan ? plan->c.classes_unloaded : NULL;
 }
 
+const volatile int64_t *hp_perfdata_invocations(struct hp_probe *p, int n)
+{
+	const struct hp_perfdata_plan *plan = p->mode_state[HP_MODE_PERFDATA];
+	return plan && n >= 0 && n < HP_PD_COLLECTORS ? plan->c.invocations[n] : NULL;
+}
+
 static int perfdata_read(struct hp_probe *p, JNIEnv *env, struct hp_mode_reading *r)
 {
 	const struct hp_perfdata_plan *plan = p->mode_state[HP_MODE_PERFDATA];

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "heapusage/events.h"
+#include "heapusage/marking.h"
 #include "vmstructs/safemem.h"
 
 static void part_fail(struct hp_probe *p, enum hp_part part, int rc, const char *fmt, ...)
@@ -285,6 +286,7 @@ void hp_close(struct hp_probe *p)
 	if (p->jvmti)
 		(*p->jvmti)->DisposeEnvironment(p->jvmti);
 	hp_events_free(p);
+	hp_marking_free(p);
 	hp_symdata_free(p->data);
 	hp_vmflags_free(&p->flags);
 	hp_symtab_close(p->syms);

@@ -70,12 +70,16 @@ struct hp_probe {
 	 * collection never pairs one with the other's old value. */
 	struct hp_gc_callback_pair { hp_gc_callback cb; void *ctx; } *gc_cb;
 	int gc_cb_running;              /* callbacks in flight (GC threads) */
+	/* Marking counters and requests (marking.c). */
+	struct hp_marking_state *marking;
 };
 
 void hp_modes_init(struct hp_probe *p, bool retry_only);
 
 /* The live java.cls.unloadedClasses counter (perfdata mode), or NULL. */
 const volatile int64_t *hp_perfdata_classes_unloaded(struct hp_probe *p);
+/* The live sun.gc.collector.<n>.invocations counter (perfdata mode), or NULL. */
+const volatile int64_t *hp_perfdata_invocations(struct hp_probe *p, int n);
 void hp_modes_fini(struct hp_probe *p);
 
 /* Disables `mode` with a one-line reason (also usable from a GC callback:

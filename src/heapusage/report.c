@@ -8,6 +8,7 @@
 #include "heapusage/jmm.h"
 #include "heapusage/jmx.h"
 #include "heapusage/layout.h"
+#include "heapusage/marking.h"
 #include "heapusage/probe.h"
 
 static const char *part_names[HP_PART_COUNT] = {
@@ -80,6 +81,25 @@ int hp_write_info(struct hp_probe *p, FILE *out)
 		fprintf(out, "gc.determined_by: none: %s\n", g.how);
 	}
 	fprintf(out, "data: %s\n", p->data ? hp_symdata_source(p->data) : p->data_reason);
+
+	/* Markings: how they are counted, and the live figure they give. */
+	hp_marking_locate(p);
+	struct hp_marking mk = { .sz = sizeof(mk) };
+	if (hp_marking(p, &mk) == 0) {
+		fprintf(out, "marking.source: %s\n", mk.source);
+		fprintf(out, "marking.count: %" PRIu64 " (full %" PRIu64 ", concurrent %" PRIu64 ", requested %" PRIu64 ")\n",
+			mk.count, mk.full, mk.concurrent, mk.requested);
+	} else {
+		fprintf(out, "marking.source: none: %s\n", mk.source ? mk.source : "the heap is not known");
+	}
+	/* A figure of live object bytes found by a marking: only a full
+	 * collection's used-after-compaction is read today. */
+	fprintf(out, "marking.live_figure: %s\n",
+		g.kind == HP_GC_SERIAL || g.kind == HP_GC_PARALLEL || g.kind == HP_GC_G1
+			? "after a full collection only (used after compaction); none after a concurrent cycle"
+			: g.kind == HP_GC_Z || g.kind == HP_GC_SHENANDOAH
+			? "none read (ZGC/Shenandoah mark-end live bytes are not read): profiles use the unbiased estimate"
+			: "none");
 
 	/* Every mode: enabled or why not, and a live reading where legal. */
 	for (int m = 0; m < HP_MODE_COUNT; m++) {

@@ -32,6 +32,7 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *data)
 	jvm->base = info->dlpi_addr;
 	jvm->nexec = 0;
 	jvm->nread = 0;
+	jvm->nwrite = 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		/* p_filesz, not p_memsz: the file-backed part is certainly
@@ -40,6 +41,13 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *data)
 			jvm->read[jvm->nread].start = info->dlpi_addr + ph->p_vaddr;
 			jvm->read[jvm->nread].end = info->dlpi_addr + ph->p_vaddr + ph->p_filesz;
 			jvm->nread++;
+		}
+		/* Writable data: p_memsz, .bss included (the loader maps it,
+		 * zero-filled, with the segment). */
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && jvm->nwrite < HP_LIBJVM_MAX_SEGMENTS) {
+			jvm->write[jvm->nwrite].start = info->dlpi_addr + ph->p_vaddr;
+			jvm->write[jvm->nwrite].end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+			jvm->nwrite++;
 		}
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && jvm->nexec < HP_LIBJVM_MAX_SEGMENTS) {
 			jvm->exec[jvm->nexec].start = info->dlpi_addr + ph->p_vaddr;
@@ -86,6 +94,14 @@ bool hp_libjvm_readable(const struct hp_libjvm *jvm, uintptr_t addr, size_t n)
 {
 	for (unsigned i = 0; i < jvm->nread; i++)
 		if (addr >= jvm->read[i].start && addr < jvm->read[i].end && n <= jvm->read[i].end - addr)
+			return true;
+	return false;
+}
+
+bool hp_libjvm_writable(const struct hp_libjvm *jvm, uintptr_t addr, size_t n)
+{
+	for (unsigned i = 0; i < jvm->nwrite; i++)
+		if (addr >= jvm->write[i].start && addr < jvm->write[i].end && n <= jvm->write[i].end - addr)
 			return true;
 	return false;
 }

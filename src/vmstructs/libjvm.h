@@ -20,6 +20,8 @@ struct hp_libjvm {
 	struct { uintptr_t start, end; } exec[HP_LIBJVM_MAX_SEGMENTS];   /* r-x PT_LOADs */
 	unsigned nread;
 	struct { uintptr_t start, end; } read[HP_LIBJVM_MAX_SEGMENTS];   /* readable PT_LOADs */
+	unsigned nwrite;
+	struct { uintptr_t start, end; } write[HP_LIBJVM_MAX_SEGMENTS];  /* writable PT_LOADs, .bss included */
 };
 
 /* Finds the libjvm mapped in this process. `name_hint` overrides the file
@@ -38,6 +40,10 @@ bool hp_libjvm_in_text(const struct hp_libjvm *jvm, uintptr_t addr);
 /* true if [addr, addr + n) lies in one readable segment of libjvm (its
  * string literals, for instance), so plain loads from it cannot fault. */
 bool hp_libjvm_readable(const struct hp_libjvm *jvm, uintptr_t addr, size_t n);
+
+/* true if [addr, addr + n) lies in one writable segment of libjvm (its
+ * globals, -XX flags among them; .bss included). */
+bool hp_libjvm_writable(const struct hp_libjvm *jvm, uintptr_t addr, size_t n);
 
 /* Reads gHotSpotVM* exports into table descriptors. -ENOENT with the name
  * of the first missing export; -EFAULT if one is unreadable. */

@@ -80,3 +80,30 @@ const char *jvm_field(const struct jvm_result *r, const char *key, char *buf, si
 	}
 	return NULL;
 }
+
+double collapsed_sum(const char *path, const char *leaf, const char *frame)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char line[16384];
+	double sum = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *sp = strrchr(line, ' ');
+		if (!sp)
+			continue;
+		*sp = '\0';
+		double v = atof(sp + 1);
+		/* The allocated class is the leaf ("byte[]_[i]"): match the
+		 * code frame above it. */
+		char *cls = strrchr(line, ';');
+		if (cls && strlen(cls) > 4 && strcmp(cls + strlen(cls) - 4, "_[i]") == 0)
+			*cls = '\0';
+		const char *last = strrchr(line, ';');
+		last = last ? last + 1 : line;
+		if ((leaf && strcmp(last, leaf) == 0) || (!leaf && frame && strstr(line, frame)))
+			sum += v;
+	}
+	fclose(f);
+	return sum;
+}

@@ -20,4 +20,9 @@ void jvm_result_free(struct jvm_result *r);
  * NULL if the line is absent. */
 const char *jvm_field(const struct jvm_result *r, const char *key, char *buf, size_t cap);
 
+/* Sum of the values of collapsed-stack lines ("a;b;leaf;Class_[i] 123")
+ * whose leaf code frame is `leaf` (the class frame skipped), or whose
+ * stack contains `frame` when leaf is NULL; -1 if the file is missing. */
+double collapsed_sum(const char *path, const char *leaf, const char *frame);
+
 #endif

@@ -42,12 +42,12 @@ static const uint32_t st_e[] = { 7, 6, 8 };
 static const uint32_t st_g[] = { 3 };
 /* alloc objects/bytes, inuse objects/bytes, inuse lo/hi, class */
 static const struct hp_prof_sample samples[] = {
-	{ st_a, 4, 10, 1000, 6, 600, 500, 700, "java.lang.Object[]" },
-	{ st_b, 2, 20, 2000, 1, 40, 40, 40, "byte[]" },
-	{ st_c, 3, 3, 300, 3, 300, 200, 400, "" },
-	{ st_d, 2, 0, 0, 1, 100, 50, 150, "java.lang.String" },
-	{ st_e, 3, 5, 500, 5, 520, 420, 620, "java.lang.String" },
-	{ st_g, 1, 0, 0, 0, 0, 0, 0, NULL },
+	{ st_a, 4, 10, 1000, 6, 600, 500, 700, "java.lang.Object[]", 2, 200 },
+	{ st_b, 2, 20, 2000, 1, 40, 40, 40, "byte[]", 0, 0 },
+	{ st_c, 3, 3, 300, 3, 300, 200, 400, "", 0, 0 },
+	{ st_d, 2, 0, 0, 1, 100, 50, 150, "java.lang.String", 0, 0 },
+	{ st_e, 3, 5, 500, 5, 520, 420, 620, "java.lang.String", 1, 64 },
+	{ st_g, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
 };
 /* How pprof displays WEIRD: it drops "<...>" as C++ template arguments
  * (graph.ShortenFunctionName); -raw shows the name as stored. */
@@ -315,12 +315,14 @@ Test(writers, pprof_decodes_with_the_conventions)
 		for (size_t j = i + 1; j < m->n_string_table; j++)
 			cr_assert_str_neq(m->string_table[i], m->string_table[j], "string %zu repeated", i);
 
-	static const char *const types[4][2] = {
+	static const char *const types[HP_PPROF_TYPES][2] = {
 		{ "alloc_objects", "count" }, { "alloc_space", "bytes" },
 		{ "inuse_objects", "count" }, { "inuse_space", "bytes" },
+		{ "recent_objects", "count" }, { "recent_space", "bytes" },
 	};
-	cr_assert_eq(m->n_sample_type, 4);
-	for (int i = 0; i < 4; i++) {
+	cr_assert_eq(m->n_sample_type, HP_PPROF_TYPES);
+	cr_assert_str_eq(str_at(m, m->default_sample_type), "inuse_space");
+	for (int i = 0; i < HP_PPROF_TYPES; i++) {
 		cr_assert_str_eq(str_at(m, m->sample_type[i]->type), types[i][0]);
 		cr_assert_str_eq(str_at(m, m->sample_type[i]->unit), types[i][1]);
 	}
@@ -363,11 +365,13 @@ Test(writers, pprof_decodes_with_the_conventions)
 	for (size_t i = 0; i < m->n_sample; i++) {
 		const Perftools__Profiles__Sample *s = m->sample[i];
 		const struct hp_prof_sample *want = &samples[i];
-		cr_assert_eq(s->n_value, 4);
+		cr_assert_eq(s->n_value, HP_PPROF_TYPES);
 		cr_assert_eq(s->value[0], want->alloc_objects);
 		cr_assert_eq(s->value[1], want->alloc_bytes);
 		cr_assert_eq(s->value[2], want->inuse_objects);
 		cr_assert_eq(s->value[3], want->inuse_bytes);
+		cr_assert_eq(s->value[4], want->recent_objects);
+		cr_assert_eq(s->value[5], want->recent_bytes);
 		cr_assert_eq(s->n_location_id, want->nframes);
 		/* Leaf first, as in the hp_profile. */
 		for (size_t j = 0; j < s->n_location_id; j++) {
@@ -465,7 +469,7 @@ Test(writers, empty_and_null_profiles_are_valid)
 	Perftools__Profiles__Profile *m = decode_pprof(pb);
 	cr_assert_eq(m->n_sample, 0);
 	cr_assert_eq(m->n_location, 0);
-	cr_assert_eq(m->n_sample_type, 4);
+	cr_assert_eq(m->n_sample_type, HP_PPROF_TYPES);
 	cr_assert_str_eq(m->string_table[0], "");
 	perftools__profiles__profile__free_unpacked(m, NULL);
 	char *top = pprof_tool("-top", pb_null);
@@ -500,7 +504,7 @@ Test(writers, large_profile_round_trips)
 		fr[i] = (struct hp_frame){ names[i], "F.java", (int)i };
 		stacks[2 * i] = i;
 		stacks[2 * i + 1] = N;
-		sa[i] = (struct hp_prof_sample){ &stacks[2 * i], 2, 1, 100, 1, 50, 40, 60, names[i] };
+		sa[i] = (struct hp_prof_sample){ &stacks[2 * i], 2, 1, 100, 1, 50, 40, 60, names[i], 0, 0 };
 	}
 	fr[N] = (struct hp_frame){ "root.R.run", "R.java", 1 };
 	struct hp_profile big = { fr, N + 1, sa, N, 1, 0, 0, NULL, 0 };
@@ -586,8 +590,8 @@ Test(writers, collapsed_sanitizes_separators)
 	static const struct hp_frame fr[] = { { "a;b\nc", "", 0 }, { "", "", 0 }, { "with space", "", 0 } };
 	static const uint32_t s0[] = { 0, 1, 2 };
 	static const struct hp_prof_sample sa[] = {
-		{ s0, 3, 1, 8, 1, 8, 8, 8, "" },
-		{ NULL, 0, 1, 16, 1, 16, 16, 16, "" },
+		{ s0, 3, 1, 8, 1, 8, 8, 8, "", 0, 0 },
+		{ NULL, 0, 1, 16, 1, 16, 16, 16, "", 0, 0 },
 	};
 	static const struct hp_profile p = { fr, 3, sa, 2, 1, 0, 0, NULL, 0 };
 	char err[256] = "";
@@ -778,7 +782,7 @@ Test(writers, html_escapes_bad_utf8_and_controls)
 	/* \xff: not UTF-8; \xc0\xaf: overlong '/'; \x01: control; U+2028. */
 	static const struct hp_frame fr[] = { { "bad\xff\xc0\xaf\x01" "e\xe2\x80\xa8" "nd\\", "F.java", 3 } };
 	static const uint32_t s0[] = { 0 };
-	static const struct hp_prof_sample sa[] = { { s0, 1, 1, 8, 1, 8, 8, 8, "C\x7f" } };
+	static const struct hp_prof_sample sa[] = { { s0, 1, 1, 8, 1, 8, 8, 8, "C\x7f", 0, 0 } };
 	static const struct hp_profile p = { fr, 1, sa, 1, 1, 0, 0, NULL, 0 };
 	char err[256] = "";
 	const char *path = path_in("bad.html");
@@ -852,7 +856,7 @@ Test(writers, full_disk_keeps_the_old_file)
 		snprintf(names[i], sizeof(names[i]), "q%u.K.m", i * 7919u);
 		fr[i] = (struct hp_frame){ names[i], names[i], (int)i };
 		idx[i] = i;
-		sa[i] = (struct hp_prof_sample){ &idx[i], 1, 1, 64, 1, 64, 64, 64, names[i] };
+		sa[i] = (struct hp_prof_sample){ &idx[i], 1, 1, 64, 1, 64, 64, 64, names[i], 0, 0 };
 	}
 	struct hp_profile big = { fr, N, sa, N, 1, 0, 0, NULL, 0 };
 	const char *path = path_in("keep");
@@ -917,7 +921,7 @@ Test(writers, rename_onto_a_directory_fails_cleanly)
 Test(writers, invalid_profile_is_refused_before_any_file)
 {
 	static const uint32_t bad[] = { 0, 99 };
-	static const struct hp_prof_sample sa[] = { { bad, 2, 1, 1, 1, 1, 1, 1, "" } };
+	static const struct hp_prof_sample sa[] = { { bad, 2, 1, 1, 1, 1, 1, 1, "", 0, 0 } };
 	static const struct hp_profile p = { frames, 10, sa, 1, 1, 0, 0, NULL, 0 };
 	for (size_t i = 0; i < NWRITERS; i++) {
 		char err[512] = "";

@@ -1,0 +1,263 @@
+/* Markings: when the collector last found out which objects are alive.
+ *
+ * A sampled object whose weak reference is still set is not known to be
+ * alive until a marking that began after it was allocated has finished:
+ * until then a dead object's reference is simply not cleared yet (a young
+ * collection never looks at the old generation; a concurrent cycle treats
+ * what is allocated during it as live). So the live view needs to know
+ * when markings happen, and sometimes to ask for one.
+ *
+ * Counted here, per collector, with plain loads (fit for GC callbacks):
+ *  - stop-the-world full collections (Serial, Parallel, G1 full):
+ *    CollectedHeap::_total_full_collections (symbols/ data, events.c);
+ *  - G1 concurrent cycles: perfdata sun.gc.collector.2.invocations, which
+ *    G1 bumps at the start of each Remark and each Cleanup pause ("G1
+ *    stop-the-world phases" on 11, "G1 concurrent cycle pauses" on 17+:
+ *    g1MonitoringSupport.cpp; g1VMOperations.cpp VM_G1PauseConcurrent), so
+ *    a cycle is complete at each even value;
+ *  - markings this probe requested and saw complete (hp_request_marking),
+ *    where nothing above counts them (ZGC, Shenandoah: their perfdata
+ *    counts pauses or phases, not cycles).
+ *
+ * Requesting (hp_request_marking), per collector, as HotSpot implements
+ * System.gc() (jvm.cpp JVM_GC, checked on 11/17/21/25):
+ *  - ZGC (single and generational): a synchronous concurrent cycle (major
+ *    on generational ZGC); the call returns when it has finished, weak
+ *    roots processed (zDriver.cpp send_sync).
+ *  - Shenandoah: ExplicitGCInvokesConcurrent defaults to true in its SATB
+ *    and generational modes: a concurrent (global) cycle, the caller waits
+ *    for it (shenandoahControlThread.cpp handle_requested_gc).
+ *  - G1: with ExplicitGCInvokesConcurrent set, a concurrent-start pause and
+ *    a wait until _old_marking_cycles_completed moves (Remark, Cleanup
+ *    done; g1CollectedHeap.cpp try_collect_concurrently, JDK 11
+ *    vm_operations_g1.cpp). The flag is not manageable, so it is set for
+ *    the duration of the call through its address in the flag table and
+ *    put back after: a System.gc() another thread makes meanwhile is also
+ *    concurrent, the only side effect.
+ *  - Serial, Parallel (no concurrent marking): only with HP_MARK_ALLOW_FULL,
+ *    a full collection through JVMTI ForceGarbageCollection.
+ * -XX:+DisableExplicitGC turns System.gc() off, and with it every
+ * concurrent request (we do not lift the user's switch).
+ */
+#include "heapusage/marking.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heapusage/events.h"
+#include "heapusage/layout.h"
+#include "heapusage/perfdata.h"
+#include "heapusage/probe.h"
+#include "vmstructs/safemem.h"
+
+struct hp_marking_state {
+	bool located;
+	const volatile unsigned *full;          /* CollectedHeap::_total_full_collections */
+	const volatile int64_t *g1_phases;      /* perfdata sun.gc.collector.2.invocations (G1) */
+	uint64_t requested;                     /* completed through hp_request_marking */
+	uint64_t extra;                         /* of those, counted by nothing else */
+	uint64_t request_ns;                    /* wall time of the last request */
+	char source[200];
+};
+
+/* Fault injection (HEAPPROBE_FAULTS=hide-marking): no marking counter and
+ * no request, so tests can show the agent's fallback. */
+static bool hidden(struct hp_probe *p)
+{
+	for (int i = 0; i < HP_MAX_FAULT_NAMES; i++)
+		if (strcmp(p->disabled_modes[i], "marking") == 0)
+			return true;
+	return false;
+}
+
+static struct hp_marking_state *state(struct hp_probe *p)
+{
+	if (!p->marking)
+		p->marking = calloc(1, sizeof(*p->marking));
+	return p->marking;
+}
+
+void hp_marking_locate(struct hp_probe *p)
+{
+	struct hp_marking_state *m = state(p);
+	const struct hp_heap_info *heap = m ? hp_probe_heap(p) : NULL;
+	if (!m || !heap || (m->located && (m->g1_phases || heap->kind != HP_GC_G1)))
+		return;
+	if (hidden(p)) {
+		m->located = true;
+		snprintf(m->source, sizeof(m->source), "hidden (HEAPPROBE_FAULTS=disable-mode=marking)");
+		return;
+	}
+	int64_t off;
+	char how[160];
+	if (!m->full && (heap->kind == HP_GC_SERIAL || heap->kind == HP_GC_PARALLEL || heap->kind == HP_GC_G1) &&
+	    hp_layout_member(p, "CollectedHeap", "_total_full_collections", &off, how, sizeof(how)) == 0) {
+		unsigned v;
+		const void *at = (const char *)heap->heap + off;
+		if (hp_safe_read(&v, at, sizeof(v)) == 0)
+			m->full = at;
+	}
+	if (heap->kind == HP_GC_G1)
+		m->g1_phases = hp_perfdata_invocations(p, 2);
+	m->located = true;
+	switch (heap->kind) {
+	case HP_GC_SERIAL:
+	case HP_GC_PARALLEL:
+		snprintf(m->source, sizeof(m->source), "%s", m->full ? "full collections (_total_full_collections)"
+			 : "none: _total_full_collections unreadable");
+		break;
+	case HP_GC_G1:
+		snprintf(m->source, sizeof(m->source), "full collections (%s) + concurrent cycles (%s)",
+			 m->full ? "_total_full_collections" : "unreadable",
+			 m->g1_phases ? "perfdata sun.gc.collector.2.invocations / 2"
+				      : "perfdata unavailable: only requested ones");
+		break;
+	case HP_GC_Z:
+	case HP_GC_SHENANDOAH:
+		snprintf(m->source, sizeof(m->source), "concurrent cycles this probe requested (the collector's "
+			 "own cycles are not counted: its perfdata counts pauses)");
+		break;
+	default:
+		snprintf(m->source, sizeof(m->source), "none: %s has no marking", hp_gc_kind_name(heap->kind));
+	}
+}
+
+int hp_marking(struct hp_probe *p, struct hp_marking *out)
+{
+	if (!p || !out || out->sz < offsetof(struct hp_marking, source) + sizeof(out->source))
+		return -EINVAL;
+	size_t sz = out->sz;
+	memset(out, 0, sz);
+	out->sz = sz;
+	struct hp_marking_state *m = p->marking;
+	if (!m || !m->located) {
+		out->source = "not set up yet (call once outside a GC callback)";
+		return -EAGAIN;
+	}
+	out->source = m->source;
+	if (m->full)
+		out->full = *m->full;
+	if (m->g1_phases) {
+		int64_t v = *m->g1_phases;
+		out->concurrent = v > 0 ? (uint64_t)v / 2 : 0;
+	}
+	uint64_t extra = __atomic_load_n(&m->extra, __ATOMIC_ACQUIRE);
+	out->concurrent += extra;
+	out->requested = __atomic_load_n(&m->requested, __ATOMIC_ACQUIRE);
+	out->count = out->full + out->concurrent;
+	return 0;
+}
+
+static int fail(char *why, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int fail(char *why, size_t len, int rc, const char *fmt, ...)
+{
+	if (why && len) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(why, len, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+/* The flag's bool, if its address is a plausible one: inside libjvm's
+ * writable data (the flag globals; default-false ones are in .bss) and
+ * holding 0 or 1. */
+static volatile bool *flag_at(struct hp_probe *p, const char *name)
+{
+	if (p->status[HP_PART_FLAGS])
+		return NULL;
+	const void *a = hp_vmflags_addr(&p->flags, name);
+	if (!a || !hp_libjvm_writable(&p->jvm, (uintptr_t)a, 1))
+		return NULL;
+	unsigned char v;
+	if (hp_safe_read(&v, a, 1) || v > 1)
+		return NULL;
+	return (volatile bool *)a;
+}
+
+static int call_system_gc(JNIEnv *jni, char *why, size_t len)
+{
+	jclass sys = (*jni)->FindClass(jni, "java/lang/System");
+	jmethodID gc = sys ? (*jni)->GetStaticMethodID(jni, sys, "gc", "()V") : NULL;
+	if (!gc) {
+		(*jni)->ExceptionClear(jni);
+		return fail(why, len, -ENOENT, "java.lang.System.gc not found");
+	}
+	(*jni)->CallStaticVoidMethod(jni, sys, gc);
+	(*jni)->DeleteLocalRef(jni, sys);
+	if ((*jni)->ExceptionCheck(jni)) {
+		(*jni)->ExceptionClear(jni);
+		return fail(why, len, -EIO, "System.gc() threw");
+	}
+	return 0;
+}
+
+int hp_request_marking(struct hp_probe *p, unsigned flags, char *why, size_t len)
+{
+	if (why && len)
+		why[0] = '\0';
+	if (!p)
+		return -EINVAL;
+	JNIEnv *jni = hp_jni_env(p);
+	if (!jni)
+		return fail(why, len, -EPERM, "not on a thread attached to the VM (or inside a GC callback)");
+	hp_marking_locate(p);
+	struct hp_marking_state *m = p->marking;
+	const struct hp_heap_info *heap = hp_probe_heap(p);
+	if (!m || !heap)
+		return fail(why, len, -ENODATA, "the heap is not known: %s", p->reason[HP_PART_HEAP]);
+	if (hidden(p))
+		return fail(why, len, -ENOTSUP, "marking requests hidden (HEAPPROBE_FAULTS)");
+	struct hp_marking before = { .sz = sizeof(before) }, after = { .sz = sizeof(after) };
+	hp_marking(p, &before);
+	bool concurrent = heap->kind == HP_GC_G1 || heap->kind == HP_GC_Z || heap->kind == HP_GC_SHENANDOAH;
+	volatile bool *disable = flag_at(p, "DisableExplicitGC");
+	volatile bool *explicit_conc = flag_at(p, "ExplicitGCInvokesConcurrent");
+	if (concurrent && !disable)
+		return fail(why, len, -ENOENT, "flag DisableExplicitGC not readable in the flag table");
+	if (concurrent && *disable)
+		concurrent = false;
+	if (concurrent && heap->kind != HP_GC_Z && !explicit_conc)
+		return fail(why, len, -ENOENT, "flag ExplicitGCInvokesConcurrent not readable in the flag table");
+	if (concurrent && heap->kind == HP_GC_SHENANDOAH && !*explicit_conc)
+		concurrent = false;     /* passive mode: System.gc() would be a full collection */
+	int rc;
+	if (concurrent) {
+		bool was = heap->kind == HP_GC_G1 ? *explicit_conc : true;
+		if (heap->kind == HP_GC_G1 && !was)
+			__atomic_store_n(explicit_conc, true, __ATOMIC_SEQ_CST);
+		rc = call_system_gc(jni, why, len);
+		if (heap->kind == HP_GC_G1 && !was)
+			__atomic_store_n(explicit_conc, false, __ATOMIC_SEQ_CST);
+	} else if (flags & HP_MARK_ALLOW_FULL) {
+		jvmtiError e = p->jvmti ? (*p->jvmti)->ForceGarbageCollection(p->jvmti) : JVMTI_ERROR_NOT_AVAILABLE;
+		rc = e == JVMTI_ERROR_NONE ? 0 : fail(why, len, -EIO, "JVMTI ForceGarbageCollection failed (%d)", e);
+	} else if (disable && *disable && heap->kind != HP_GC_SERIAL && heap->kind != HP_GC_PARALLEL) {
+		return fail(why, len, -EPERM, "-XX:+DisableExplicitGC: no concurrent marking can be requested");
+	} else if (heap->kind == HP_GC_SHENANDOAH) {
+		return fail(why, len, -ENOTSUP, "Shenandoah with -XX:-ExplicitGCInvokesConcurrent: a request "
+			    "would be a full collection");
+	} else {
+		return fail(why, len, -ENOTSUP, "%s has no concurrent marking; a full collection only when "
+			    "asked (mark=full)", hp_gc_kind_name(heap->kind));
+	}
+	if (rc)
+		return rc;
+	hp_marking(p, &after);
+	__atomic_add_fetch(&m->requested, 1, __ATOMIC_RELEASE);
+	if (after.count == before.count)
+		__atomic_add_fetch(&m->extra, 1, __ATOMIC_RELEASE);     /* nothing else counted it */
+	if (why && len)
+		snprintf(why, len, "%s", concurrent ? "concurrent cycle" : "full collection");
+	return 0;
+}
+
+void hp_marking_free(struct hp_probe *p)
+{
+	free(p->marking);
+	p->marking = NULL;
+}

@@ -1,0 +1,15 @@
+/* Markings: counting the collector's whole-heap markings and asking for
+ * one (hp_marking, hp_request_marking in heapprobe.h; see marking.c). */
+#ifndef HP_MARKING_H
+#define HP_MARKING_H
+
+#include "heapprobe.h"
+
+struct hp_probe;
+
+/* Finds the counters (the heap must exist; not from a GC callback). Safe to
+ * call again: it retries what was not found yet (perfdata opens late). */
+void hp_marking_locate(struct hp_probe *p);
+void hp_marking_free(struct hp_probe *p);
+
+#endif

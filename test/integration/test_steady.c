@@ -1,0 +1,372 @@
+/* The live view in a running service (test/java/SteadyState.java): a live
+ * set that turns over, old garbage building up between markings, no
+ * System.gc(). The profile is asked for with jcmd while the program is
+ * idle, then the heap is walked (GC.class_histogram): the live view must
+ * match the program's own construction, which the walk confirms, and the
+ * garbage-only sites must show nothing. Every collector; the matrix runs
+ * (HP_TEST_JAVA, HP_TEST_FEATURE) repeat it on JDK 11, 21 and 25.
+ *
+ * Bounds: at interval=64k, 128 MiB of ~1 KiB arrays is ~2,000 samples, a
+ * relative standard error of sqrt(64 KiB / 128 MiB) = 2.2%, so +-10% is
+ * 4.5 sigma: a failure is a bias, not bad luck. The accuracy at the
+ * default 512k, over repeated runs, is measured by bench/steady (docs/). */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jvmrun.h"
+
+#define MiB (1024.0 * 1024.0)
+
+static const char *java(void)
+{
+	const char *j = getenv("HP_TEST_JAVA");
+	return j && *j ? j : HP_JAVA;
+}
+
+static int feature(void)
+{
+	const char *f = getenv("HP_TEST_FEATURE");
+	return f && *f ? atoi(f) : 17;
+}
+
+/* jcmd beside the java under test. */
+static void jcmd_path(char *out, size_t cap)
+{
+	char dir[1024];
+	snprintf(dir, sizeof(dir), "%s", java());
+	snprintf(out, cap, "%s/jcmd", dirname(dir));
+}
+
+struct target {
+	pid_t pid;
+	char dir[64], out[128], stop[128], attach[128], profile[128];
+};
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return strdup("");
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = malloc((size_t)n + 1);
+	size_t got = fread(s, 1, (size_t)n, f);
+	s[got] = '\0';
+	fclose(f);
+	return s;
+}
+
+/* Waits until the target printed `line` (a line of its own), or died. */
+static bool wait_line(struct target *t, const char *line, int seconds)
+{
+	char want[64];
+	snprintf(want, sizeof(want), "\n%s\n", line);
+	for (int i = 0; i < seconds * 10; i++) {
+		char *s = slurp(t->out);
+		size_t n = strlen(s);
+		char *buf = malloc(n + 2);
+		buf[0] = '\n';
+		memcpy(buf + 1, s, n + 1);
+		bool found = strstr(buf, want) != NULL;
+		free(buf);
+		free(s);
+		if (found)
+			return true;
+		if (waitpid(t->pid, NULL, WNOHANG) == t->pid)
+			return false;
+		usleep(100000);
+	}
+	return false;
+}
+
+/* Starts SteadyState: LIVE_MIB 128, 5 s of churn. `agent` NULL: no agent
+ * (attached later, with the attach handshake). */
+static void start(struct target *t, const char *const *jvm_opts, const char *agent_opts, bool late_attach)
+{
+	snprintf(t->dir, sizeof(t->dir), "/tmp/hp-steady-XXXXXX");
+	cr_assert_not_null(mkdtemp(t->dir));
+	snprintf(t->out, sizeof(t->out), "%s/out.txt", t->dir);
+	snprintf(t->stop, sizeof(t->stop), "%s/stop", t->dir);
+	snprintf(t->attach, sizeof(t->attach), "%s/attach", t->dir);
+	snprintf(t->profile, sizeof(t->profile), "%s/p.collapsed", t->dir);
+	if (access(java(), X_OK) != 0)
+		cr_assert_fail("JDK %s is not installed (scripts/setup-jdks.sh)", java());
+	static char agent[1024];
+	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=64k,format=collapsed,file=%s%s%s", HP_AGENT_PATH,
+		 t->profile, agent_opts && *agent_opts ? "," : "", agent_opts ? agent_opts : "");
+	const char *argv[32];
+	int n = 0;
+	argv[n++] = java();
+	argv[n++] = "-Xmx1g";
+	argv[n++] = "-XX:+UnlockExperimentalVMOptions";
+	for (; jvm_opts && *jvm_opts && n < 20; jvm_opts++)
+		argv[n++] = *jvm_opts;
+	if (!late_attach)
+		argv[n++] = agent;
+	argv[n++] = "-cp";
+	argv[n++] = HP_TEST_CLASSES;
+	argv[n++] = "SteadyState";
+	argv[n++] = "128";
+	argv[n++] = "5";
+	argv[n++] = t->stop;
+	argv[n++] = "32";
+	if (late_attach)
+		argv[n++] = t->attach;
+	argv[n] = NULL;
+	t->pid = fork();
+	if (t->pid == 0) {
+		int fd = open(t->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	cr_assert_gt(t->pid, 0);
+}
+
+static int jcmd(const struct target *t, const char *const *args, char **out)
+{
+	char path[1100], pid[32];
+	jcmd_path(path, sizeof(path));
+	snprintf(pid, sizeof(pid), "%d", (int)t->pid);
+	const char *argv[8] = { path, pid };
+	int n = 2;
+	for (; *args && n < 7; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	struct jvm_result r = jvm_run(argv, NULL, 120);
+	*out = r.output ? r.output : strdup("");
+	return r.exit_code;
+}
+
+/* Bytes of `cls` ("[J") in a GC.class_histogram listing, -1 if absent. */
+static double histogram_bytes(const char *histo, const char *cls)
+{
+	const char *p = histo;
+	while ((p = strstr(p, cls)) != NULL) {
+		const char *end = p + strlen(cls);
+		if (p > histo && p[-1] == ' ' && (*end == '\n' || *end == ' ' || *end == '\0')) {
+			const char *ls = p;
+			while (ls > histo && ls[-1] != '\n')
+				ls--;
+			long long inst, bytes;
+			if (sscanf(ls, " %*d: %lld %lld", &inst, &bytes) == 2)
+				return (double)bytes;
+		}
+		p = end;
+	}
+	return -1;
+}
+
+static double field(const char *out, const char *key)
+{
+	const char *p = strstr(out, key);
+	cr_assert_not_null(p, "no '%s' in the output:\n%s", key, out);
+	return atof(p + strlen(key));
+}
+
+struct outcome {
+	double keep, keep_truth, keep_since_attach, huge, huge_truth, midlife, garbage, total, walk_longs;
+	double recent, baseline;
+	char *out;
+};
+
+/* Asks for a profile (jcmd dump) and walks the heap, then ends the target. */
+static struct outcome profile_and_walk(struct target *t)
+{
+	struct outcome o = { 0 };
+	bool ready = wait_line(t, "ready", 120);
+	char *log = slurp(t->out);
+	cr_assert(ready, "the target did not get ready:\n%s", log);
+	free(log);
+	char *dumped, *histo;
+	const char *dump_args[] = { "JVMTI.agent_load", HP_AGENT_PATH, "dump", NULL };
+	cr_assert_eq(jcmd(t, dump_args, &dumped), 0, "jcmd dump failed:\n%s", dumped);
+	const char *histo_args[] = { "GC.class_histogram", NULL };
+	cr_assert_eq(jcmd(t, histo_args, &histo), 0, "jcmd GC.class_histogram failed:\n%s", histo);
+	int fd = open(t->stop, O_WRONLY | O_CREAT, 0644);
+	close(fd);
+	int status = 0;
+	for (int i = 0; i < 600 && waitpid(t->pid, &status, WNOHANG) == 0; i++)
+		usleep(100000);
+	o.out = slurp(t->out);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the target ended badly (%d):\n%s", status, o.out);
+	o.walk_longs = histogram_bytes(histo, "[J");
+	o.keep_truth = field(o.out, "truth.keep: ");
+	o.keep_since_attach = field(o.out, "truth.keep_since_attach: ");
+	o.huge_truth = field(o.out, "truth.huge: ");
+	o.keep = collapsed_sum(t->profile, "SteadyState.keep", NULL);
+	o.huge = collapsed_sum(t->profile, "SteadyState.keepHuge", NULL);
+	o.midlife = collapsed_sum(t->profile, "SteadyState.midlife", NULL);
+	o.garbage = collapsed_sum(t->profile, "SteadyState.garbage", NULL);
+	o.total = collapsed_sum(t->profile, NULL, "");
+	/* The profile written on request is the first "wrote" line. */
+	const char *w = strstr(o.out, "heapprobe: wrote ");
+	cr_assert_not_null(w, "no profile written:\n%s", o.out);
+	const char *rc = strstr(w, "recent, not yet verified: ");
+	const char *bl = strstr(w, "not covered: the ");
+	cr_assert(rc && bl, "the profile does not say what its live view covers:\n%s", o.out);
+	o.recent = atof(rc + strlen("recent, not yet verified: "));
+	o.baseline = atof(bl + strlen("not covered: the "));
+	free(dumped);
+	free(histo);
+	return o;
+}
+
+static void check_live(const char *name, const struct outcome *o, double truth)
+{
+	/* The heap walk confirms the construction (the JDK's own long[]s are
+	 * a few KiB). */
+	cr_expect(o->walk_longs > 0 && fabs(o->walk_longs - o->keep_truth) < 0.01 * o->keep_truth,
+		  "%s: heap walk long[] %.0f vs construction %.0f", name, o->walk_longs, o->keep_truth);
+	cr_expect(o->keep > 0.90 * truth && o->keep < 1.10 * truth,
+		  "%s: live view of the kept set %.0f vs truth %.0f (%.1f%%)\n%s", name, o->keep, truth,
+		  100.0 * (o->keep / truth - 1), o->out);
+	/* Garbage-only sites: nothing live, below 1% of the live total. */
+	cr_expect(o->midlife + o->garbage < 0.01 * o->total,
+		  "%s: garbage sites shown live: midlife %.0f garbage %.0f of %.0f\n%s", name, o->midlife,
+		  o->garbage, o->total, o->out);
+	/* The marking asked for before the profile leaves (almost) nothing
+	 * unverified: the program was idle. */
+	cr_expect(o->recent < 0.02 * o->total, "%s: %.0f bytes recent, not yet verified\n%s", name, o->recent,
+		  o->out);
+}
+
+static void check_steady(const char *name, const char *const *jvm_opts, const char *agent_opts)
+{
+	struct target t;
+	start(&t, jvm_opts, agent_opts, false);
+	struct outcome o = profile_and_walk(&t);
+	check_live(name, &o, o.keep_truth);
+	free(o.out);
+}
+
+TestSuite(steady, .timeout = 600);
+
+Test(steady, g1)
+{
+	const char *o[] = { "-XX:+UseG1GC", NULL };
+	check_steady("g1", o, NULL);
+}
+
+Test(steady, parallel_full_marking_when_asked)
+{
+	const char *o[] = { "-XX:+UseParallelGC", NULL };
+	check_steady("parallel", o, "mark=full");
+}
+
+Test(steady, serial_full_marking_when_asked)
+{
+	const char *o[] = { "-XX:+UseSerialGC", NULL };
+	check_steady("serial", o, "mark=full");
+}
+
+Test(steady, z)
+{
+	const char *o[] = { "-XX:+UseZGC", feature() >= 21 && feature() < 24 ? "-XX:-ZGenerational" : NULL, NULL };
+	check_steady("z", o, NULL);
+}
+
+Test(steady, z_generational)
+{
+	if (feature() < 21)
+		cr_skip_test("generational ZGC needs JDK 21");
+	const char *o[] = { "-XX:+UseZGC", feature() < 23 ? "-XX:+ZGenerational" : NULL, NULL };
+	check_steady("z generational", o, NULL);
+}
+
+Test(steady, shenandoah)
+{
+	const char *o[] = { "-XX:+UseShenandoahGC", NULL };
+	check_steady("shenandoah", o, NULL);
+}
+
+Test(steady, shenandoah_generational)
+{
+	if (feature() < 25)
+		cr_skip_test("generational Shenandoah needs JDK 25");
+	const char *o[] = { "-XX:+UseShenandoahGC", "-XX:ShenandoahGCMode=generational", NULL };
+	check_steady("shenandoah generational", o, NULL);
+}
+
+/* Humongous objects in small G1 regions: counted as objects, not regions. */
+Test(steady, g1_humongous_in_2m_regions)
+{
+	const char *o[] = { "-XX:+UseG1GC", "-XX:G1HeapRegionSize=2m", "-Dhuge=24", NULL };
+	struct target t;
+	start(&t, o, NULL, false);
+	struct outcome out = profile_and_walk(&t);
+	check_live("g1 humongous", &out, out.keep_truth);
+	/* ~24 arrays of 1.1-1.9 MiB, each sampled with p > 0.99 at 64k: a
+	 * census, within a few objects' worth. */
+	cr_expect(out.huge > 0.85 * out.huge_truth && out.huge < 1.15 * out.huge_truth,
+		  "humongous site %.0f vs truth %.0f\n%s", out.huge, out.huge_truth, out.out);
+	free(out.out);
+}
+
+/* Without a concurrent marking and without mark=full, nothing verifies
+ * what was promoted since the last full collection: the profile keeps
+ * those samples out of inuse, reports them as recent, and says why. */
+Test(steady, parallel_default_says_what_is_unverified)
+{
+	const char *o[] = { "-XX:+UseParallelGC", NULL };
+	struct target t;
+	start(&t, o, NULL, false);
+	struct outcome out = profile_and_walk(&t);
+	cr_expect(strstr(out.out, "parallel has no concurrent marking"), "no reason given\n%s", out.out);
+	cr_expect_gt(out.recent, 0.0, "nothing reported as recent\n%s", out.out);
+	/* What is in inuse is verified: never above the truth beyond noise. */
+	cr_expect_lt(out.keep, 1.10 * out.keep_truth, "inuse %.0f above the truth %.0f\n%s", out.keep,
+		     out.keep_truth, out.out);
+	free(out.out);
+}
+
+/* A late attach into a JVM that already holds its live set: that set was
+ * never sampled and is left out, and the profile says how much heap was in
+ * use then; what was allocated since is right. */
+Test(steady, dynamic_attach_into_a_live_set)
+{
+	const char *o[] = { "-XX:+UseG1GC", NULL };
+	struct target t;
+	start(&t, o, NULL, true);
+	cr_assert(wait_line(&t, "attach", 60), "the target never got to the attach point");
+	char opts[512], *said;
+	/* jcmd splits name=value itself: the options go quoted */
+	snprintf(opts, sizeof(opts), "\"interval=64k,format=collapsed,file=%s\"", t.profile);
+	const char *args[] = { "JVMTI.agent_load", HP_AGENT_PATH, opts, NULL };
+	cr_assert_eq(jcmd(&t, args, &said), 0, "attach failed:\n%s", said);
+	free(said);
+	int fd = open(t.attach, O_WRONLY | O_CREAT, 0644);
+	close(fd);
+	struct outcome out = profile_and_walk(&t);
+	check_live("attach", &out, out.keep_since_attach);
+	cr_expect_gt(out.baseline, 0.5 * (out.keep_truth - out.keep_since_attach),
+		     "heap in use at attach (%.0f) not stated\n%s", out.baseline, out.out);
+	free(out.out);
+}
+
+/* The marking counter hidden: no request can be made, and the profile says
+ * so; with G1 its own concurrent cycles are then not counted either. */
+Test(steady, hidden_marking_falls_back_and_says_so)
+{
+	const char *o[] = { "-XX:+UseZGC", NULL };
+	struct target t;
+	setenv("HEAPPROBE_FAULTS", "disable-mode=marking", 1);
+	start(&t, o, NULL, false);
+	unsetenv("HEAPPROBE_FAULTS");
+	struct outcome out = profile_and_walk(&t);
+	cr_expect(strstr(out.out, "marking requests hidden"), "no reason given\n%s", out.out);
+	cr_expect_gt(out.recent, 0.5 * out.keep_truth, "unverified samples not reported as recent\n%s", out.out);
+	cr_expect_lt(out.keep, 0.5 * out.keep_truth, "unverified samples counted as live\n%s", out.out);
+	free(out.out);
+}
