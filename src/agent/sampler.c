@@ -653,37 +653,51 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
 	pthread_mutex_unlock(&prof.dump_lock);
 }
 
+/* Runtime.getRuntime(), or NULL with no exception pending. Every JNI call
+ * that can throw is checked before the next (-Xcheck:jni holds us to it). */
 static jobject runtime(JNIEnv *jni, jclass *cls)
 {
-	*cls = (*jni)->FindClass(jni, "java/lang/Runtime");
-	jmethodID get = *cls ? (*jni)->GetStaticMethodID(jni, *cls, "getRuntime", "()Ljava/lang/Runtime;") : NULL;
-	return get ? (*jni)->CallStaticObjectMethod(jni, *cls, get) : NULL;
+	jmethodID get = NULL;
+	jobject rt = NULL;
+	if ((*cls = (*jni)->FindClass(jni, "java/lang/Runtime")) != NULL &&
+	    (get = (*jni)->GetStaticMethodID(jni, *cls, "getRuntime", "()Ljava/lang/Runtime;")) != NULL)
+		rt = (*jni)->CallStaticObjectMethod(jni, *cls, get);
+	if ((*jni)->ExceptionCheck(jni)) {
+		(*jni)->ExceptionClear(jni);
+		rt = NULL;
+	}
+	return rt;
 }
 
 static void add_exit_hook(JNIEnv *jni)
 {
 	if (!prof.o.live || prof.o.mark == HP_MARK_OFF || prof.exit_hook)
 		return;
-	jclass tcls = (*jni)->FindClass(jni, "java/lang/Thread"), rcls = NULL;
-	jmethodID init = tcls ? (*jni)->GetMethodID(jni, tcls, "<init>", "(Ljava/lang/String;)V") : NULL;
-	jstring name = init ? (*jni)->NewStringUTF(jni, "heapprobe-exit-marking") : NULL;
-	jobject t = name ? (*jni)->NewObject(jni, tcls, init, name) : NULL;
-	jobject rt = t ? runtime(jni, &rcls) : NULL;
-	jmethodID add = rt ? (*jni)->GetMethodID(jni, rcls, "addShutdownHook", "(Ljava/lang/Thread;)V") : NULL;
-	jobject ref = add ? (*jni)->NewGlobalRef(jni, t) : NULL;
-	if (ref) {
-		prof.exit_hook = ref;
-		(*prof.jvmti)->SetEventNotificationMode(prof.jvmti, JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, NULL);
-		(*jni)->CallVoidMethod(jni, rt, add, t);
-	}
-	if (!ref || (*jni)->ExceptionCheck(jni)) {
-		(*jni)->ExceptionClear(jni);
-		logf_("no shutdown hook: the profile at exit is verified only by the markings before it");
-		if (ref) {
-			prof.exit_hook = NULL;
-			(*jni)->DeleteGlobalRef(jni, ref);
-		}
-	}
+	jclass tcls = NULL, rcls = NULL;
+	jmethodID init = NULL, add = NULL;
+	jstring name = NULL;
+	jobject t = NULL, rt = NULL, ref = NULL;
+	if ((tcls = (*jni)->FindClass(jni, "java/lang/Thread")) == NULL ||
+	    (init = (*jni)->GetMethodID(jni, tcls, "<init>", "(Ljava/lang/String;)V")) == NULL ||
+	    (name = (*jni)->NewStringUTF(jni, "heapprobe-exit-marking")) == NULL ||
+	    (t = (*jni)->NewObject(jni, tcls, init, name)) == NULL)
+		goto fail;
+	if ((rt = runtime(jni, &rcls)) == NULL ||
+	    (add = (*jni)->GetMethodID(jni, rcls, "addShutdownHook", "(Ljava/lang/Thread;)V")) == NULL ||
+	    (ref = (*jni)->NewGlobalRef(jni, t)) == NULL)
+		goto fail;
+	prof.exit_hook = ref;
+	(*prof.jvmti)->SetEventNotificationMode(prof.jvmti, JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, NULL);
+	(*jni)->CallVoidMethod(jni, rt, add, t);
+	if (!(*jni)->ExceptionCheck(jni))
+		return;
+	prof.exit_hook = NULL;
+	(*prof.jvmti)->SetEventNotificationMode(prof.jvmti, JVMTI_DISABLE, JVMTI_EVENT_THREAD_START, NULL);
+fail:
+	(*jni)->ExceptionClear(jni);
+	if (ref)
+		(*jni)->DeleteGlobalRef(jni, ref);
+	logf_("no shutdown hook: the profile at exit is verified only by the markings before it");
 }
 
 static void remove_exit_hook(JNIEnv *jni)
@@ -697,7 +711,8 @@ static void remove_exit_hook(JNIEnv *jni)
 	jmethodID rm = rt ? (*jni)->GetMethodID(jni, rcls, "removeShutdownHook", "(Ljava/lang/Thread;)Z") : NULL;
 	if (rm)
 		(*jni)->CallBooleanMethod(jni, rt, rm, hook);
-	(*jni)->ExceptionClear(jni);    /* IllegalStateException once shutdown has begun */
+	if ((*jni)->ExceptionCheck(jni))
+		(*jni)->ExceptionClear(jni);    /* IllegalStateException once shutdown has begun */
 	prof.exit_hook = NULL;
 	(*jni)->DeleteGlobalRef(jni, hook);
 }

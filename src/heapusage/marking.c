@@ -184,16 +184,16 @@ static int call_system_gc(JNIEnv *jni, char *why, size_t len)
 	jclass sys = (*jni)->FindClass(jni, "java/lang/System");
 	jmethodID gc = sys ? (*jni)->GetStaticMethodID(jni, sys, "gc", "()V") : NULL;
 	if (!gc) {
-		(*jni)->ExceptionClear(jni);
+		if ((*jni)->ExceptionCheck(jni))
+			(*jni)->ExceptionClear(jni);
 		return fail(why, len, -ENOENT, "java.lang.System.gc not found");
 	}
 	(*jni)->CallStaticVoidMethod(jni, sys, gc);
-	(*jni)->DeleteLocalRef(jni, sys);
-	if ((*jni)->ExceptionCheck(jni)) {
+	bool threw = (*jni)->ExceptionCheck(jni);
+	if (threw)
 		(*jni)->ExceptionClear(jni);
-		return fail(why, len, -EIO, "System.gc() threw");
-	}
-	return 0;
+	(*jni)->DeleteLocalRef(jni, sys);
+	return threw ? fail(why, len, -EIO, "System.gc() threw") : 0;
 }
 
 int hp_request_marking(struct hp_probe *p, unsigned flags, char *why, size_t len)

@@ -8,8 +8,10 @@ import java.util.SplittableRandom;
  * and then dies, and no System.gc() anywhere.
  *
  *   keep:    the live set, ~LIVE MiB of long[] of random lengths in a table
- *            of slots; a slot is replaced at random all the time, so the
- *            replaced arrays (most of them old) become old garbage
+ *            of slots; a slot is replaced at random every -Dturnover=K
+ *            steps (16), so the replaced arrays (most of them old) become
+ *            old garbage, slowly enough that G1 can go the whole run on
+ *            young pauses while it builds up
  *   midlife: byte[] held in a ring of ~MID MiB, each dropped when the ring
  *            comes round: dies after surviving a few young collections
  *   garbage: byte[] dropped at once
@@ -86,12 +88,13 @@ public class SteadyState {
             while (!attach.exists()) Thread.sleep(50);
             sampled = true;
         }
+        int turnover = Integer.getInteger("turnover", 16);
         long end = System.nanoTime() + seconds * 1_000_000_000L;
         int r = 0;
         long step = 0;
         while (System.nanoTime() < end) {
             for (int k = 0; k < 1000; k++, step++) {
-                keep(rnd.nextInt(n), 16 + rnd.nextInt(2 * avgLen - 32), sampled);
+                if (step % turnover == 0) keep(rnd.nextInt(n), 16 + rnd.nextInt(2 * avgLen - 32), sampled);
                 midlife(r, 256 + rnd.nextInt(512));
                 r = r + 1 == ringLen ? 0 : r + 1;
                 garbage(64 + rnd.nextInt(4096));

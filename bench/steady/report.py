@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""docs/steady-state.md from bench/steady/run.sh's CSV: medians [min..max]."""
+import csv, statistics, sys
+from collections import defaultdict
+
+raw, start, command = sys.argv[1:4]
+rows = list(csv.DictReader(open(raw)))
+by = defaultdict(list)
+order = []
+for r in rows:
+    k = (r["config"], r["jdk"])
+    if k not in order:
+        order.append(k)
+    by[k + (r["lib"],)].append(r)
+
+def f(r, k):
+    return float(r[k])
+
+def stat(vals, pct=True, digits=1):
+    if not vals:
+        return "n/a"
+    m, lo, hi = statistics.median(vals), min(vals), max(vals)
+    if pct:
+        return f"{m*100:+.{digits}f}% [{lo*100:+.{digits}f}..{hi*100:+.{digits}f}]"
+    return f"{m:.0f} [{lo:.0f}..{hi:.0f}]"
+
+def keep_err(r):
+    truth = f(r, "keep_since_attach") if r["config"].endswith("attach") else f(r, "truth_keep")
+    return f(r, "est_keep") / truth - 1 if truth > 0 else float("nan")
+
+def total_err(r):
+    if r["config"].endswith("attach"):
+        return None     # the walk holds the live set built before the attach, never sampled
+    return f(r, "est_total") / f(r, "walk_total") - 1
+
+def garbage_pct(r):
+    t = f(r, "est_total")
+    return (f(r, "est_midlife") + f(r, "est_garbage")) / t if t > 0 else float("nan")
+
+def recent_pct(r):
+    if f(r, "recent") < 0:
+        return None
+    t = f(r, "est_total") + f(r, "recent")
+    return f(r, "recent") / t if t > 0 else None
+
+out = []
+p = out.append
+p("# The live view in a service in steady state")
+p("")
+p(f"Run of {start}. Command: `{command}`.")
+p("")
+p("Workload: test/java/SteadyState.java — a live set of ~512 MiB of `long[]` (site `SteadyState.keep`) "
+  "turning over all the time, `byte[]` that live through a few young collections and die "
+  "(`SteadyState.midlife`), short-lived `byte[]` (`SteadyState.garbage`), no `System.gc()`; "
+  "-Xmx2g, default agent options (interval 512k) unless the config says otherwise. After the churn the "
+  "program goes idle; `jcmd JVMTI.agent_load libheapprobe.so dump` asks for the profile, then "
+  "`jcmd GC.class_histogram` walks the heap. Truth: the program's own construction for its site "
+  "(the walk's `long[]` bytes match it to within the JDK's own few KiB), the walk's total for the "
+  "profile's total. `new` = this build, `old` = the build named in the command (before the live view "
+  "was verified by marking), same run, interleaved.")
+p("")
+p("Columns, median [min..max] over the repetitions: **keep** = live estimate of `SteadyState.keep` vs "
+  "construction; **total** = the profile's live total vs the heap walk's total (everything the walk "
+  "found, the JDK's start-up objects included, which were never sampled); **garbage** = live bytes "
+  "shown at the garbage-only sites as % of the profile's live total; **recent** = bytes the profile "
+  "reports as not yet verified by a marking, % of verified + recent; **dump ms** = wall time of the "
+  "`jcmd ... dump` (JVM attach, the marking asked for, the write).")
+p("")
+p("| config | JDK | n | keep (new) | total (new) | garbage (new) | recent (new) | dump ms (new) | n | keep (old) | total (old) | garbage (old) |")
+p("|---|---|---|---|---|---|---|---|---|---|---|---|")
+for (cfg, jdk) in order:
+    new, old = by.get((cfg, jdk, "new"), []), by.get((cfg, jdk, "old"), [])
+    def cols(rs, with_recent):
+        if not rs:
+            return ["0", "", "", ""] + (["", ""] if with_recent else [])
+        tot = [x for x in (total_err(r) for r in rs) if x is not None]
+        c = [str(len(rs)), stat([keep_err(r) for r in rs]), stat(tot) if tot else "n/a (attach)",
+             stat([garbage_pct(r) for r in rs], digits=2)]
+        if with_recent:
+            rec = [x for x in (recent_pct(r) for r in rs) if x is not None]
+            c += [stat(rec, digits=2), stat([f(r, "dump_ms") for r in rs], pct=False)]
+        return c
+    p("| " + " | ".join([cfg, jdk] + cols(new, True) + cols(old, False)) + " |")
+p("")
+hum = by.get(("g1-2m-humongous", "17", "new"), [])
+if hum:
+    p("Humongous objects (g1-2m-humongous, 48 arrays of 1.1-1.9 MiB in 2 MiB regions): estimate vs construction "
+      + stat([f(r, "est_huge") / f(r, "truth_huge") - 1 for r in hum if f(r, "truth_huge") > 0])
+      + (" (old: " + stat([f(r, "est_huge") / f(r, "truth_huge") - 1 for r in by.get(("g1-2m-humongous", "17", "old"), [])
+                          if f(r, "truth_huge") > 0]) + ")" if by.get(("g1-2m-humongous", "17", "old")) else "") + ".")
+    p("")
+att = by.get(("g1-attach", "17", "new"), [])
+if att:
+    p("Dynamic attach (g1-attach): the agent is loaded after the program built its live set; the view covers "
+      "what was allocated since (keep = vs the arrays allocated after the attach); the profile states the heap "
+      f"in use at the attach: median {statistics.median(f(r, 'baseline') for r in att)/2**20:.0f} MiB.")
+    p("")
+print("\n".join(out))
