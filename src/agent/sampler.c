@@ -462,6 +462,22 @@ static void describe_live(char *out, size_t cap, const struct snap_ctx *c)
 				mk.source ? mk.source : "?");
 	if (len < 0 || (size_t)len >= cap)
 		return;
+	/* A live figure from the marking itself, for comparison: a full
+	 * collection's used after compaction is every live object, sampled
+	 * or not (start-up objects included); the concurrent markings' own
+	 * figures are not read (heapusage/marking.c). */
+	struct hp_heap_usage post = { .sz = sizeof(post) };
+	if (have && prof.marks.last_full_pause && horizon + 1 == prof.marks.last_full_pause &&
+	    hp_heap_usage(prof.probe, HP_USAGE_POST_GC | HP_USAGE_NO_JNI, &post) == 0 &&
+	    post.live_kind == HP_USAGE_AFTER_FULL_GC)
+		len += snprintf(out + len, cap - (size_t)len,
+				"that marking was a full GC: %llu bytes live heap-wide (%s, sampled or not); ",
+				(unsigned long long)post.live, hp_mode_name(post.live_mode));
+	else
+		len += snprintf(out + len, cap - (size_t)len,
+				"no live-bytes figure from that marking (the view is the unbiased estimate); ");
+	if (len < 0 || (size_t)len >= cap)
+		return;
 	snprintf(out + len, cap - (size_t)len,
 		 "request: %s; not covered: the %llu bytes in use when sampling began (never sampled)",
 		 prof.marks.last_request, (unsigned long long)prof.baseline_bytes);
@@ -555,7 +571,7 @@ static int write_snapshot(JNIEnv *jni, const char *why)
 		nsamples++;
 	}
 
-	char c1[256], c2[900], c3[256], c4[512];
+	char c1[256], c2[1400], c3[256], c4[512];
 	snprintf(c1, sizeof(c1), "heapprobe %s: %llu samples at interval %llu bytes, %llu sites, %llu live samples "
 		 "tracked, %llu dropped by thinning, %llu samples beyond the site table",
 		 why, (unsigned long long)hp_striped_sum(&prof.samples, memory_order_relaxed), (unsigned long long)prof.o.interval,

@@ -28,6 +28,7 @@
 #include <jvmti.h>
 
 #include "heapusage/jmm.h"
+#include "heapusage/jnimode.h"
 #include "heapusage/probe.h"
 
 #define NATIVE_CLASS_SIG "Lsun/management/MemoryImpl;"

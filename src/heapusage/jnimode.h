@@ -1,0 +1,66 @@
+/* What the JNI-based modes (jmm, jmx-native, exported-totals) share: JNI
+ * exception handling, a live-phase JNIEnv, one-time set-up on a Java thread,
+ * the MemoryUsage accessors, and per-mode state made on first use. */
+#ifndef HP_JNIMODE_H
+#define HP_JNIMODE_H
+
+#include <jni.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heapusage/modes.h"
+
+struct hp_probe;
+
+/* java.lang.management.MemoryUsage accessors, looked up once. */
+struct hp_musage {
+	jclass cls;                 /* global ref */
+	jmethodID get_used, get_committed, get_max;
+};
+
+/* Looks the accessors up (the class must be loadable: live phase). 0, or a
+ * negative errno with a one-line reason. */
+int hp_musage_init(JNIEnv *env, struct hp_musage *m, char *reason, size_t len);
+void hp_musage_release(JNIEnv *env, struct hp_musage *m);
+
+/* Reads used/committed/max of a MemoryUsage object into *r (max -1, the
+ * "undefined" of MemoryUsage, becomes 0). Deletes nothing: `usage` stays the
+ * caller's. 0, -EINVAL for a null or foreign object, -EIO if a getter threw
+ * (the exception is cleared), -ERANGE for negative figures. */
+int hp_musage_read(JNIEnv *env, const struct hp_musage *m, jobject usage, struct hp_mode_reading *r);
+
+/* The calling thread's JNIEnv if JNI is legal here (hp_jni_env) and the
+ * VM is in the live phase, else NULL: set-up that loads classes or runs
+ * Java code waits for such a thread. */
+JNIEnv *hp_jni_live_env(struct hp_probe *p);
+
+/* p->mode_state[mode], calloc'ed (size bytes, then setup(state) if not
+ * NULL) on first use. Threads may race here (NativeMethodBind, init): the
+ * state is published with a compare-and-swap. NULL if out of memory. */
+void *hp_mode_state_get(struct hp_probe *p, enum hp_mode mode, size_t size, void (*setup)(void *));
+
+/* true, after clearing it, if a Java exception is pending. Every JNI call
+ * that can throw is followed by this. */
+bool hp_jni_threw(JNIEnv *env);
+
+/* One-time set-up of a JNI-based mode, shared by jmm and jmx-native: runs
+ * `setup` once, on an attached Java thread, inside a local frame, under a
+ * trylock (another thread setting up means "not yet", never a wait). A
+ * failure is kept, with its reason, for good. */
+struct hp_jni_once {
+	pthread_mutex_t lock;           /* set-up only, taken with trylock */
+	bool ready;                     /* set-up done: the state is fixed */
+	int fail_rc;                    /* set-up failed for good */
+	char fail[256];                 /* HP_REASON_LEN */
+};
+
+typedef int (*hp_jni_setup_fn)(struct hp_probe *p, void *state, JNIEnv *env, char *reason, size_t len);
+
+/* 0 when ready; -EAGAIN with `waiting` as the reason when env is NULL or
+ * another thread is at it; the stored failure otherwise. */
+int hp_jni_once_run(struct hp_jni_once *o, struct hp_probe *p, JNIEnv *env, const char *waiting,
+		    hp_jni_setup_fn setup, void *state, char *reason, size_t len);
+
+#endif
