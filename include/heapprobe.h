@@ -155,9 +155,11 @@ enum hp_usage_kind {
 	HP_USAGE_CURRENT = 0,          /* used now: includes garbage not yet collected */
 	HP_USAGE_AFTER_YOUNG_GC,       /* right after a young collection: dead old objects still counted */
 	HP_USAGE_AFTER_FULL_GC,        /* right after a whole-heap collection: the live heap */
+	HP_USAGE_MARKED_LIVE,          /* live object bytes the last marking found (no garbage, no
+	                                  free space in pages; see hp_marking().live_source) */
 };
 
-/* "current", "after-young-gc", "after-full-gc". */
+/* "current", "after-young-gc", "after-full-gc", "marked-live". */
 HP_API const char *hp_usage_kind_name(enum hp_usage_kind kind);
 
 struct hp_heap_usage {
@@ -174,7 +176,8 @@ struct hp_heap_usage {
 	 * from: `live` is 0 when none is known yet. */
 	uint64_t live;
 	enum hp_mode live_mode;
-	enum hp_usage_kind live_kind;   /* AFTER_FULL_GC or AFTER_YOUNG_GC */
+	enum hp_usage_kind live_kind;   /* AFTER_FULL_GC, AFTER_YOUNG_GC, or MARKED_LIVE (then
+	                                   live_mode is meaningless: hp_marking() names the source) */
 	uint64_t live_gc_count;
 	uint64_t live_timestamp_ns;
 };
@@ -194,8 +197,9 @@ struct hp_heap_usage {
 HP_API int hp_heap_usage(struct hp_probe *probe, unsigned flags, struct hp_heap_usage *out);
 
 /* The fast path for samplers: the live heap in bytes after the most recent
- * collection that measured it (the `live` of hp_heap_usage), or 0 if none
- * is known. Two loads, no system call, no JNI: fit for allocation hooks and
+ * collection that measured it (the `live` of hp_heap_usage: the marking's
+ * own live bytes where the collector has them, ZGC single-generation), or 0
+ * if none is known. Two loads, no system call, no JNI: fit for allocation hooks and
  * GC callbacks. */
 HP_API uint64_t hp_live_bytes(struct hp_probe *probe);
 
@@ -227,12 +231,14 @@ HP_API int hp_set_gc_callback(struct hp_probe *probe, hp_gc_callback cb, void *c
  */
 struct hp_marking {
 	size_t sz;                  /* sizeof(struct hp_marking), set by caller */
-	uint64_t count;             /* whole-heap markings completed that the probe knows of: full + concurrent */
+	uint64_t count;             /* whole-heap markings completed that the probe knows of: full +
+	                               concurrent + requested ones no counter saw (ZGC, Shenandoah) */
 	uint64_t full;              /* stop-the-world full collections */
-	uint64_t concurrent;        /* completed concurrent cycles (G1: from perfdata; ZGC and
-	                               Shenandoah: only those requested through this probe) */
+	uint64_t concurrent;        /* concurrent cycles the collector's counters show (G1, perfdata) */
 	uint64_t requested;         /* markings completed through hp_request_marking */
 	const char *source;         /* how this collector's markings are counted, or why not */
+	uint64_t live;              /* live object bytes the last marking found, 0 if not known */
+	const char *live_source;    /* where `live` comes from, or why there is none */
 };
 
 /* Plain loads, no JNI, no lock: fit for GC callbacks and allocation hooks,

@@ -473,6 +473,10 @@ static void describe_live(char *out, size_t cap, const struct snap_ctx *c)
 		len += snprintf(out + len, cap - (size_t)len,
 				"that marking was a full GC: %llu bytes live heap-wide (%s, sampled or not); ",
 				(unsigned long long)post.live, hp_mode_name(post.live_mode));
+	else if (mk.live)
+		len += snprintf(out + len, cap - (size_t)len,
+				"the collector's last marking found %llu bytes live heap-wide (sampled or not); ",
+				(unsigned long long)mk.live);
 	else
 		len += snprintf(out + len, cap - (size_t)len,
 				"no live-bytes figure from that marking (the view is the unbiased estimate); ");

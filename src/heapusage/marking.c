@@ -51,6 +51,7 @@
 #include "heapusage/layout.h"
 #include "heapusage/perfdata.h"
 #include "heapusage/probe.h"
+#include "heapusage/symdata.h"
 #include "vmstructs/safemem.h"
 
 struct hp_marking_state {
@@ -60,7 +61,10 @@ struct hp_marking_state {
 	uint64_t requested;                     /* completed through hp_request_marking */
 	uint64_t extra;                         /* of those, counted by nothing else */
 	uint64_t request_ns;                    /* wall time of the last request */
+	const volatile uint64_t *marked_live;   /* the collector's live bytes at mark end */
+	uint64_t heap_bytes;                    /* bound for marked_live */
 	char source[200];
+	char live_source[200];
 };
 
 /* Fault injection (HEAPPROBE_FAULTS=hide-marking): no marking counter and
@@ -78,6 +82,53 @@ static struct hp_marking_state *state(struct hp_probe *p)
 	if (!p->marking)
 		p->marking = calloc(1, sizeof(*p->marking));
 	return p->marking;
+}
+
+/* ZGC single-generation keeps the live bytes its marking found in a static
+ * struct (zStat.hpp ZStatHeap::_at_mark_end, XStatHeap in JDK 21), set
+ * when the relocation set is selected, right after mark end: symbols/
+ * data names the symbol (symbol.z_at_mark_end) and the member's offset
+ * (field.ZAtMarkEnd.live). Generational ZGC keeps one per generation in
+ * ZGeneration objects, and Shenandoah and G1 only per region: not read. */
+static void locate_live(struct hp_probe *p, struct hp_marking_state *m, const struct hp_heap_info *heap)
+{
+	const char *sym_name = hp_symdata_getf(p->data, "symbol.z_at_mark_end");
+	int64_t off;
+	char how[160];
+	if (heap->kind != HP_GC_Z) {
+		snprintf(m->live_source, sizeof(m->live_source), "none: %s's marking keeps no live total "
+			 "(G1, Shenandoah: per region); a full GC's used is live", hp_gc_kind_name(heap->kind));
+		return;
+	}
+	if (heap->generational == 1 || !sym_name) {
+		snprintf(m->live_source, sizeof(m->live_source), "none: %s", heap->generational == 1
+			 ? "generational ZGC keeps it per generation (not read)"
+			 : "no symbol.z_at_mark_end in the symbols/ data for this release");
+		return;
+	}
+	const struct hp_sym *s = hp_probe_sym(p, sym_name);
+	if (!s || hp_layout_member(p, "ZAtMarkEnd", "live", &off, how, sizeof(how)) != 0) {
+		snprintf(m->live_source, sizeof(m->live_source), "none: %s", s ? how : "symbol not in libjvm");
+		return;
+	}
+	uint64_t v;
+	const void *at = (const char *)(uintptr_t)s->addr + off;
+	if (off < 0 || (s->size && (uint64_t)off + 8 > s->size) || !hp_libjvm_writable(&p->jvm, (uintptr_t)at, 8) ||
+	    hp_safe_read_u64(&v, at) || (heap->reserved_bytes && v > heap->reserved_bytes)) {
+		snprintf(m->live_source, sizeof(m->live_source), "none: %s+%lld fails validation", sym_name,
+			 (long long)off);
+		return;
+	}
+	m->marked_live = at;
+	/* ZGC leaves CollectedHeap::_reserved empty: bound by MaxHeapSize. */
+	size_t max_heap = 0;
+	m->heap_bytes = heap->reserved_bytes;
+	if (!m->heap_bytes && p->status[HP_PART_FLAGS] == 0 && hp_vmflags_size(&p->flags, "MaxHeapSize", &max_heap) == 0)
+		m->heap_bytes = max_heap;
+	if (!m->heap_bytes)
+		m->heap_bytes = UINT64_MAX >> 1;
+	snprintf(m->live_source, sizeof(m->live_source), "%s+%lld at %p (ZGC mark end: live bytes of the last cycle)",
+		 sym_name, (long long)off, at);
 }
 
 void hp_marking_locate(struct hp_probe *p)
@@ -102,6 +153,8 @@ void hp_marking_locate(struct hp_probe *p)
 	}
 	if (heap->kind == HP_GC_G1)
 		m->g1_phases = hp_perfdata_invocations(p, 2);
+	if (!m->located)
+		locate_live(p, m, heap);
 	m->located = true;
 	switch (heap->kind) {
 	case HP_GC_SERIAL:
@@ -125,6 +178,18 @@ void hp_marking_locate(struct hp_probe *p)
 	}
 }
 
+int hp_marking_live(struct hp_probe *p, uint64_t *out)
+{
+	struct hp_marking_state *m = p ? p->marking : NULL;
+	if (!m || !m->marked_live)
+		return -ENODATA;
+	uint64_t v = *m->marked_live;
+	if (v == 0 || v > m->heap_bytes)
+		return -ENODATA;        /* no cycle yet, or torn by a race: none */
+	*out = v;
+	return 0;
+}
+
 int hp_marking(struct hp_probe *p, struct hp_marking *out)
 {
 	if (!p || !out || out->sz < offsetof(struct hp_marking, source) + sizeof(out->source))
@@ -145,9 +210,13 @@ int hp_marking(struct hp_probe *p, struct hp_marking *out)
 		out->concurrent = v > 0 ? (uint64_t)v / 2 : 0;
 	}
 	uint64_t extra = __atomic_load_n(&m->extra, __ATOMIC_ACQUIRE);
-	out->concurrent += extra;
 	out->requested = __atomic_load_n(&m->requested, __ATOMIC_ACQUIRE);
-	out->count = out->full + out->concurrent;
+	out->count = out->full + out->concurrent + extra;
+	/* Fields a caller built against an older header does not have. */
+	if (sz >= offsetof(struct hp_marking, live_source) + sizeof(out->live_source)) {
+		out->live_source = m->live_source[0] ? m->live_source : "none";
+		hp_marking_live(p, &out->live);
+	}
 	return 0;
 }
 

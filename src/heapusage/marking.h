@@ -12,4 +12,10 @@ struct hp_probe;
 void hp_marking_locate(struct hp_probe *p);
 void hp_marking_free(struct hp_probe *p);
 
+/* The live bytes the last marking found, where the collector keeps them
+ * and symbols/ data says where (ZGC single-generation: ZStatHeap /
+ * XStatHeap::_at_mark_end.live). Plain loads. 0, or -ENODATA (none known,
+ * or no cycle yet). */
+int hp_marking_live(struct hp_probe *p, uint64_t *out);
+
 #endif

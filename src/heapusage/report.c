@@ -92,14 +92,12 @@ int hp_write_info(struct hp_probe *p, FILE *out)
 	} else {
 		fprintf(out, "marking.source: none: %s\n", mk.source ? mk.source : "the heap is not known");
 	}
-	/* A figure of live object bytes found by a marking: only a full
-	 * collection's used-after-compaction is read today. */
-	fprintf(out, "marking.live_figure: %s\n",
-		g.kind == HP_GC_SERIAL || g.kind == HP_GC_PARALLEL || g.kind == HP_GC_G1
-			? "after a full collection only (used after compaction); none after a concurrent cycle"
-			: g.kind == HP_GC_Z || g.kind == HP_GC_SHENANDOAH
-			? "none read (ZGC/Shenandoah mark-end live bytes are not read): profiles use the unbiased estimate"
-			: "none");
+	if (mk.live_source) {
+		if (mk.live)
+			fprintf(out, "marking.live: %" PRIu64 " bytes from %s\n", mk.live, mk.live_source);
+		else
+			fprintf(out, "marking.live: none yet (no completed cycle, or none kept): %s\n", mk.live_source);
+	}
 
 	/* Every mode: enabled or why not, and a live reading where legal. */
 	for (int m = 0; m < HP_MODE_COUNT; m++) {

@@ -16,6 +16,7 @@
 
 #include "heapusage/events.h"
 #include "heapusage/jmm.h"
+#include "heapusage/marking.h"
 #include "heapusage/probe.h"
 
 /* The order of preference for the current usage: the heap's own used()
@@ -50,6 +51,7 @@ const char *hp_usage_kind_name(enum hp_usage_kind kind)
 	case HP_USAGE_CURRENT: return "current";
 	case HP_USAGE_AFTER_YOUNG_GC: return "after-young-gc";
 	case HP_USAGE_AFTER_FULL_GC: return "after-full-gc";
+	case HP_USAGE_MARKED_LIVE: return "marked-live";
 	}
 	return "unknown";
 }
@@ -247,6 +249,15 @@ int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 		u.live_kind = last.kind;
 		u.live_gc_count = last.gc_count;
 		u.live_timestamp_ns = last.timestamp_ns;
+	}
+	/* A marking's own live bytes beat a post-pause `used` (ZGC). */
+	uint64_t marked;
+	if (hp_marking_live(p, &marked) == 0) {
+		u.live = marked;
+		u.live_kind = HP_USAGE_MARKED_LIVE;
+		u.live_mode = HP_MODE_LAST_GC_FIELDS;   /* meaningless for MARKED_LIVE (header) */
+		u.live_gc_count = hp_events_gc_count(p);
+		u.live_timestamp_ns = 0;
 	}
 
 	int rc = -ENODATA;

@@ -396,3 +396,27 @@ Test(steady, exit_profile_is_verified_by_the_shutdown_hook)
 	check_live("g1 at exit", &out, out.keep_truth);
 	free(out.out);
 }
+
+/* ZGC single-generation: the marking's own live bytes (ZStatHeap /
+ * XStatHeap::_at_mark_end) in `info`, after the exit hook's marking: the
+ * kept set plus the JDK's own few MiB, no garbage (used would hold the
+ * garbage of pages not relocated). Generational ZGC (25): not read, and
+ * info says so. */
+Test(steady, z_marking_reports_its_live_bytes)
+{
+	bool generational = feature() >= 23;
+	const char *o[] = { "-XX:+UseZGC", feature() >= 21 && feature() < 23 ? "-XX:-ZGenerational" : NULL, NULL };
+	struct target t;
+	start(&t, o, "info=exit", false);
+	struct outcome out = profile_and_walk_or_exit(&t, true);
+	const char *at = strstr(out.out, "marking.live: ");
+	cr_assert_not_null(at, "no marking.live line\n%s", out.out);
+	if (generational) {
+		cr_expect(strstr(at, "generational ZGC"), "no reason given\n%s", out.out);
+	} else {
+		double live = atof(at + strlen("marking.live: "));
+		cr_expect(live > 0.99 * out.keep_truth && live < 1.10 * out.keep_truth,
+			  "ZGC mark-end live %.0f vs kept %.0f\n%s", live, out.keep_truth, out.out);
+	}
+	free(out.out);
+}
