@@ -420,3 +420,25 @@ Test(steady, z_marking_reports_its_live_bytes)
 	}
 	free(out.out);
 }
+
+/* The ZGC live figure's symbol hidden: info says why, the live view is the
+ * unbiased estimate as before. */
+Test(steady, z_live_figure_hidden_falls_back)
+{
+	if (feature() >= 23)
+		cr_skip_test("generational ZGC: no live figure to hide");
+	const char *sym = feature() >= 21 ? "_ZN9XStatHeap12_at_mark_endE" : "_ZN9ZStatHeap12_at_mark_endE";
+	char fault[128];
+	snprintf(fault, sizeof(fault), "hide-symbol=%s", sym);
+	const char *o[] = { "-XX:+UseZGC", feature() >= 21 ? "-XX:-ZGenerational" : NULL, NULL };
+	struct target t;
+	setenv("HEAPPROBE_FAULTS", fault, 1);
+	start(&t, o, "info=exit", false);
+	unsetenv("HEAPPROBE_FAULTS");
+	struct outcome out = profile_and_walk(&t);
+	cr_expect(strstr(out.out, "marking.live: none yet (no completed cycle, or none kept): none: symbol not in libjvm"),
+		  "the hidden symbol is not named as the reason\n%s", out.out);
+	cr_expect(strstr(out.out, "no live-bytes figure from that marking"), "%s", out.out);
+	check_live("z without its live figure", &out, out.keep_truth);
+	free(out.out);
+}
