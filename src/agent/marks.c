@@ -148,6 +148,19 @@ void hp_marks_requested(struct hp_marks *m, uint32_t at_request, uint64_t seen_b
 	__atomic_store_n(&m->last_completion, pauses_now, __ATOMIC_RELAXED);
 }
 
+bool hp_marks_may_request(struct hp_marks *m)
+{
+	if (!m->requests_ok)
+		return true;
+	uint64_t since = now_ns() - m->last_end_ns;
+	if (since >= HP_MARKS_DUTY * m->last_ns)
+		return true;
+	snprintf(m->last_request, sizeof(m->last_request),
+		 "skipped for this periodic profile: the last marking took %.0f ms, %.1f s ago (at most 1/%d of "
+		 "the time in requested markings)", (double)m->last_ns / 1e6, (double)since / 1e9, HP_MARKS_DUTY);
+	return false;
+}
+
 int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, bool allow_full, const _Atomic uint64_t *pauses)
 {
 	uint32_t at_request = (uint32_t)atomic_load(pauses), h;
@@ -167,6 +180,8 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, bool allow_full
 		return rc;
 	}
 	m->requests_ok++;
+	m->last_ns = dt;
+	m->last_end_ns = now_ns();
 	m->request_ns_total += dt;
 	if (dt > m->request_ns_max)
 		m->request_ns_max = dt;

@@ -39,6 +39,7 @@ struct hp_marks {
 	/* Requests (under the dump lock). */
 	uint64_t requests, requests_ok;
 	uint64_t request_ns_total, request_ns_max;
+	uint64_t last_ns, last_end_ns;          /* the last completed request: its wall time, when it ended */
 	char last_request[200];                 /* what the last request did, or why it did not */
 };
 
@@ -73,5 +74,11 @@ bool hp_marks_horizon(const struct hp_marks *m, uint32_t *cover);
  * needed, else a negative errno; m->last_request says what happened. Call
  * with the dump lock held, from a JVM thread, never after VMDeath. */
 int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, bool allow_full, const _Atomic uint64_t *pauses);
+
+/* For periodic profiles: false (and m->last_request says why) if asking
+ * now would spend more than 1/HP_MARKS_DUTY of the wall clock in requested
+ * markings, judged by the last one's duration. */
+#define HP_MARKS_DUTY 50
+bool hp_marks_may_request(struct hp_marks *m);
 
 #endif

@@ -627,23 +627,27 @@ out:
  * written is verified as of now. Dump lock held. Never from VMDeath: the
  * collector's threads have stopped by then and a request would not return
  * (the exit profile relies on the shutdown hook below instead). */
-static void mark_before_profile(void)
+static void mark_before_profile(bool periodic)
 {
 	if (!prof.o.live || prof.o.mark == HP_MARK_OFF)
+		return;
+	/* Periodic profiles keep the cost bounded; asked-for ones (dump,
+	 * stop, exit) always get their marking. */
+	if (periodic && !hp_marks_may_request(&prof.marks))
 		return;
 	int rc = hp_marks_request(&prof.marks, prof.probe, prof.o.mark == HP_MARK_FULL, &prof.gc_events);
 	if (rc < 0 && prof.marks.requests == 1)
 		logf_("no marking before profiles: %s", prof.marks.last_request);
 }
 
-static int dump(JNIEnv *jni, const char *why, bool may_mark)
+static int dump(JNIEnv *jni, const char *why, bool may_mark, bool periodic)
 {
 	pthread_mutex_lock(&prof.dump_lock);
 	/* Checked under the lock: a stop frees the tables under it too. */
 	int rc = -ESRCH;
 	if (prof.sites.slots) {
 		if (may_mark)
-			mark_before_profile();
+			mark_before_profile(periodic);
 		rc = write_snapshot(jni, why);
 	}
 	pthread_mutex_unlock(&prof.dump_lock);
@@ -652,7 +656,7 @@ static int dump(JNIEnv *jni, const char *why, bool may_mark)
 
 int hp_profiler_dump(JNIEnv *jni, const char *why)
 {
-	return dump(jni, why, true);
+	return dump(jni, why, true, false);
 }
 
 /* ---- exit marking ---------------------------------------------------------
@@ -669,7 +673,7 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
 		return;
 	pthread_mutex_lock(&prof.dump_lock);
 	if (prof.sites.slots)
-		mark_before_profile();
+		mark_before_profile(false);
 	pthread_mutex_unlock(&prof.dump_lock);
 }
 
@@ -778,7 +782,7 @@ static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 		struct timespec now;
 		clock_gettime(CLOCK_REALTIME, &now);
 		if (prof.o.period && now.tv_sec >= next.tv_sec) {
-			hp_profiler_dump(jni, "periodic profile");
+			dump(jni, "periodic profile", true, true);
 			next.tv_sec = now.tv_sec + prof.o.period;
 		}
 	}
@@ -831,7 +835,7 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 	sem_post(&prof.wake);
 	for (int i = 0; i < 200 && atomic_load(&prof.thread_alive); i++)
 		usleep(10000);
-	dump(jni, "profile at exit", false);
+	dump(jni, "profile at exit", false, false);
 	atomic_store(&prof.running, 0);
 }
 
@@ -955,7 +959,7 @@ int hp_profiler_stop(JNIEnv *jni)
 	sem_post(&prof.wake);
 	for (int i = 0; i < 500 && atomic_load(&prof.thread_alive); i++)
 		usleep(10000);
-	int rc = dump(jni, "profile at stop", true);
+	int rc = dump(jni, "profile at stop", true, false);
 	remove_exit_hook(jni);
 	(*j)->SetEventNotificationMode(j, JVMTI_DISABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL);
 	pthread_mutex_lock(&prof.dump_lock);

@@ -96,3 +96,27 @@ Test(marks, covers_never_go_back_and_the_ring_saturates)
 	cr_assert(hp_marks_horizon(&m, &h));
 	cr_assert_geq(h, p - 3);
 }
+
+#include <time.h>
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+Test(marks, periodic_requests_keep_to_their_duty_cycle)
+{
+	fresh(0, 0);
+	cr_assert(hp_marks_may_request(&m), "nothing asked yet");
+	/* A 100 ms marking that ended 1 s ago: under 50 x 100 ms, wait. */
+	m.requests_ok = 1;
+	m.last_ns = 100000000;
+	m.last_end_ns = mono_ns() - 1000000000ull;
+	cr_assert_not(hp_marks_may_request(&m));
+	cr_assert(strstr(m.last_request, "skipped"), "%s", m.last_request);
+	/* ... that ended 6 s ago: go. */
+	m.last_end_ns = mono_ns() - 6000000000ull;
+	cr_assert(hp_marks_may_request(&m));
+}
