@@ -42,6 +42,7 @@
 #include "heapusage/marking.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,7 +266,21 @@ static int call_system_gc(JNIEnv *jni, char *why, size_t len)
 	return threw ? fail(why, len, -EIO, "System.gc() threw") : 0;
 }
 
+static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t len);
+
+/* One request at a time per process: two threads flipping G1's flag could
+ * leave it unset under the other's System.gc(), which would then be a full
+ * collection. A blocking lock is fine here (never a GC callback). */
 int hp_request_marking(struct hp_probe *p, unsigned flags, char *why, size_t len)
+{
+	static pthread_mutex_t one_at_a_time = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_lock(&one_at_a_time);
+	int rc = request_marking(p, flags, why, len);
+	pthread_mutex_unlock(&one_at_a_time);
+	return rc;
+}
+
+static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t len)
 {
 	if (why && len)
 		why[0] = '\0';
