@@ -43,7 +43,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +52,7 @@
 #include "heapusage/perfdata.h"
 #include "heapusage/probe.h"
 #include "heapusage/symdata.h"
+#include "vmstructs/errmsg.h"
 #include "vmstructs/safemem.h"
 
 struct hp_marking_state {
@@ -221,17 +221,6 @@ int hp_marking(struct hp_probe *p, struct hp_marking *out)
 	return 0;
 }
 
-static int fail(char *why, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *why, size_t len, int rc, const char *fmt, ...)
-{
-	if (why && len) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(why, len, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 /* The flag's bool, if its address is a plausible one: inside libjvm's
  * writable data (the flag globals; default-false ones are in .bss) and
@@ -256,14 +245,14 @@ static int call_system_gc(JNIEnv *jni, char *why, size_t len)
 	if (!gc) {
 		if ((*jni)->ExceptionCheck(jni))
 			(*jni)->ExceptionClear(jni);
-		return fail(why, len, -ENOENT, "java.lang.System.gc not found");
+		return hp_fail(why, len, -ENOENT, "java.lang.System.gc not found");
 	}
 	(*jni)->CallStaticVoidMethod(jni, sys, gc);
 	bool threw = (*jni)->ExceptionCheck(jni);
 	if (threw)
 		(*jni)->ExceptionClear(jni);
 	(*jni)->DeleteLocalRef(jni, sys);
-	return threw ? fail(why, len, -EIO, "System.gc() threw") : 0;
+	return threw ? hp_fail(why, len, -EIO, "System.gc() threw") : 0;
 }
 
 static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t len);
@@ -288,25 +277,25 @@ static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t
 		return -EINVAL;
 	JNIEnv *jni = hp_jni_env(p);
 	if (!jni)
-		return fail(why, len, -EPERM, "not on a thread attached to the VM (or inside a GC callback)");
+		return hp_fail(why, len, -EPERM, "not on a thread attached to the VM (or inside a GC callback)");
 	hp_marking_locate(p);
 	struct hp_marking_state *m = p->marking;
 	const struct hp_heap_info *heap = hp_probe_heap(p);
 	if (!m || !heap)
-		return fail(why, len, -ENODATA, "the heap is not known: %s", p->reason[HP_PART_HEAP]);
+		return hp_fail(why, len, -ENODATA, "the heap is not known: %s", p->reason[HP_PART_HEAP]);
 	if (hidden(p))
-		return fail(why, len, -ENOTSUP, "marking requests hidden (HEAPPROBE_FAULTS)");
+		return hp_fail(why, len, -ENOTSUP, "marking requests hidden (HEAPPROBE_FAULTS)");
 	struct hp_marking before = { .sz = sizeof(before) }, after = { .sz = sizeof(after) };
 	hp_marking(p, &before);
 	bool concurrent = heap->kind == HP_GC_G1 || heap->kind == HP_GC_Z || heap->kind == HP_GC_SHENANDOAH;
 	volatile bool *disable = flag_at(p, "DisableExplicitGC");
 	volatile bool *explicit_conc = flag_at(p, "ExplicitGCInvokesConcurrent");
 	if (concurrent && !disable)
-		return fail(why, len, -ENOENT, "flag DisableExplicitGC not readable in the flag table");
+		return hp_fail(why, len, -ENOENT, "flag DisableExplicitGC not readable in the flag table");
 	if (concurrent && *disable)
 		concurrent = false;
 	if (concurrent && heap->kind != HP_GC_Z && !explicit_conc)
-		return fail(why, len, -ENOENT, "flag ExplicitGCInvokesConcurrent not readable in the flag table");
+		return hp_fail(why, len, -ENOENT, "flag ExplicitGCInvokesConcurrent not readable in the flag table");
 	if (concurrent && heap->kind == HP_GC_SHENANDOAH && !*explicit_conc)
 		concurrent = false;     /* passive mode: System.gc() would be a full collection */
 	int rc;
@@ -319,14 +308,14 @@ static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t
 			__atomic_store_n(explicit_conc, false, __ATOMIC_SEQ_CST);
 	} else if (flags & HP_MARK_ALLOW_FULL) {
 		jvmtiError e = p->jvmti ? (*p->jvmti)->ForceGarbageCollection(p->jvmti) : JVMTI_ERROR_NOT_AVAILABLE;
-		rc = e == JVMTI_ERROR_NONE ? 0 : fail(why, len, -EIO, "JVMTI ForceGarbageCollection failed (%d)", e);
+		rc = e == JVMTI_ERROR_NONE ? 0 : hp_fail(why, len, -EIO, "JVMTI ForceGarbageCollection failed (%d)", e);
 	} else if (disable && *disable && heap->kind != HP_GC_SERIAL && heap->kind != HP_GC_PARALLEL) {
-		return fail(why, len, -EPERM, "-XX:+DisableExplicitGC: no concurrent marking can be requested");
+		return hp_fail(why, len, -EPERM, "-XX:+DisableExplicitGC: no concurrent marking can be requested");
 	} else if (heap->kind == HP_GC_SHENANDOAH) {
-		return fail(why, len, -ENOTSUP, "Shenandoah with -XX:-ExplicitGCInvokesConcurrent: a request "
+		return hp_fail(why, len, -ENOTSUP, "Shenandoah with -XX:-ExplicitGCInvokesConcurrent: a request "
 			    "would be a full collection");
 	} else {
-		return fail(why, len, -ENOTSUP, "%s has no concurrent marking; a full collection only when "
+		return hp_fail(why, len, -ENOTSUP, "%s has no concurrent marking; a full collection only when "
 			    "asked (mark=full)", hp_gc_kind_name(heap->kind));
 	}
 	if (rc)
