@@ -85,9 +85,9 @@ p("")
 hum = by.get(("g1-2m-humongous", "17", "new"), [])
 if hum:
     p("Humongous objects (g1-2m-humongous, 48 arrays of 1.1-1.9 MiB in 2 MiB regions): estimate vs construction "
-      + stat([f(r, "est_huge") / f(r, "truth_huge") - 1 for r in hum if f(r, "truth_huge") > 0])
-      + (" (old: " + stat([f(r, "est_huge") / f(r, "truth_huge") - 1 for r in by.get(("g1-2m-humongous", "17", "old"), [])
-                          if f(r, "truth_huge") > 0]) + ")" if by.get(("g1-2m-humongous", "17", "old")) else "") + ".")
+      + stat([f(r, "est_huge") / f(r, "huge_truth") - 1 for r in hum if f(r, "huge_truth") > 0])
+      + (" (old: " + stat([f(r, "est_huge") / f(r, "huge_truth") - 1 for r in by.get(("g1-2m-humongous", "17", "old"), [])
+                          if f(r, "huge_truth") > 0]) + ")" if by.get(("g1-2m-humongous", "17", "old")) else "") + ".")
     p("")
 att = by.get(("g1-attach", "17", "new"), [])
 if att:
@@ -95,4 +95,16 @@ if att:
       "what was allocated since (keep = vs the arrays allocated after the attach); the profile states the heap "
       f"in use at the attach: median {statistics.median(f(r, 'baseline') for r in att)/2**20:.0f} MiB.")
     p("")
+p("How to read it. `new` reports, per site, the Horvitz-Thompson sum over the samples a marking has found "
+  "alive (the agent asks for a concurrent marking before the profile; `mark=full` lets it ask for a full GC "
+  "on Serial/Parallel, which have none), unscaled. Its sampling error on ~512 MiB of ~1 KiB objects at 512k is "
+  "sqrt(512 KiB / 512 MiB) = 3.1% per run, so single runs spread by several %, medians by less; there is no "
+  "bias to wait out. `old` scaled the samples that had survived one collection to the heap's `used` after the "
+  "last collection, less the heap in use when sampling began; where it is far off, that is what scaling to a "
+  "figure that is not live object bytes costs (old garbage after young pauses, garbage in ZGC pages not "
+  "relocated, whole humongous regions, and pauses of a concurrent cycle taken for collections on "
+  "Shenandoah). `parallel` and `serial` without `mark=full`: no marking can be asked for, so what was "
+  "promoted since the last full GC stays in `recent` (apart, unverified, counted in the recent column) and "
+  "`keep` is low by that much: the profile says so.")
+p("")
 print("\n".join(out))

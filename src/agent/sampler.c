@@ -442,9 +442,10 @@ static void describe_live(char *out, size_t cap, const struct snap_ctx *c)
 	double all = c->bytes + c->recent_bytes;
 	int len = snprintf(out, cap,
 			   "inuse: %.0f bytes [95%% %.0f..%.0f] in %llu samples verified alive by a marking "
-			   "(unbiased Horvitz-Thompson sum, unscaled; min_age %u markings); ",
+			   "(unbiased Horvitz-Thompson sum, unscaled; min_age %u markings, %llu verified samples "
+			   "seen by fewer left out); ",
 			   c->bytes, fmax(0.0, c->bytes - half), c->bytes + half, (unsigned long long)c->counted,
-			   c->min_age);
+			   c->min_age, (unsigned long long)c->younger);
 	if (len < 0 || (size_t)len >= cap)
 		return;
 	len += snprintf(out + len, cap - (size_t)len,
@@ -463,9 +464,10 @@ static void describe_live(char *out, size_t cap, const struct snap_ctx *c)
 	if (len < 0 || (size_t)len >= cap)
 		return;
 	/* A live figure from the marking itself, for comparison: a full
-	 * collection's used after compaction is every live object, sampled
-	 * or not (start-up objects included); the concurrent markings' own
-	 * figures are not read (heapusage/marking.c). */
+	 * collection's used after compaction, or ZGC's mark-end live bytes
+	 * (heapusage/marking.c), is every live object, sampled or not
+	 * (start-up objects included). G1's and Shenandoah's concurrent
+	 * markings keep theirs per region: none. */
 	struct hp_heap_usage post = { .sz = sizeof(post) };
 	if (have && prof.marks.last_full_pause && horizon + 1 == prof.marks.last_full_pause &&
 	    hp_heap_usage(prof.probe, HP_USAGE_POST_GC | HP_USAGE_NO_JNI, &post) == 0 &&
