@@ -146,6 +146,8 @@ void hp_marks_requested(struct hp_marks *m, uint32_t at_request, uint64_t seen_b
 		ring_push(&m->requested, at_request);
 	}
 	__atomic_store_n(&m->last_completion, pauses_now, __ATOMIC_RELAXED);
+	m->request_cover = at_request;
+	m->request_end_pause = pauses_now;
 }
 
 bool hp_marks_may_request(struct hp_marks *m)

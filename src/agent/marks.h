@@ -40,6 +40,7 @@ struct hp_marks {
 	uint64_t requests, requests_ok;
 	uint64_t request_ns_total, request_ns_max;
 	uint64_t last_ns, last_end_ns;          /* the last completed request: its wall time, when it ended */
+	uint32_t request_cover, request_end_pause;      /* ... its cover, the pause count when it ended */
 	char last_request[200];                 /* what the last request did, or why it did not */
 };
 

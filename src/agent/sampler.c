@@ -23,15 +23,18 @@
  * concurrent marking (option mark=, marks.c), so "verified" means "as of a
  * moment ago" and "recent" holds only what was allocated during it.
  *
- * Why no scaling to a heap figure. The sum over verified samples is an
+ * Scaling, and only to live bytes. The sum over verified samples is an
  * unbiased estimate of the live bytes of everything allocated since
  * sampling began; scaling it to the heap's `used` adds the bias of every
  * way `used` is not live object bytes: old garbage after a young pause
  * (G1, +88% measured), garbage in pages a ZGC cycle did not relocate
- * (+42%), whole humongous regions (G1 small regions, +21%), and the
- * start-up heap that was never sampled. Those objects from before sampling
- * began (CDS archive, start-up, or the whole heap before a late attach) are
- * left out, and the profile says how much heap was in use then.
+ * (+28..42%), whole humongous regions (G1 small regions, +10..21%), and
+ * the start-up heap that was never sampled. Only a figure the marking
+ * itself found (a full GC's used after compaction, ZGC's mark-end live) is
+ * live object bytes, and the view is scaled to it only where that is the
+ * better estimate (choose_scale). Objects from before sampling began (CDS
+ * archive, start-up, or the whole heap before a late attach) are left out,
+ * and the profile says how much heap was in use then.
  *
  * Error. The Horvitz-Thompson variance estimate for a site's live bytes is
  * sum S^2 (1 - pi) / pi^2 over its verified samples, pi being the sample's
@@ -427,8 +430,89 @@ static void add_live(const struct hp_live_entry *e, void *vctx)
 	c->counted++;
 }
 
+/* The live bytes the marking that verified the view found, heap-wide
+ * (sampled objects or not), when it describes the same moment as the view:
+ * a full collection that was the last pause (used after compaction), or a
+ * ZGC cycle we requested with no pause since (its mark-end live bytes,
+ * heapusage/marking.c). G1's and Shenandoah's concurrent markings keep
+ * theirs per region: none. */
+static bool marking_figure(uint64_t *live, char *what, size_t len)
+{
+	uint32_t horizon, now = pauses_now();
+	if (!hp_marks_horizon(&prof.marks, &horizon))
+		return false;
+	struct hp_heap_usage post = { .sz = sizeof(post) };
+	if (prof.marks.last_full_pause && horizon + 1 == prof.marks.last_full_pause &&
+	    now == prof.marks.last_full_pause &&
+	    hp_heap_usage(prof.probe, HP_USAGE_POST_GC | HP_USAGE_NO_JNI, &post) == 0 &&
+	    post.live_kind == HP_USAGE_AFTER_FULL_GC && post.live) {
+		*live = post.live;
+		snprintf(what, len, "the full GC's used after compaction (%s)", hp_mode_name(post.live_mode));
+		return true;
+	}
+	struct hp_marking mk = { .sz = sizeof(mk) };
+	if (hp_marking(prof.probe, &mk) == 0 && mk.live && prof.marks.requests_ok &&
+	    prof.marks.request_cover == horizon && prof.marks.request_end_pause == now) {
+		*live = mk.live;
+		snprintf(what, len, "%s", mk.live_source);
+		return true;
+	}
+	return false;
+}
+
+/* Which estimate the live view gives, and why (for the profile).
+ *
+ * The Horvitz-Thompson sum over verified samples (HT) is unbiased for
+ * what was allocated since sampling began; its relative standard error
+ * is sd/HT (about sqrt(R / live bytes) for small objects). When the
+ * marking found the live bytes M itself, M less what was never sampled
+ * has no sampling error in total, and only the per-site shares keep
+ * theirs. What was never sampled, U, lies between 0 and the heap in use
+ * when sampling began (B): taking U = B/2 errs by at most B/2. So scale
+ * to M - B/2 when that worst case is below half the sampling error
+ * (B/2 / (M - B/2) < sd / (2 HT)); otherwise (small live sets, a late
+ * attach into a big heap) the unbiased sum is the better estimate. Not
+ * when recent samples are more than 1% of the view (the figure and the
+ * view would describe different moments). */
+static double choose_scale(const struct snap_ctx *c, char *out, size_t cap)
+{
+	uint64_t m;
+	char what[240];
+	double ht = c->bytes, err = ht > 0 ? sqrt(c->var) / ht : 0;
+	if (!prof.o.live)
+		return 1.0;
+	if (!marking_figure(&m, what, sizeof(what))) {
+		snprintf(out, cap, "unscaled (no live-bytes figure from that marking)");
+		return 1.0;
+	}
+	double half_base = (double)prof.baseline_bytes / 2, target = (double)m - half_base;
+	if (ht <= 0 || target <= 0) {
+		snprintf(out, cap, "unscaled (%s: %llu bytes, not above what was never sampled)", what,
+			 (unsigned long long)m);
+		return 1.0;
+	}
+	double bias = half_base / target;
+	if (c->recent_bytes > 0.01 * ht) {
+		snprintf(out, cap, "unscaled (recent samples are %.1f%% of the view: %s does not cover them)",
+			 100 * c->recent_bytes / ht, what);
+		return 1.0;
+	}
+	if (bias >= err / 2) {
+		snprintf(out, cap, "unscaled: %s found %llu bytes, but scaling to it could be off by %.1f%% (half the "
+			 "%llu bytes in use before sampling, never sampled), not below half the sum's %.1f%% "
+			 "sampling error", what, (unsigned long long)m, 100 * bias,
+			 (unsigned long long)prof.baseline_bytes, 100 * err);
+		return 1.0;
+	}
+	double scale = target / ht;
+	snprintf(out, cap, "scaled x%.4f to %s: %llu bytes live heap-wide, less half the %llu bytes in use "
+		 "before sampling began (worst-case bias %.2f%%, vs the unscaled sum's %.1f%% sampling error)",
+		 scale, what, (unsigned long long)m, (unsigned long long)prof.baseline_bytes, 100 * bias, 100 * err);
+	return scale;
+}
+
 /* What the live view covers, for the profile's comment. */
-static void describe_live(char *out, size_t cap, const struct snap_ctx *c)
+static void describe_live(char *out, size_t cap, const struct snap_ctx *c, double scale, const char *estimate)
 {
 	if (!prof.o.live) {
 		snprintf(out, cap, "live tracking off: inuse values are 0");
@@ -438,18 +522,18 @@ static void describe_live(char *out, size_t cap, const struct snap_ctx *c)
 	bool have = hp_marks_horizon(&prof.marks, &horizon);
 	struct hp_marking mk = { .sz = sizeof(mk) };
 	hp_marking(prof.probe, &mk);
-	double half = 1.96 * sqrt(c->var);
+	double half = 1.96 * sqrt(c->var) * scale, bytes = c->bytes * scale;
 	double all = c->bytes + c->recent_bytes;
 	int len = snprintf(out, cap,
 			   "inuse: %.0f bytes [95%% %.0f..%.0f] in %llu samples verified alive by a marking "
-			   "(unbiased Horvitz-Thompson sum, unscaled; min_age %u markings, %llu verified samples "
-			   "seen by fewer left out); ",
-			   c->bytes, fmax(0.0, c->bytes - half), c->bytes + half, (unsigned long long)c->counted,
+			   "(Horvitz-Thompson sum, %s; min_age %u markings, %llu verified samples seen by fewer "
+			   "left out); ",
+			   bytes, fmax(0.0, bytes - half), bytes + half, (unsigned long long)c->counted, estimate,
 			   c->min_age, (unsigned long long)c->younger);
 	if (len < 0 || (size_t)len >= cap)
 		return;
 	len += snprintf(out + len, cap - (size_t)len,
-			"recent, not yet verified: %.0f bytes (%.1f%%) in %llu samples (recent_space); ",
+			"recent, not yet verified: %.0f bytes (%.1f%%) in %llu samples (recent_space, unscaled); ",
 			c->recent_bytes, all > 0 ? 100.0 * c->recent_bytes / all : 0.0, (unsigned long long)c->recent);
 	if (len < 0 || (size_t)len >= cap)
 		return;
@@ -461,27 +545,6 @@ static void describe_live(char *out, size_t cap, const struct snap_ctx *c)
 	else
 		len += snprintf(out + len, cap - (size_t)len, "no marking since sampling began (source: %s); ",
 				mk.source ? mk.source : "?");
-	if (len < 0 || (size_t)len >= cap)
-		return;
-	/* A live figure from the marking itself, for comparison: a full
-	 * collection's used after compaction, or ZGC's mark-end live bytes
-	 * (heapusage/marking.c), is every live object, sampled or not
-	 * (start-up objects included). G1's and Shenandoah's concurrent
-	 * markings keep theirs per region: none. */
-	struct hp_heap_usage post = { .sz = sizeof(post) };
-	if (have && prof.marks.last_full_pause && horizon + 1 == prof.marks.last_full_pause &&
-	    hp_heap_usage(prof.probe, HP_USAGE_POST_GC | HP_USAGE_NO_JNI, &post) == 0 &&
-	    post.live_kind == HP_USAGE_AFTER_FULL_GC)
-		len += snprintf(out + len, cap - (size_t)len,
-				"that marking was a full GC: %llu bytes live heap-wide (%s, sampled or not); ",
-				(unsigned long long)post.live, hp_mode_name(post.live_mode));
-	else if (mk.live)
-		len += snprintf(out + len, cap - (size_t)len,
-				"the collector's last marking found %llu bytes live heap-wide (sampled or not); ",
-				(unsigned long long)mk.live);
-	else
-		len += snprintf(out + len, cap - (size_t)len,
-				"no live-bytes figure from that marking (the view is the unbiased estimate); ");
 	if (len < 0 || (size_t)len >= cap)
 		return;
 	snprintf(out + len, cap - (size_t)len,
@@ -519,6 +582,8 @@ static int write_snapshot(JNIEnv *jni, const char *why)
 	ctx.min_age = prof.o.min_age > 1 ? prof.o.min_age : 1;
 	if (prof.o.live)
 		hp_live_each(&prof.live, jni, add_live, &ctx);
+	char estimate[600];
+	double scale = choose_scale(&ctx, estimate, sizeof(estimate));
 
 	/* Frames shared across stacks are written once. The lock keeps new
 	 * sites out between counting and copying (and class names still). */
@@ -566,11 +631,11 @@ static int write_snapshot(JNIEnv *jni, const char *why)
 		out->alloc_objects = llround(hp_atomic_load_double(&s->alloc_objects_bits));
 		out->alloc_bytes = llround(hp_atomic_load_double(&s->alloc_bytes_bits));
 		const struct live_acc *a = &ctx.acc[i];
-		out->inuse_objects = llround(a->objects);
-		out->inuse_bytes = llround(a->bytes);
-		double half = 1.96 * sqrt(a->var);
-		out->inuse_bytes_lo = llround(fmax(0.0, a->bytes - half));
-		out->inuse_bytes_hi = llround(a->bytes + half);
+		out->inuse_objects = llround(a->objects * scale);
+		out->inuse_bytes = llround(a->bytes * scale);
+		double half = 1.96 * sqrt(a->var) * scale;
+		out->inuse_bytes_lo = llround(fmax(0.0, a->bytes * scale - half));
+		out->inuse_bytes_hi = llround(a->bytes * scale + half);
 		out->recent_objects = llround(a->recent_objects);
 		out->recent_bytes = llround(a->recent_bytes);
 		out->class_name = hp_sites_class_name(t, s->class_id);
@@ -583,7 +648,7 @@ static int write_snapshot(JNIEnv *jni, const char *why)
 		 why, (unsigned long long)hp_striped_sum(&prof.samples, memory_order_relaxed), (unsigned long long)prof.o.interval,
 		 (unsigned long long)nsamples, (unsigned long long)hp_live_count(&prof.live),
 		 (unsigned long long)atomic_load(&prof.live.dropped), (unsigned long long)atomic_load(&t->overflow));
-	describe_live(c2, sizeof(c2), &ctx);
+	describe_live(c2, sizeof(c2), &ctx, scale, estimate);
 	snprintf(c3, sizeof(c3), "inuse intervals: 95%% Horvitz-Thompson sampling error per site");
 	describe_stacks(c4, sizeof(c4));
 	/* Site names and class names stay valid without the lock: only the

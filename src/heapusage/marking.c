@@ -128,8 +128,8 @@ static void locate_live(struct hp_probe *p, struct hp_marking_state *m, const st
 		m->heap_bytes = max_heap;
 	if (!m->heap_bytes)
 		m->heap_bytes = UINT64_MAX >> 1;
-	snprintf(m->live_source, sizeof(m->live_source), "%s+%lld at %p (ZGC mark end: live bytes of the last cycle)",
-		 sym_name, (long long)off, at);
+	snprintf(m->live_source, sizeof(m->live_source), "%s+%lld (ZGC mark end: live bytes of the last cycle)",
+		 sym_name, (long long)off);
 }
 
 void hp_marking_locate(struct hp_probe *p)
