@@ -64,7 +64,8 @@ p("Columns, median [min..max] over the repetitions: **keep** = live estimate of 
   "found, the JDK's start-up objects included, which were never sampled); **garbage** = live bytes "
   "shown at the garbage-only sites as % of the profile's live total; **recent** = bytes the profile "
   "reports as not yet verified by a marking, % of verified + recent; **dump ms** = wall time of the "
-  "`jcmd ... dump` (JVM attach, the marking asked for, the write).")
+  "`jcmd ... dump` (JVM attach, the marking asked for, the write; on a shared machine, not a cost "
+  "measurement: see the marking-cost section).")
 p("")
 p("| config | JDK | n | keep (new) | total (new) | garbage (new) | recent (new) | dump ms (new) | n | keep (old) | total (old) | garbage (old) |")
 p("|---|---|---|---|---|---|---|---|---|---|---|---|")
