@@ -26,6 +26,7 @@ LABEL = {
     "heapprobe": "**heapprobe** (live on)",
     "async-alloc": "async-profiler alloc",
     "async-live": "async-profiler alloc,live",
+    "heapprobe-full": "heapprobe mark=full",
     "ddprof-live": "Datadog ddprof memory (alloc+live)",
     "jfr-profile": "JFR settings=profile",
 }
@@ -130,6 +131,18 @@ def site_of(stack):
     return "other"
 
 
+def steady_site(frames):
+    """keep / midlife / garbage / other for a root-first frame list of SteadyState (the leaf code frame)."""
+    frames = [f.replace("/", ".") for f in frames if f]
+    if frames and re.search(r"_\[[ik]\]$", frames[-1]):
+        frames = frames[:-1]
+    leaf = frames[-1] if frames else ""
+    for s in ("keep", "midlife", "garbage"):
+        if leaf == "SteadyState." + s:
+            return s
+    return "other"
+
+
 # ClassMix (bench/peers/ClassMix.java): only stacks through ClassMix.build (its two worker threads) are
 # scored; the site is the ClassMix method build() called, the class the leaf "Class_[i]" frame.
 CM_SITES = ["build", "keepBytes", "keepLongs", "keepStrings", "keepMaps", "keepPoints", "makeGarbage"]
@@ -167,6 +180,7 @@ def jfr_event(rest):
 
 
 acc_runs = []   # dicts: config, rep, truth{}, live{site: bytes}, alloc (bytes in main), live_kind
+steady_runs = []  # SteadyState on one collector: config, rep, workload, truth{}, live{site: bytes}, counts_only
 cm_runs = []    # ClassMix: config, rep, truth per class / site, live per class / site, counts_only
 cur = None
 acc_lines = open(ACC_TXT) if "accuracy" in SECTIONS and os.path.exists(ACC_TXT) else []
@@ -175,7 +189,11 @@ for line in acc_lines:
     if line.startswith("== "):
         f = line[3:].split()
         c, rep, wl = f[0], int(f[1]), (f[2] if len(f) > 2 else "retained")
-        if wl == "classmix":
+        if wl.startswith("steady-"):
+            cur = {"config": c, "rep": rep, "workload": wl, "truth": {}, "live": defaultdict(float),
+                   "has_live": False, "counts_only": False}
+            steady_runs.append(cur)
+        elif wl == "classmix":
             cur = {"config": c, "rep": rep, "workload": wl, "truthclass": {}, "truthcount": {}, "truthsite": {},
                    "construct": {}, "cls": defaultdict(float), "site": defaultdict(float), "has_live": False}
             cm_runs.append(cur)
@@ -185,6 +203,28 @@ for line in acc_lines:
             acc_runs.append(cur)
         continue
     if cur is None:
+        continue
+    if cur["workload"].startswith("steady-"):
+        if line.startswith("truth."):
+            k, v = line[6:].split(": ")
+            cur["truth"][k] = int(v)
+            continue
+        kind, _, rest = line.partition("\t")
+        if kind in ("inuse", "livecount"):
+            stack, _, val = rest.rpartition(" ")
+            if val.isdigit():
+                cur["live"][steady_site(stack.split(";"))] += float(val) * (
+                    interval(cur["config"]) if kind == "livecount" else 1)
+                cur["has_live"] = True
+        elif kind == "jfr":
+            typ, f, stack = jfr_event(rest)
+            if typ == "datadog.HeapLiveObject":
+                cur["live"][steady_site(stack.split(";"))] += float(f["size"]) * float(f["weight"])
+                cur["has_live"] = True
+            elif typ == "jdk.OldObjectSample":
+                cur["live"][steady_site(stack.split(";"))] += 1.0
+                cur["has_live"] = True
+                cur["counts_only"] = True
         continue
     if cur["workload"] == "classmix":
         m = re.match(r"(truthclass|truthcount|truthsite|construct)\.(.*): (-?\d+)$", line)
@@ -475,9 +515,59 @@ if any(r["measure"] == "overhead" for r in rows):
       "are rough; the 32k rows (~350k samples) are the better estimate.")
 
 # ---- accuracy
-if acc_runs or cm_runs:
+if acc_runs or cm_runs or steady_runs:
     P("")
     P("## 2. Accuracy")
+if steady_runs:
+    P("")
+    P("### Steady-state live accuracy (SteadyState, 512k, no System.gc(), profile at exit)")
+    P("")
+    P("`test/java/SteadyState.java 512 8 - 32` with -Xmx2g on each collector: ~512 MiB of `long[]` kept at "
+      "`SteadyState.keep` and turned over all the time, `byte[]` that survive a few young collections and die "
+      "(`midlife`), short-lived `byte[]` (`garbage`), no `System.gc()`; after 8 s it empties the midlife ring "
+      "and exits, and each agent writes its profile at exit. Truth: `truth.keep` by construction (equal to a "
+      "heap walk's `long[]` bytes to within the JDK's own few KiB: test/integration/test_steady.c checks it); "
+      "`midlife` and `garbage` hold nothing live at exit. Columns, median [min..max]: **keep** = the agent's "
+      "live estimate for that site vs the truth; **garbage sites** = live bytes it shows at midlife + garbage, "
+      "% of its own live total. heapprobe: `inuse` of its collapsed output (its exit profile is verified by the "
+      "concurrent marking its shutdown hook asks for; `mark=full`: a full GC on Serial/Parallel); "
+      "async-profiler `live`: sample count x interval; ddprof: `datadog.HeapLiveObject` size x weight; JFR "
+      "`jdk.OldObjectSample`: counts only, so no byte figure, only the share its samples put on the garbage "
+      "sites.")
+    P("")
+    P("| collector | agent | n | keep est/truth | garbage sites, % of live total |")
+    P("|---|---|---|---|---|")
+    sd = defaultdict(lambda: defaultdict(list))
+    with open(os.path.join(RAW, "steady-peers.csv"), "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["workload", "config", "rep", "truth_keep", "est_keep", "est_midlife", "est_garbage",
+                    "est_other", "unit"])
+        for a in steady_runs:
+            lv, tk = a["live"], a["truth"].get("keep", 0)
+            w.writerow([a["workload"], a["config"], a["rep"], tk, round(lv.get("keep", 0)),
+                        round(lv.get("midlife", 0)), round(lv.get("garbage", 0)), round(lv.get("other", 0)),
+                        "samples" if a["counts_only"] else "bytes"])
+            d = sd[(a["workload"], a["config"])]
+            d["n"].append(1)
+            tot = sum(lv.values())
+            if a["has_live"] and tot > 0:
+                d["garbage"].append((lv.get("midlife", 0) + lv.get("garbage", 0)) / tot * 100)
+                if not a["counts_only"] and tk:
+                    d["keep"].append((lv.get("keep", 0) / tk - 1) * 100)
+
+    def mm(v, fmt):
+        return f"{fmt.format(med(v))} [{fmt.format(min(v))}..{fmt.format(max(v))}]" if v else "n/a"
+    best = {}
+    for (wl, c), d in sorted(sd.items()):
+        P(f"| {wl[len('steady-'):]} | {label(c)} | {len(d['n'])} | {mm(d['keep'], '{:+.1f}%')} | "
+          f"{mm(d['garbage'], '{:.1f}%')} |")
+        if d["keep"]:
+            e = abs(med(d["keep"]))
+            if wl not in best or e < best[wl][0]:
+                best[wl] = (e, c)
+    P("")
+    for wl, (e, c) in sorted(best.items()):
+        P(f"- {wl[len('steady-'):]}: closest on the kept set: {label(c)} (median error {e:.1f}%).")
 if acc_runs:
     P("")
     P("### Per site on a known retained set (RetainedSet)")

@@ -16,7 +16,11 @@
 #   ACC_REPS      accuracy runs per agent and accuracy workload [5 | 2]
 #   ACC_CONFIGS   agents of the accuracy section [heapprobe, async-profiler
 #                 live and alloc, ddprof, each @512k and @32k; JFR]
-#   ACC_WORKLOADS accuracy workloads ["retained classmix"]: retained =
+#   ACC_WORKLOADS accuracy workloads ["retained classmix"]; also steady-g1,
+#                 steady-parallel, steady-serial, steady-z, steady-shenandoah =
+#                 test/java/SteadyState.java on that collector (a service in
+#                 steady state, no System.gc(), profiles at exit; 512k agents,
+#                 heapprobe also with mark=full on parallel and serial); retained =
 #                 test/java/RetainedSet.java (per site, truth by construction),
 #                 classmix = bench/peers/ClassMix.java (per class, truth from a
 #                 heap walk, and per site); async-profiler without live has no
@@ -112,7 +116,7 @@ gcc -O2 -Wall -Wextra -shared -fPIC -I"$JAVA_HOME/include" -I"$JAVA_HOME/include
 	-o "$EMPTY" "$HERE/empty_sampler.c"
 CLS=$CACHE/classes
 "$JAVAC" -nowarn -d "$CLS" -cp "$H2_JAR:$JMC_CP" "$HERE"/AllocBench.java "$HERE"/Hello.java "$HERE"/H2Load.java \
-	"$HERE"/JfrDump.java "$HERE"/ClassMix.java "$ROOT"/test/java/RetainedSet.java "$ROOT"/bench/UsageBench.java
+	"$HERE"/JfrDump.java "$HERE"/ClassMix.java "$ROOT"/test/java/RetainedSet.java "$ROOT"/test/java/SteadyState.java "$ROOT"/bench/UsageBench.java
 # javac workload: one module's sources from the JDK's src.zip, compiled
 # against the running JDK as a patch of that module. JAVAC_MODULE picks it:
 # java.net.http (145 files, ~10 s a run here) by default; jdk.httpserver
@@ -134,6 +138,7 @@ agent_flags() {
 	empty@*) echo "-agentpath:$EMPTY=$iv" ;;
 	heapprobe@*) echo "-agentpath:$HP=interval=$iv,file=$o.pb.gz" ;;
 	heapprobe-collapsed@*) echo "-agentpath:$HP=interval=$iv,format=collapsed,file=$o.collapsed" ;;
+	heapprobe-full@*) echo "-agentpath:$HP=interval=$iv,mark=full,format=collapsed,file=$o.collapsed" ;;
 	async-alloc@*) echo "-agentpath:$AP=start,event=alloc,alloc=$iv,total,collapsed,file=$o.collapsed" ;;
 	async-live@*) echo "-agentpath:$AP=start,event=alloc,alloc=$iv,live,collapsed,file=$o.collapsed" ;;
 	ddprof-live@*) echo "-agentpath:$DD=start,memory=$iv:al:1.0,file=$o.jfr" ;;
@@ -154,6 +159,14 @@ workload_cmd() {
 	hello) echo "$JAVA" "$@" -cp "$CLS" Hello ;;
 	retained) echo "$JAVA" "$@" -cp "$CLS" RetainedSet ;;
 	classmix) echo "$JAVA" "$@" -cp "$CLS" ClassMix ;;
+	steady-*)
+		local gc
+		case $w in
+		steady-g1) gc=-XX:+UseG1GC ;; steady-parallel) gc=-XX:+UseParallelGC ;;
+		steady-serial) gc=-XX:+UseSerialGC ;; steady-z) gc=-XX:+UseZGC ;;
+		steady-shenandoah) gc=-XX:+UseShenandoahGC ;;
+		esac
+		echo "$JAVA" -Xmx2g "$gc" "$@" -cp "$CLS" SteadyState 512 8 - 32 ;;
 	esac
 }
 
@@ -251,7 +264,7 @@ acc_one() {   # WORKLOAD CONFIG REP
 		echo "== $c $r $w"
 		grep -E '^(truth|truthclass|truthcount|truthsite|construct)\.' "$o.stdout" || true
 		case $c in
-		heapprobe@*)
+		heapprobe@*|heapprobe-full@*)
 			sed 's/^/inuse\t/' "$o.collapsed" 2>/dev/null || true
 			[ "$w" = classmix ] || sed 's/^/alloc\t/' "$o.collapsed.alloc" 2>/dev/null || true ;;
 		async-live@*) sed 's/^/livecount\t/' "$o.collapsed" 2>/dev/null || true ;;
@@ -271,6 +284,14 @@ if section accuracy; then
 			seed=7; [ "$w" = retained ] || seed=8
 			for c in $(shuffled "$seed$r" $ACC_CONFIGS); do
 				[ "$w" = classmix ] && [[ $c == async-alloc@* ]] && continue   # no live estimate
+				# steady state: the default interval, live views only; mark=full where there is no
+				# concurrent marking
+				if [[ $w == steady-* ]]; then
+					[[ $c == *@32k || $c == async-alloc@* ]] && continue
+				elif [[ $c == heapprobe-full@* ]]; then
+					continue
+				fi
+				[[ $c == heapprobe-full@* && $w != steady-parallel && $w != steady-serial ]] && continue
 				acc_one "$w" "$c" "$r"
 			done
 		done

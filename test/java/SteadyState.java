@@ -21,7 +21,8 @@ import java.util.SplittableRandom;
  * Arguments: LIVE_MIB SECONDS STOPFILE [MID_MIB] [ATTACH_FILE].
  * After SECONDS of churn it empties the ring (midlife and garbage then hold
  * nothing live) and prints the truth by construction, then "ready", and
- * waits, idle, until STOPFILE exists. With ATTACH_FILE it first builds the
+ * waits, idle, until STOPFILE exists ("-": it exits at once, and profiles
+ * written at exit are the ones compared). With ATTACH_FILE it first builds the
  * live set, prints "attach", and starts churning only once ATTACH_FILE
  * exists (the test attaches the agent meanwhile): the live set built before
  * then is never sampled (truth.before_attach).
@@ -112,6 +113,6 @@ public class SteadyState {
         System.out.println("truth.steps: " + step);
         System.out.println("ready");
         System.out.flush();
-        while (!stop.exists()) Thread.sleep(50);
+        while (!args[2].equals("-") && !stop.exists()) Thread.sleep(50);
     }
 }
