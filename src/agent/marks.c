@@ -178,7 +178,7 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, bool allow_full
 	uint64_t dt = now_ns() - t0;
 	m->requests++;
 	if (rc) {
-		snprintf(m->last_request, sizeof(m->last_request), "not requested: %s", why);
+		snprintf(m->last_request, sizeof(m->last_request), "not requested: %.180s", why);
 		return rc;
 	}
 	m->requests_ok++;
@@ -188,7 +188,7 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, bool allow_full
 	if (dt > m->request_ns_max)
 		m->request_ns_max = dt;
 	hp_marks_requested(m, at_request, seen_before, (uint32_t)atomic_load(pauses));
-	snprintf(m->last_request, sizeof(m->last_request), "%s requested before this profile (%.0f ms)", why,
+	snprintf(m->last_request, sizeof(m->last_request), "%.120s requested before this profile (%.0f ms)", why,
 		 (double)dt / 1e6);
 	return 0;
 }
