@@ -285,6 +285,9 @@ static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t
 		return hp_fail(why, len, -ENODATA, "the heap is not known: %s", p->reason[HP_PART_HEAP]);
 	if (hidden(p))
 		return hp_fail(why, len, -ENOTSUP, "marking requests hidden (HEAPPROBE_FAULTS)");
+	if (heap->kind != HP_GC_G1 && heap->kind != HP_GC_Z && heap->kind != HP_GC_SHENANDOAH &&
+	    heap->kind != HP_GC_SERIAL && heap->kind != HP_GC_PARALLEL)
+		return hp_fail(why, len, -ENOTSUP, "%s: no marking to ask for", hp_gc_kind_name(heap->kind));
 	struct hp_marking before = { .sz = sizeof(before) }, after = { .sz = sizeof(after) };
 	hp_marking(p, &before);
 	bool concurrent = heap->kind == HP_GC_G1 || heap->kind == HP_GC_Z || heap->kind == HP_GC_SHENANDOAH;
