@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,6 +41,15 @@ static mode_t current_umask(void)
 	return mask;
 }
 
+/* "cannot write <path>: <why or strerror>". */
+static void out_error(const struct hp_out *o, char *err, size_t errlen, int neg_errno)
+{
+	if (o->why[0] && err && errlen)
+		snprintf(err, errlen, "cannot write %s: %s", o->path ? o->path : "(null)", o->why);
+	else
+		hp_out_reason(err, errlen, o->path, neg_errno);
+}
+
 static int out_init_buf(struct hp_out *o)
 {
 	o->buf = malloc(OUT_BUFSIZE);
@@ -46,6 +57,149 @@ static int out_init_buf(struct hp_out *o)
 		return -ENOMEM;
 	o->cap = OUT_BUFSIZE;
 	return 0;
+}
+
+/* ---- where a profile goes --------------------------------------------------
+ *
+ * A path we are given is written through, not replaced, unless it is a
+ * regular file we own. What `path` names is looked at once per write,
+ * following symbolic links one hop at a time:
+ *  - nothing yet, or a regular file owned by us with no other hard link:
+ *    a temporary file next to it, renamed over it once complete (a reader
+ *    never sees half a profile; a crash or a full disk leaves the old one);
+ *  - a symbolic link: the same decision for what it points to; the link
+ *    stays a link (a dangling one gets its target created);
+ *  - a FIFO or a character device (a terminal, /dev/null), or a link in
+ *    /proc/PID/fd (what /dev/stdout and /dev/fd/N resolve to, whatever the
+ *    descriptor is: a pipe, a terminal, the log file a shell redirected):
+ *    opened and written in place, never truncated, never replaced;
+ *  - a regular file someone else owns, or one with other hard links:
+ *    truncated and written in place, so its owner, modes and links stay
+ *    (not atomic: that is the price of not replacing another's file);
+ *  - a directory, a block device or a socket: refused with the reason. */
+enum out_kind { OUT_REPLACE, OUT_THROUGH };
+
+/* A link in /proc/<pid>/fd or /proc/<pid>/task/<tid>/fd, however reached
+ * (/dev/stdout -> /proc/self/fd/1, /dev/fd/1 through the /dev/fd link): a
+ * magic link that opens the descriptor's own file, pipe or terminal, and
+ * whose readlink text ("pipe:[123]") is no path. */
+static bool proc_fd_link(const char *p)
+{
+	const char *slash = strrchr(p, '/');
+	if (!slash)
+		return false;
+	char *dir = strndup(p, slash == p ? 1 : (size_t)(slash - p));
+	char real[PATH_MAX];
+	bool fd = dir && realpath(dir, real) && strncmp(real, "/proc/", 6) == 0 &&
+		  strlen(real) > 9 && strcmp(real + strlen(real) - 3, "/fd") == 0;
+	free(dir);
+	return fd;
+}
+
+/* Joins a relative link target to the directory of the link. */
+static char *link_target(const char *link, const char *target)
+{
+	if (target[0] == '/')
+		return strdup(target);
+	const char *slash = strrchr(link, '/');
+	size_t dlen = slash ? (size_t)(slash - link) + 1 : 0;
+	char *r = malloc(dlen + strlen(target) + 1);
+	if (r) {
+		memcpy(r, link, dlen);
+		strcpy(r + dlen, target);
+	}
+	return r;
+}
+
+/* Decides how `path` is written (see above): *dest (malloc'd) is the file
+ * to replace or open, *flags the open(2) flags for OUT_THROUGH. A negative
+ * errno, with a reason in why when strerror would not say it. */
+static int out_target(const char *path, char **dest, int *flags, char *why, size_t whylen)
+{
+	char *cur = strdup(path);
+	for (int hops = 0; cur; hops++) {
+		struct stat st;
+		if (hops > 40) {
+			free(cur);
+			return -ELOOP;
+		}
+		if (lstat(cur, &st) != 0) {
+			int e = errno;
+			if (e != ENOENT) {
+				free(cur);
+				return -e;
+			}
+			*dest = cur;   /* nothing there yet: created by the rename */
+			return OUT_REPLACE;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			if (proc_fd_link(cur)) {
+				*dest = cur;
+				*flags = O_WRONLY | O_APPEND | O_NOCTTY | O_NONBLOCK;
+				return OUT_THROUGH;
+			}
+			char target[PATH_MAX];
+			ssize_t n = readlink(cur, target, sizeof(target) - 1);
+			if (n < 0) {
+				int e = errno;
+				free(cur);
+				return -e;
+			}
+			target[n] = 0;
+			char *next = link_target(cur, target);
+			free(cur);
+			cur = next;
+			continue;
+		}
+		if (S_ISREG(st.st_mode)) {
+			*dest = cur;
+			if (st.st_uid == geteuid() && st.st_nlink == 1)
+				return OUT_REPLACE;
+			*flags = O_WRONLY | O_TRUNC | O_NOCTTY;
+			return OUT_THROUGH;
+		}
+		if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
+			*dest = cur;
+			*flags = O_WRONLY | O_NOCTTY | O_NONBLOCK;
+			return OUT_THROUGH;
+		}
+		snprintf(why, whylen, "%s is %s; a profile is written only to a regular file, a FIFO or a character device",
+			 cur, S_ISDIR(st.st_mode) ? "a directory" : S_ISBLK(st.st_mode) ? "a block device" :
+			 S_ISSOCK(st.st_mode) ? "a socket" : "not a file");
+		free(cur);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	}
+	return -ENOMEM;
+}
+
+/* Opens a FIFO, terminal or foreign file in place. A FIFO without a reader
+ * (ENXIO with O_NONBLOCK) gets two seconds for one to come: open(2)
+ * without O_NONBLOCK would wait for ever and hang the JVM's exit. */
+static int open_through(struct hp_out *o, int flags)
+{
+	for (int tries = 0;; tries++) {
+		o->fd = open(o->dest, flags | O_CLOEXEC);
+		if (o->fd >= 0)
+			break;
+		if (errno == EINTR)
+			continue;
+		if (errno != ENXIO || tries >= 20)
+			return -errno;
+		usleep(100 * 1000);
+	}
+	struct stat st;
+	o->regular = fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode);
+	o->nonblock = (flags & O_NONBLOCK) != 0;
+	return 0;
+}
+
+static void out_free(struct hp_out *o)
+{
+	free(o->tmp);
+	free(o->dest);
+	free(o->buf);
+	o->tmp = o->dest = NULL;
+	o->buf = NULL;
 }
 
 int hp_out_open(struct hp_out *o, const char *path, char *err, size_t errlen)
@@ -57,22 +211,32 @@ int hp_out_open(struct hp_out *o, const char *path, char *err, size_t errlen)
 		hp_out_reason(err, errlen, path, -EINVAL);
 		return -EINVAL;
 	}
-	size_t n = strlen(path);
-	o->tmp = malloc(n + sizeof(".tmpXXXXXX"));
-	if (!o->tmp || out_init_buf(o) < 0) {
-		free(o->tmp);
-		free(o->buf);
-		o->tmp = NULL;
-		o->buf = NULL;
+	if (out_init_buf(o) < 0) {
 		hp_out_reason(err, errlen, path, -ENOMEM);
 		return -ENOMEM;
 	}
-	memcpy(o->tmp, path, n);
+	int flags = 0;
+	int rc = out_target(path, &o->dest, &flags, o->why, sizeof(o->why));
+	if (rc == OUT_THROUGH) {
+		rc = open_through(o, flags);
+		if (rc == -ENXIO)
+			snprintf(o->why, sizeof(o->why), "no process has the FIFO %s open for reading (waited 2 s)", o->dest);
+		goto done;
+	}
+	if (rc < 0)
+		goto done;
+	size_t n = strlen(o->dest);
+	o->tmp = malloc(n + sizeof(".tmpXXXXXX"));
+	if (!o->tmp) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	memcpy(o->tmp, o->dest, n);
 	memcpy(o->tmp + n, ".tmpXXXXXX", sizeof(".tmpXXXXXX"));
 	/* O_CLOEXEC: the JVM forks (ProcessBuilder) and a child must not
 	 * inherit a half-written profile. */
 	o->fd = mkostemp(o->tmp, O_CLOEXEC);
-	int rc = o->fd < 0 ? -errno : 0;
+	rc = o->fd < 0 ? -errno : 0;
 	/* mkstemp creates 0600; a profile is an ordinary file that whoever
 	 * reads it (another user, a CI artifact upload) expects to see with
 	 * the modes open(2) would have given it. Best effort. */
@@ -80,17 +244,16 @@ int hp_out_open(struct hp_out *o, const char *path, char *err, size_t errlen)
 		(void)fchmod(o->fd, 0666 & ~current_umask());
 	if (!rc && hp_out_test_hook)
 		rc = hp_out_test_hook(o->fd);
+	if (rc < 0 && o->fd >= 0)
+		unlink(o->tmp);
+	o->regular = true;
+done:
 	if (rc < 0) {
-		if (o->fd >= 0) {
+		if (o->fd >= 0)
 			close(o->fd);
-			unlink(o->tmp);
-		}
-		free(o->tmp);
-		free(o->buf);
-		o->tmp = NULL;
-		o->buf = NULL;
 		o->fd = -1;
-		hp_out_reason(err, errlen, path, rc);
+		out_free(o);
+		out_error(o, err, errlen, rc);
 		return rc;
 	}
 	return 0;
@@ -114,12 +277,31 @@ void hp_out_fail(struct hp_out *o, int neg_errno)
 		o->err = -neg_errno;
 }
 
+/* A FIFO or terminal opened O_NONBLOCK: wait for room, but not for ever.
+ * A reader that stops reading for 30 s must not hold the JVM's exit. */
+static bool out_wait_room(struct hp_out *o)
+{
+	struct pollfd pfd = { .fd = o->fd, .events = POLLOUT };
+	int r;
+	do
+		r = poll(&pfd, 1, 30000);
+	while (r < 0 && errno == EINTR);
+	if (r > 0)
+		return true;
+	if (r == 0)
+		snprintf(o->why, sizeof(o->why), "the reader of %s took nothing for 30 s", o->dest ? o->dest : o->path);
+	o->err = r == 0 ? ETIMEDOUT : errno;
+	return false;
+}
+
 static void out_write_fd(struct hp_out *o, const unsigned char *p, size_t n)
 {
 	while (n && !o->err) {
 		ssize_t w = write(o->fd, p, n);
 		if (w < 0) {
-			if (errno != EINTR)
+			if (errno == EAGAIN && o->nonblock)
+				out_wait_room(o);
+			else if (errno != EINTR)
 				o->err = errno;
 			continue;
 		}
@@ -212,27 +394,31 @@ int hp_out_commit(struct hp_out *o, char *err, size_t errlen)
 	free(o->buf);
 	o->buf = NULL;
 	o->cap = 0;
-	if (o->tmp) {
+	if (o->tmp || o->dest) {
 		/* fsync before rename: otherwise a crash right after the
-		 * rename can leave an empty file where the old profile was. */
-		if (!o->err && fsync(o->fd) != 0)
+		 * rename can leave an empty file where the old profile was.
+		 * Pipes and devices have nothing to sync (EINVAL). */
+		if (!o->err && o->regular && fsync(o->fd) != 0)
 			o->err = errno;
 		/* Some file systems (NFS) report write errors only here. On
 		 * Linux the fd is gone even when close fails with EINTR. */
 		if (close(o->fd) != 0 && errno != EINTR && !o->err)
 			o->err = errno;
 		o->fd = -1;
-		if (!o->err && rename(o->tmp, o->path) != 0)
-			o->err = errno;
-		if (o->err)
-			unlink(o->tmp);
-		else
-			fsync_parent(o->path);
+		if (o->tmp) {
+			if (!o->err && rename(o->tmp, o->dest) != 0)
+				o->err = errno;
+			if (o->err)
+				unlink(o->tmp);
+			else
+				fsync_parent(o->dest);
+		}
 		free(o->tmp);
-		o->tmp = NULL;
+		free(o->dest);
+		o->tmp = o->dest = NULL;
 	}
 	if (o->err) {
-		hp_out_reason(err, errlen, o->path, -o->err);
+		out_error(o, err, errlen, -o->err);
 		return -o->err;
 	}
 	return 0;

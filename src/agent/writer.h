@@ -20,13 +20,21 @@ struct hp_out {
 	int fd;
 	int err;                /* first errno seen, 0 while all is well */
 	const char *path;       /* destination, for messages */
-	char *tmp;              /* temporary file, NULL when writing to a caller's fd */
+	char *tmp;              /* temporary file renamed over dest; NULL when written in place */
+	char *dest;             /* the file written: path, its links followed; NULL for a caller's fd */
+	bool regular;           /* dest is a regular file (fsync it) */
+	bool nonblock;          /* a FIFO or terminal opened O_NONBLOCK: poll when full */
+	char why[200];          /* a reason strerror cannot give, for the error message */
 	unsigned char *buf;
 	size_t len, cap;
 };
 
-/* Creates `path`.tmpXXXXXX next to `path` (same file system, so the final
- * rename is atomic). 0, or a negative errno with the reason in err. */
+/* Opens `path` for a profile. A regular file we own (or nothing yet) is
+ * written to `path`.tmpXXXXXX next to it (links followed; same file
+ * system, so the final rename is atomic). A FIFO, a character device,
+ * /dev/stdout and the like, or a regular file another user owns or with
+ * other hard links, is written in place, never replaced (writer.c says
+ * why each). 0, or a negative errno with the reason in err. */
 int hp_out_open(struct hp_out *o, const char *path, char *err, size_t errlen);
 /* Writes into an fd the caller owns (tests: /dev/full); commit flushes but
  * neither closes nor renames. */
@@ -39,10 +47,11 @@ void hp_out_printf(struct hp_out *o, const char *fmt, ...) __attribute__((format
  * wins and commit reports it. */
 void hp_out_fail(struct hp_out *o, int neg_errno);
 
-/* Flushes, fsyncs and renames the temporary file over `path`. On any
- * failure, recorded earlier or met now, the temporary file is removed, the
- * old `path` stays as it was and the result is a negative errno with
- * "cannot write <path>: <strerror>" in err. Frees the buffer either way. */
+/* Flushes, fsyncs and renames the temporary file over `path` (written in
+ * place: flushes and closes). On any failure, recorded earlier or met now,
+ * the temporary file is removed, the old `path` stays as it was and the
+ * result is a negative errno with "cannot write <path>: <reason>" in err.
+ * Frees the buffer either way. */
 int hp_out_commit(struct hp_out *o, char *err, size_t errlen);
 
 /* Tests only: when set, called with the temporary file's fd right after it

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -913,9 +915,250 @@ Test(writers, rename_onto_a_directory_fails_cleanly)
 		char err[512] = "";
 		int rc = writers[i].fn(&profile, path, err, sizeof(err));
 		cr_assert_eq(rc, -EISDIR, "%s: %d %s", writers[i].name, rc, err);
-		cr_assert(strstr(err, "Is a directory"), "%s", err);
+		cr_assert(strstr(err, "is a directory"), "%s", err);
 	}
 	cr_assert_eq(entries_in_dir(), 1, "temporary file left behind");
+}
+
+/* ---- write through, never replace --------------------------------------- */
+
+/* The bytes a plain file gets for `profile` from writer i: what every
+ * write-through destination must receive too. */
+static char *reference_bytes(size_t i, size_t *len)
+{
+	const char *ref = path_in("reference");
+	char err[512] = "";
+	cr_assert_eq(writers[i].fn(&profile, ref, err, sizeof(err)), 0, "%s", err);
+	char *b = slurp(ref, len);
+	unlink(ref);
+	return b;
+}
+
+/* A FIFO with a reader in another process: the reader gets the whole
+ * profile and the FIFO stays a FIFO (the temp-file-and-rename write used
+ * to replace it with a regular file and the reader got nothing). */
+Test(writers, fifo_is_written_through_to_its_reader, .timeout = 60)
+{
+	const char *fifo = path_in("pipe"), *got = path_in("got");
+	for (size_t i = 0; i < NWRITERS; i++) {
+		size_t want_len;
+		char *want = reference_bytes(i, &want_len);
+		cr_assert_eq(mkfifo(fifo, 0644), 0);
+		pid_t child = fork();
+		if (child == 0) {   /* the reader: cat fifo > got */
+			int in = open(fifo, O_RDONLY), out = open(got, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			char buf[4096];
+			ssize_t n;
+			while (in >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+				if (write(out, buf, (size_t)n) != n)
+					_exit(2);
+			_exit(in >= 0 ? 0 : 1);
+		}
+		char err[512] = "";
+		cr_assert_eq(writers[i].fn(&profile, fifo, err, sizeof(err)), 0, "%s: %s", writers[i].name, err);
+		int st;
+		cr_assert_eq(waitpid(child, &st, 0), child);
+		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		struct stat sb;
+		cr_assert_eq(lstat(fifo, &sb), 0);
+		cr_assert(S_ISFIFO(sb.st_mode), "%s replaced the FIFO", writers[i].name);
+		size_t n;
+		char *b = slurp(got, &n);
+		cr_assert_eq(n, want_len, "%s: reader got %zu bytes, a file gets %zu", writers[i].name, n, want_len);
+		cr_assert_eq(memcmp(b, want, n), 0, "%s: the reader got other bytes than a file", writers[i].name);
+		free(b);
+		free(want);
+		unlink(fifo);
+		unlink(got);
+	}
+	cr_assert_eq(entries_in_dir(), 0, "temporary file left behind");
+}
+
+/* No reader: a clear error after a bounded wait, never a hang, the FIFO
+ * left as it was. */
+Test(writers, fifo_without_reader_fails_with_the_reason, .timeout = 30)
+{
+	const char *fifo = path_in("lonely");
+	cr_assert_eq(mkfifo(fifo, 0644), 0);
+	char err[512] = "";
+	cr_assert_eq(hp_write_pprof(&profile, fifo, err, sizeof(err)), -ENXIO);
+	cr_assert(strstr(err, "no process has the FIFO") && strstr(err, "open for reading"), "%s", err);
+	struct stat sb;
+	cr_assert_eq(lstat(fifo, &sb), 0);
+	cr_assert(S_ISFIFO(sb.st_mode));
+	cr_assert_eq(entries_in_dir(), 1);
+}
+
+/* A symlink to a file in another directory: the target gets the profile
+ * (replaced atomically in its own directory), the link stays a link. A
+ * dangling link gets its target created. */
+Test(writers, symlink_is_followed_and_kept)
+{
+	char elsewhere[64];
+	strcpy(elsewhere, "/tmp/hp-writers-target-XXXXXX");
+	cr_assert_not_null(mkdtemp(elsewhere));
+	char target[128], dangling[128];
+	snprintf(target, sizeof(target), "%s/profile.out", elsewhere);
+	snprintf(dangling, sizeof(dangling), "%s/not-yet", elsewhere);
+	const char *link = path_in("link"), *link2 = path_in("link2"), *rel = path_in("rel");
+	for (size_t i = 0; i < NWRITERS; i++) {
+		size_t want_len;
+		char *want = reference_bytes(i, &want_len);
+		spit(target, "OLD");
+		cr_assert_eq(symlink(target, link), 0);
+		cr_assert_eq(symlink(dangling, link2), 0);
+		cr_assert_eq(symlink("link", rel), 0);   /* relative, and a chain: rel -> link -> target */
+		const char *via[] = { link, link2, rel };
+		const char *lands[] = { target, dangling, target };
+		for (size_t k = 0; k < 3; k++) {
+			char err[512] = "";
+			cr_assert_eq(writers[i].fn(&profile, via[k], err, sizeof(err)), 0, "%s: %s", writers[i].name, err);
+			struct stat sb;
+			cr_assert_eq(lstat(via[k], &sb), 0);
+			cr_assert(S_ISLNK(sb.st_mode), "%s replaced the link %s", writers[i].name, via[k]);
+			size_t n;
+			char *b = slurp(lands[k], &n);
+			cr_assert(n == want_len && memcmp(b, want, n) == 0, "%s via %s: target not written",
+				  writers[i].name, via[k]);
+			free(b);
+		}
+		free(want);
+		unlink(link);
+		unlink(link2);
+		unlink(rel);
+		unlink(dangling);
+	}
+	cr_assert_eq(entries_in_dir(), 0, "temporary file left behind");
+	DIR *d = opendir(elsewhere);
+	size_t left = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		left += e->d_name[0] != '.';
+	closedir(d);
+	cr_assert_eq(left, 1, "temporary file left beside the target");
+	unlink(target);
+	rmdir(elsewhere);
+}
+
+/* /dev/stdout is a link to /proc/self/fd/1, whatever fd 1 is: here a
+ * regular file already holding the program's output. The profile is
+ * appended through the descriptor; the output before it stays and the file
+ * is not replaced (same inode). Tried through a link of our own made like
+ * /dev/stdout (a regression then replaces a file of the test's, not the
+ * machine's /dev/stdout, as the old writer did) and through /dev/fd/1 (the
+ * /dev/fd directory link; nothing can be created in /proc). */
+Test(writers, stdout_link_appends_through_the_descriptor)
+{
+	const char *log = path_in("stdout.log"), *mine = path_in("my-stdout");
+	cr_assert_eq(symlink("/proc/self/fd/1", mine), 0);
+	const char *via[] = { mine, "/dev/fd/1" };
+	size_t want_len;
+	char *want = reference_bytes(1, &want_len);   /* collapsed: text */
+	for (size_t k = 0; k < 2; k++) {
+		spit(log, "program output before\n");
+		struct stat before, after;
+		cr_assert_eq(stat(log, &before), 0);
+		fflush(stdout);
+		pid_t child = fork();
+		if (child == 0) {
+			int fd = open(log, O_WRONLY | O_APPEND);
+			if (fd < 0 || dup2(fd, 1) < 0)
+				_exit(3);
+			char err[512] = "";
+			int rc = writers[1].fn(&profile, via[k], err, sizeof(err));
+			if (rc)
+				fprintf(stderr, "%s\n", err);
+			_exit(rc == 0 ? 0 : 4);
+		}
+		int st;
+		cr_assert_eq(waitpid(child, &st, 0), child);
+		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: child status %d", via[k], st);
+		cr_assert_eq(stat(log, &after), 0);
+		cr_assert_eq(after.st_ino, before.st_ino, "%s: the file behind stdout was replaced", via[k]);
+		struct stat sb;
+		cr_assert_eq(lstat(mine, &sb), 0);
+		cr_assert(S_ISLNK(sb.st_mode), "the stdout link was replaced");
+		size_t n;
+		char *b = slurp(log, &n);
+		const char *pre = "program output before\n";
+		cr_assert_eq(n, strlen(pre) + want_len, "%s: got %zu bytes", via[k], n);
+		cr_assert_eq(strncmp(b, pre, strlen(pre)), 0, "the output before the profile was lost");
+		cr_assert_eq(memcmp(b + strlen(pre), want, want_len), 0);
+		free(b);
+	}
+	free(want);
+	cr_assert_eq(entries_in_dir(), 2, "temporary file left behind");
+}
+
+/* A character device is written in place. A node of our own (the null
+ * device's numbers), so that a regression replaces a file in the test's
+ * directory and not /dev/null. Needs root (mknod). */
+Test(writers, character_device_is_written_in_place)
+{
+	if (geteuid() != 0)
+		cr_skip_test("mknod needs root");
+	const char *dev = path_in("null");
+	cr_assert_eq(mknod(dev, S_IFCHR | 0666, makedev(1, 3)), 0, "mknod: %s", strerror(errno));
+	for (size_t i = 0; i < NWRITERS; i++) {
+		char err[512] = "";
+		cr_assert_eq(writers[i].fn(&profile, dev, err, sizeof(err)), 0, "%s: %s", writers[i].name, err);
+		struct stat sb;
+		cr_assert_eq(lstat(dev, &sb), 0);
+		cr_assert(S_ISCHR(sb.st_mode), "%s replaced the device node", writers[i].name);
+	}
+	cr_assert_eq(entries_in_dir(), 1);
+}
+
+/* A regular file that is not ours alone (another owner; another hard
+ * link) is written in place: owner, inode and the other link stay. */
+Test(writers, foreign_or_linked_file_is_written_in_place)
+{
+	const char *file = path_in("shared"), *other = path_in("other-name");
+	size_t want_len;
+	char *want = reference_bytes(0, &want_len);
+	spit(file, "OLD, AND LONGER THAN NOTHING");
+	cr_assert_eq(link(file, other), 0);
+	struct stat before, after;
+	cr_assert_eq(stat(file, &before), 0);
+	char err[512] = "";
+	cr_assert_eq(hp_write_pprof(&profile, file, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(stat(other, &after), 0);
+	cr_assert_eq(after.st_ino, before.st_ino, "the hard link was broken");
+	cr_assert_eq(after.st_nlink, 2);
+	size_t n;
+	char *b = slurp(other, &n);
+	cr_assert(n == want_len && memcmp(b, want, n) == 0, "the other name does not see the profile");
+	free(b);
+	unlink(other);
+	if (geteuid() == 0) {
+		struct passwd *nobody = getpwnam("nobody");
+		cr_assert_not_null(nobody);
+		cr_assert_eq(chown(file, nobody->pw_uid, nobody->pw_gid), 0);
+		cr_assert_eq(chmod(file, 0640), 0);
+		cr_assert_eq(stat(file, &before), 0);
+		cr_assert_eq(hp_write_pprof(&profile, file, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(stat(file, &after), 0);
+		cr_assert_eq(after.st_ino, before.st_ino, "another user's file was replaced");
+		cr_assert_eq(after.st_uid, nobody->pw_uid, "owner changed");
+		cr_assert_eq(after.st_mode & 07777, 0640, "modes changed");
+		b = slurp(file, &n);
+		cr_assert(n == want_len && memcmp(b, want, n) == 0);
+		free(b);
+	}
+	free(want);
+	cr_assert_eq(entries_in_dir(), 1, "temporary file left behind");
+}
+
+/* A socket cannot take a profile: refused with the reason, left alone. */
+Test(writers, socket_is_refused)
+{
+	const char *sock = path_in("sock");
+	cr_assert_eq(mknod(sock, S_IFSOCK | 0644, 0), 0, "%s", strerror(errno));
+	char err[512] = "";
+	cr_assert_eq(hp_write_pprof(&profile, sock, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "is a socket"), "%s", err);
+	struct stat sb;
+	cr_assert_eq(lstat(sock, &sb), 0);
+	cr_assert(S_ISSOCK(sb.st_mode));
 }
 
 Test(writers, invalid_profile_is_refused_before_any_file)
