@@ -16,6 +16,10 @@ static struct hp_agent_options options;
  * not, HotSpot unloads the library when we return an error: nothing of ours
  * (JVMTI callbacks above all) may outlive that. */
 static int loaded_ok;
+/* The options of the first Agent_OnLoad, for the warning when a second
+ * one comes (the same library named twice: HotSpot calls each
+ * -agentpath's Agent_OnLoad, and one copy of our globals serves both). */
+static char first_spec[256];
 static struct hp_probe *probe;
 static jvmtiEnv *agent_jvmti;
 /* info=exit: the options the report at VMDeath is written with (those of
@@ -93,6 +97,15 @@ static int open_probe(JavaVM *vm, const struct hp_agent_options *o)
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *spec, void *reserved)
 {
 	char err[1024];
+	if (loaded_ok) {
+		/* Say JAVA_TOOL_OPTIONS and the command line both name us. Two
+		 * profilers cannot share one sampling interval; failing would
+		 * stop the JVM from starting over a duplicate. */
+		fprintf(stderr, "heapprobe: loaded a second time (-agentpath given twice, say in JAVA_TOOL_OPTIONS and "
+			"on the command line); keeping the first profiler (options '%s'), ignoring '%s'\n",
+			first_spec, spec ? spec : "");
+		return JNI_OK;
+	}
 	if (hp_options_parse(spec, &options, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return JNI_ERR;         /* fails the JVM start, like a bad -XX flag */
@@ -106,10 +119,16 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *spec, void *reserved)
 	(*agent_jvmti)->SetEventNotificationMode(agent_jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
 	if (options.info_at_exit)
 		arm_exit_report(&options);
-	if (options.profile && hp_profiler_start(vm, probe, &options, NULL, 0, err, sizeof(err))) {
+	int rc = options.profile ? hp_profiler_start(vm, probe, &options, NULL, 0, err, sizeof(err)) : 0;
+	if (rc == -EBUSY) {
+		/* Another agent samples: the JVM starts, without our profile;
+		 * the heap-usage part (info) keeps working. */
+		fprintf(stderr, "%s\n", err);
+	} else if (rc) {
 		fprintf(stderr, "%s\n", err);
 		return JNI_ERR;         /* the JVM will not start: nothing outlives us */
 	}
+	snprintf(first_spec, sizeof(first_spec), "%s", spec ? spec : "");
 	loaded_ok = 1;
 	return JNI_OK;
 }

@@ -111,40 +111,51 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 		size_t vlen = eq ? len - nlen - 1 : 0;
 #define IS(name) (nlen == sizeof(name) - 1 && strncmp(p, name, nlen) == 0)
 		bool ok = true, profiler = true;
+		const char *range = "";   /* what a good value looks like, for the error */
 		if (len == 0) {
 			profiler = false;
 		} else if (IS("interval")) {
 			ok = v && parse_size(v, vlen, &out->interval) && out->interval < (1ull << 31);   /* a jint */
+			range = "interval is a size in bytes from 0 (every allocation) to 2147483647, with k, m or g for KiB, MiB, GiB (default 512k)";
 		} else if (IS("live")) {
 			ok = parse_bool(v, vlen, &out->live);
+			range = "live is true or false (also on/off, yes/no, 1/0)";
 		} else if (IS("min_age")) {
 			ok = v && parse_uint(v, vlen, 0, 1000000, &out->min_age);
+			range = "min_age is a number of markings from 0 to 1000000 (default 1)";
 		} else if (IS("depth")) {
 			ok = v && parse_uint(v, vlen, 1, 1024, &out->depth);  /* 16 KiB of frames on the thread's stack */
+			range = "depth is a number of frames from 1 to 1024 (default 64)";
 		} else if (IS("file")) {
 			ok = copy_path(out->file, sizeof(out->file), v, vlen);
+			range = "file is a path of 1 to 511 bytes (%p: the PID, %t: the time)";
 		} else if (IS("format")) {
 			/* in enum hp_format's order */
 			static const char *const formats[] = { "pprof", "collapsed", "html", NULL };
 			int f;
 			if ((ok = parse_choice(v, vlen, formats, &f)))
 				out->format = (enum hp_format)f;
+			range = "format is pprof, collapsed or html";
 		} else if (IS("period")) {
 			ok = v && parse_uint(v, vlen, 0, 86400 * 365, &out->period);
+			range = "period is seconds from 0 (no periodic profile) to 31536000 (a year)";
 		} else if (IS("max_live")) {
 			ok = v && parse_uint(v, vlen, 16, 100000000, &out->max_live);
+			range = "max_live is a number of live samples tracked from 16 to 100000000 (default 100000)";
 		} else if (IS("stacks")) {
 			/* in enum hp_stacks_mode's order */
 			static const char *const modes[] = { "cache", "verify", "jvmti", NULL };
 			int m;
 			if ((ok = parse_choice(v, vlen, modes, &m)))
 				out->stacks = (enum hp_stacks_mode)m;
+			range = "stacks is cache, verify or jvmti";
 		} else if (IS("mark")) {
 			/* in enum hp_mark_policy's order */
 			static const char *const policies[] = { "concurrent", "full", "off", NULL };
 			int m;
 			if ((ok = parse_choice(v, vlen, policies, &m)))
 				out->mark = (enum hp_mark_policy)m;
+			range = "mark is concurrent, full or off";
 		} else if (IS("dump") && !v) {
 			out->dump = true;
 			profiler = false;
@@ -164,6 +175,7 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 			only_reports = true;
 		} else if (IS("log")) {
 			ok = copy_path(out->log, sizeof(out->log), v, vlen);
+			range = "log is a path of 1 to 255 bytes";
 			profiler = false;
 		} else {
 			snprintf(err, errlen, "heapprobe: unknown or malformed option '%.*s'; valid options: %s",
@@ -172,8 +184,11 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 		}
 #undef IS
 		if (!ok) {
-			snprintf(err, errlen, "heapprobe: bad value in option '%.*s'; valid options: %s", (int)len, p,
-				 valid_options);
+			if (range[0])
+				snprintf(err, errlen, "heapprobe: bad value in option '%.*s': %s", (int)len, p, range);
+			else
+				snprintf(err, errlen, "heapprobe: bad value in option '%.*s'; valid options: %s", (int)len, p,
+					 valid_options);
 			return -EINVAL;
 		}
 		any_profiler_option |= profiler;

@@ -49,12 +49,15 @@
 #include "agent/sampler.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <semaphore.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -565,8 +568,57 @@ static uint64_t frame_hash(const struct hp_frame *f)
 	return h ^ (h >> 29);
 }
 
+/* The profile in the configured format; collapsed with live also writes
+ * PATH.alloc. 0, or a negative errno with the reason in err. */
+static int write_formats(const struct hp_profile *p, const char *path, char *err, size_t errlen)
+{
+	switch (prof.o.format) {
+	case HP_FORMAT_PPROF: return hp_write_pprof(p, path, err, errlen);
+	case HP_FORMAT_HTML: return hp_write_html(p, path, err, errlen);
+	case HP_FORMAT_COLLAPSED: break;
+	}
+	int rc = hp_write_collapsed(p, prof.o.live ? HP_VIEW_INUSE : HP_VIEW_ALLOC, path, err, errlen);
+	if (rc == 0 && prof.o.live) {
+		char alloc_path[720];
+		snprintf(alloc_path, sizeof(alloc_path), "%s.alloc", path);
+		rc = hp_write_collapsed(p, HP_VIEW_ALLOC, alloc_path, err, errlen);
+	}
+	return rc;
+}
+
+/* Where the last profile goes when its own path fails (disk full, the
+ * directory removed, a FIFO nobody reads): $TMPDIR, else the working
+ * directory, whichever is not the failed path's own directory, under a name
+ * nothing has yet (heapprobe-fallback-PID-N-<file name>), so that the
+ * fallback cannot replace anything either. 0, or -ENOENT. */
+static int fallback_path(const char *path, char *out, size_t cap)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	char pdir[PATH_MAX], here[PATH_MAX];
+	char *d = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	bool have_pdir = d && realpath(d, pdir);
+	free(d);
+	const char *tmpdir = getenv("TMPDIR");
+	const char *dirs[] = { tmpdir && *tmpdir ? tmpdir : NULL, getcwd(here, sizeof(here)) };
+	for (size_t i = 0; i < 2; i++) {
+		char real[PATH_MAX];
+		if (!dirs[i] || !realpath(dirs[i], real) || (have_pdir && strcmp(real, pdir) == 0))
+			continue;
+		for (int n = 0; n < 100; n++) {
+			struct stat st;
+			int w = snprintf(out, cap, "%s/heapprobe-fallback-%d-%d-%s", real, (int)getpid(), n, base);
+			if (w < 0 || (size_t)w >= cap)
+				break;
+			if (lstat(out, &st) != 0 && errno == ENOENT)
+				return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 /* Builds the profile and writes it. Runs on a thread with a JNIEnv. */
-static int write_snapshot(JNIEnv *jni, const char *why)
+static int write_snapshot(JNIEnv *jni, const char *why, bool final)
 {
 	struct hp_sites *t = &prof.sites;
 	uint32_t nslots = t->mask + 1;
@@ -665,22 +717,22 @@ static int write_snapshot(JNIEnv *jni, const char *why)
 	};
 	char path[600], err[512] = "";
 	hp_options_output_path(&prof.o, path, sizeof(path));
-	switch (prof.o.format) {
-	case HP_FORMAT_PPROF: rc = hp_write_pprof(&p, path, err, sizeof(err)); break;
-	case HP_FORMAT_HTML: rc = hp_write_html(&p, path, err, sizeof(err)); break;
-	case HP_FORMAT_COLLAPSED:
-		rc = hp_write_collapsed(&p, prof.o.live ? HP_VIEW_INUSE : HP_VIEW_ALLOC, path, err, sizeof(err));
-		if (rc == 0 && prof.o.live) {
-			char alloc_path[620];
-			snprintf(alloc_path, sizeof(alloc_path), "%s.alloc", path);
-			rc = hp_write_collapsed(&p, HP_VIEW_ALLOC, alloc_path, err, sizeof(err));
-		}
-		break;
-	}
-	if (rc)
-		logf_("%s; profile data kept, next write will retry", err[0] ? err : strerror(-rc));
-	else
+	rc = write_formats(&p, path, err, sizeof(err));
+	if (rc == 0) {
 		logf_("wrote %s (%zu sites, %s; %s)", path, nsamples, c2, c4);
+	} else if (!final) {
+		logf_("%s; profile data kept, the next write (period, dump, stop or exit) retries", err[0] ? err : strerror(-rc));
+	} else {
+		/* No next write: one more try, somewhere else. */
+		char alt[PATH_MAX], err2[512] = "";
+		if (fallback_path(path, alt, sizeof(alt)) < 0)
+			logf_("%s; no fallback directory ($TMPDIR, the working directory) differs from it: this profile is lost",
+			      err[0] ? err : strerror(-rc));
+		else if (write_formats(&p, alt, err2, sizeof(err2)) == 0)
+			logf_("%s; wrote %s instead (%zu sites, %s; %s)", err[0] ? err : strerror(-rc), alt, nsamples, c2, c4);
+		else
+			logf_("%s; the fallback failed too (%s): this profile is lost", err[0] ? err : strerror(-rc), err2);
+	}
 out:
 	free(ctx.acc);
 	free(samples);
@@ -707,7 +759,9 @@ static void mark_before_profile(bool periodic)
 		logf_("no marking before profiles: %s", prof.marks.last_request);
 }
 
-static int dump(JNIEnv *jni, const char *why, bool may_mark, bool periodic)
+/* final: the last profile of this profiler (stop, exit), retried to a
+ * fallback when its path fails. */
+static int dump(JNIEnv *jni, const char *why, bool may_mark, bool periodic, bool final)
 {
 	pthread_mutex_lock(&prof.dump_lock);
 	/* Checked under the lock: a stop frees the tables under it too. */
@@ -715,7 +769,7 @@ static int dump(JNIEnv *jni, const char *why, bool may_mark, bool periodic)
 	if (prof.sites.slots) {
 		if (may_mark)
 			mark_before_profile(periodic);
-		rc = write_snapshot(jni, why);
+		rc = write_snapshot(jni, why, final);
 	}
 	pthread_mutex_unlock(&prof.dump_lock);
 	return rc;
@@ -723,7 +777,7 @@ static int dump(JNIEnv *jni, const char *why, bool may_mark, bool periodic)
 
 int hp_profiler_dump(JNIEnv *jni, const char *why)
 {
-	return dump(jni, why, true, false);
+	return dump(jni, why, true, false, false);
 }
 
 /* ---- exit marking ---------------------------------------------------------
@@ -849,7 +903,7 @@ static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 		struct timespec now;
 		clock_gettime(CLOCK_REALTIME, &now);
 		if (prof.o.period && now.tv_sec >= next.tv_sec) {
-			dump(jni, "periodic profile", true, true);
+			dump(jni, "periodic profile", true, true, false);
 			next.tv_sec = now.tv_sec + prof.o.period;
 		}
 	}
@@ -902,7 +956,7 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 	sem_post(&prof.wake);
 	for (int i = 0; i < 200 && atomic_load(&prof.thread_alive); i++)
 		usleep(10000);
-	dump(jni, "profile at exit", false, false);
+	dump(jni, "profile at exit", false, false, true);
 	atomic_store(&prof.running, 0);
 }
 
@@ -958,6 +1012,18 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	caps.can_generate_garbage_collection_events = 1;
 	caps.can_tag_objects = 1;
 	if ((*j)->AddCapabilities(j, &caps) != JVMTI_ERROR_NONE) {
+		/* can_generate_sampled_object_alloc_events is held by one
+		 * environment at a time: if it is no longer potential, another
+		 * agent has it (a second copy of heapprobe, another heap
+		 * profiler). */
+		jvmtiCapabilities pot;
+		memset(&pot, 0, sizeof(pot));
+		if ((*j)->GetPotentialCapabilities(j, &pot) == JVMTI_ERROR_NONE && !pot.can_generate_sampled_object_alloc_events) {
+			snprintf(err, errlen, "heapprobe: another JVMTI agent in this JVM holds can_generate_sampled_object_alloc_events "
+				 "(a second copy of heapprobe, or another heap profiler): only one may sample allocations; "
+				 "this heapprobe does not profile");
+			return -EBUSY;
+		}
 		snprintf(err, errlen, "heapprobe: JVMTI refused SampledObjectAlloc/GC/tagging capabilities");
 		return -ENOTSUP;
 	}
@@ -1026,7 +1092,7 @@ int hp_profiler_stop(JNIEnv *jni)
 	sem_post(&prof.wake);
 	for (int i = 0; i < 500 && atomic_load(&prof.thread_alive); i++)
 		usleep(10000);
-	int rc = dump(jni, "profile at stop", true, false);
+	int rc = dump(jni, "profile at stop", true, false, true);
 	remove_exit_hook(jni);
 	(*j)->SetEventNotificationMode(j, JVMTI_DISABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL);
 	pthread_mutex_lock(&prof.dump_lock);

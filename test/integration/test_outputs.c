@@ -1,0 +1,322 @@
+/* Where the agent's profile goes, with a real JVM and the real agent:
+ * written through a FIFO to a reader in another process, through a
+ * symlink, /dev/stdout; a final write that fails (a full tmpfs, a removed
+ * directory) retried once to a fallback and logged; the agent loaded twice;
+ * option errors that give the valid range. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jvmrun.h"
+
+static char workdir[256];
+
+static void make_workdir(void)
+{
+	snprintf(workdir, sizeof(workdir), "/tmp/hp-outputs-test-XXXXXX");
+	cr_assert_not_null(mkdtemp(workdir));
+}
+
+static double truth(const struct jvm_result *r, const char *key)
+{
+	char buf[64];
+	cr_assert_not_null(jvm_field(r, key, buf, sizeof(buf)), "no %s in output:\n%s", key, r->output);
+	return atof(buf);
+}
+
+/* Lines of a collapsed file that name `frame`; -1 if it cannot be read. */
+static long lines_with(const char *path, const char *frame)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char line[8192];
+	long n = 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, frame) != NULL;
+	fclose(f);
+	return n;
+}
+
+/* A short program whose allocation profile names GcLoop.main. */
+#define GCLOOP_ARGS "-cp", HP_TEST_CLASSES, "GcLoop", "3"
+
+TestSuite(outputs, .timeout = 300);
+
+/* The profile at exit into a FIFO that `cat` in another process reads:
+ * the reader gets the whole live view, right against the program's own
+ * construction, and the FIFO is still a FIFO. */
+Test(outputs, fifo_read_by_another_process)
+{
+	make_workdir();
+	char fifo[512], got[512], agent[1200];
+	snprintf(fifo, sizeof(fifo), "%s/profile.fifo", workdir);
+	snprintf(got, sizeof(got), "%s/got.collapsed", workdir);
+	cr_assert_eq(mkfifo(fifo, 0644), 0);
+	pid_t reader = fork();
+	if (reader == 0) {
+		int out = open(got, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (out < 0 || dup2(out, 1) < 0)
+			_exit(3);
+		execlp("cat", "cat", fifo, (char *)NULL);
+		_exit(4);
+	}
+	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=64k,format=collapsed,file=%s", HP_AGENT_PATH, fifo);
+	const char *argv[] = { HP_JAVA, "-Xmx512m", agent, "-cp", HP_TEST_CLASSES, "RetainedSet", NULL };
+	struct jvm_result r = jvm_run(argv, NULL, 240);
+	int st;
+	/* The reader ends when the writer closes; if the agent never opened
+	 * the FIFO, do not wait for ever. */
+	for (int i = 0; i < 100 && waitpid(reader, &st, WNOHANG) == 0; i++)
+		usleep(100000);
+	if (waitpid(reader, &st, WNOHANG) == 0) {
+		kill(reader, SIGKILL);
+		waitpid(reader, &st, 0);
+		cr_assert_fail("the reader got no end of file: the profile never went through the FIFO\n%s", r.output);
+	}
+	cr_expect_eq(r.exit_code, 0, "%s", r.output);
+	cr_expect(strstr(r.output, "wrote "), "%s", r.output);
+	struct stat sb;
+	cr_assert_eq(lstat(fifo, &sb), 0);
+	cr_expect(S_ISFIFO(sb.st_mode), "the FIFO was replaced by a regular file");
+	/* 40 MiB at 64 KiB is ~640 samples (~4% relative error): +-20% is 5 sigma. */
+	double kb = collapsed_sum(got, "RetainedSet.keepBytes", NULL);
+	double tb = truth(&r, "truth.keepBytes");
+	cr_expect(kb > 0.8 * tb && kb < 1.2 * tb, "the reader got keepBytes %.0f vs truth %.0f\n%s", kb, tb, r.output);
+	jvm_result_free(&r);
+}
+
+/* file= a symlink to a file in another directory: the target gets the
+ * profile, the link stays a link, nothing is left beside either. */
+Test(outputs, symlink_to_a_file_elsewhere)
+{
+	make_workdir();
+	char other[512], target[600], link[512], agent[1200];
+	snprintf(other, sizeof(other), "%s/elsewhere", workdir);
+	cr_assert_eq(mkdir(other, 0755), 0);
+	snprintf(target, sizeof(target), "%s/real.collapsed", other);
+	snprintf(link, sizeof(link), "%s/via-link.collapsed", workdir);
+	FILE *f = fopen(target, "w");
+	cr_assert_not_null(f);
+	fputs("OLD PROFILE 1\n", f);
+	fclose(f);
+	cr_assert_eq(symlink(target, link), 0);
+	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=64k,live=false,format=collapsed,file=%s", HP_AGENT_PATH,
+		 link);
+	const char *argv[] = { HP_JAVA, agent, GCLOOP_ARGS, NULL };
+	struct jvm_result r = jvm_run(argv, NULL, 120);
+	cr_expect_eq(r.exit_code, 0, "%s", r.output);
+	struct stat sb;
+	cr_assert_eq(lstat(link, &sb), 0);
+	cr_expect(S_ISLNK(sb.st_mode), "the link was replaced by a regular file");
+	cr_expect_gt(lines_with(target, "GcLoop.main"), 0, "the target has no profile\n%s", r.output);
+	cr_expect_eq(lines_with(target, "OLD PROFILE"), 0);
+	glob_t g;
+	char pat[700];
+	snprintf(pat, sizeof(pat), "%s/*.tmp*", other);
+	cr_expect_eq(glob(pat, 0, NULL, &g), GLOB_NOMATCH, "temporary file left beside the target");
+	jvm_result_free(&r);
+}
+
+/* file=/dev/stdout: the profile comes out on the JVM's stdout (here the
+ * test's pipe) after the program's own output, and /dev/stdout is still
+ * the link it was. Should a regression replace it (the old writer did),
+ * the link is put back and the test fails. */
+Test(outputs, dev_stdout)
+{
+	struct stat sb;
+	cr_assert_eq(lstat("/dev/stdout", &sb), 0);
+	cr_assert(S_ISLNK(sb.st_mode), "/dev/stdout is not a link on this machine before the test");
+	char agent[1200];
+	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=64k,live=false,format=collapsed,file=/dev/stdout",
+		 HP_AGENT_PATH);
+	const char *argv[] = { HP_JAVA, agent, GCLOOP_ARGS, NULL };
+	struct jvm_result r = jvm_run(argv, NULL, 120);
+	bool still_link = lstat("/dev/stdout", &sb) == 0 && S_ISLNK(sb.st_mode);
+	if (!still_link) {
+		unlink("/dev/stdout");
+		symlink("/proc/self/fd/1", "/dev/stdout");
+	}
+	cr_expect(still_link, "/dev/stdout was replaced");
+	cr_expect_eq(r.exit_code, 0, "%s", r.output);
+	const char *done = strstr(r.output, "GcLoop done");
+	cr_assert_not_null(done, "%s", r.output);
+	cr_expect(strstr(done, "GcLoop.main"), "no profile on stdout after the program's output\n%s", r.output);
+	jvm_result_free(&r);
+}
+
+/* The fallback file the agent names in its log ("wrote PATH instead"),
+ * copied to buf; NULL if the log names none. */
+static const char *fallback_named(const struct jvm_result *r, char *buf, size_t cap)
+{
+	const char *w = strstr(r->output, "; wrote ");
+	if (!w)
+		return NULL;
+	w += strlen("; wrote ");
+	const char *e = strstr(w, " instead");
+	if (!e || (size_t)(e - w) >= cap)
+		return NULL;
+	memcpy(buf, w, (size_t)(e - w));
+	buf[e - w] = '\0';
+	return buf;
+}
+
+/* A tmpfs of 64 KiB filled to the last byte: the profile at exit cannot be
+ * written there, goes to $TMPDIR instead, and the log names it. */
+Test(outputs, full_disk_falls_back_to_tmpdir)
+{
+	make_workdir();
+	char mnt[512], fill[600], tmpdir[512], path[600], agent[1200], envtmp[600];
+	snprintf(mnt, sizeof(mnt), "%s/full", workdir);
+	snprintf(tmpdir, sizeof(tmpdir), "%s/tmp", workdir);
+	cr_assert_eq(mkdir(mnt, 0755), 0);
+	cr_assert_eq(mkdir(tmpdir, 0755), 0);
+	if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k") != 0)
+		cr_skip_test("cannot mount a tmpfs here (%s): run as root with CAP_SYS_ADMIN", strerror(errno));
+	snprintf(fill, sizeof(fill), "%s/filler", mnt);
+	int fd = open(fill, O_WRONLY | O_CREAT, 0644);
+	char block[4096] = { 0 };
+	while (fd >= 0 && write(fd, block, sizeof(block)) > 0)
+		;
+	while (fd >= 0 && write(fd, block, 1) > 0)
+		;
+	close(fd);
+	snprintf(path, sizeof(path), "%s/p.collapsed", mnt);
+	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=64k,live=false,format=collapsed,file=%s", HP_AGENT_PATH,
+		 path);
+	snprintf(envtmp, sizeof(envtmp), "TMPDIR=%s", tmpdir);
+	const char *argv[] = { HP_JAVA, agent, GCLOOP_ARGS, NULL };
+	const char *env[] = { envtmp, NULL };
+	struct jvm_result r = jvm_run(argv, env, 120);
+	umount2(mnt, MNT_DETACH);
+	cr_expect_eq(r.exit_code, 0, "%s", r.output);
+	cr_expect(strstr(r.output, "No space left on device"), "%s", r.output);
+	char alt[700];
+	cr_assert_not_null(fallback_named(&r, alt, sizeof(alt)), "the log names no fallback\n%s", r.output);
+	cr_expect_eq(strncmp(alt, tmpdir, strlen(tmpdir)), 0, "fallback %s is not in $TMPDIR", alt);
+	cr_expect_gt(lines_with(alt, "GcLoop.main"), 0, "the fallback %s has no profile\n%s", alt, r.output);
+	jvm_result_free(&r);
+}
+
+/* The output directory removed while the program runs: the profile at
+ * exit goes to $TMPDIR; with $TMPDIR unusable too (/proc takes no file),
+ * the log says plainly that it is lost. */
+Test(outputs, removed_directory)
+{
+	make_workdir();
+	char gone[512], path[600], agent[1200], envtmp[600];
+	snprintf(gone, sizeof(gone), "%s/gone", workdir);
+	snprintf(path, sizeof(path), "%s/p.collapsed", gone);
+	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=64k,live=false,format=collapsed,file=%s", HP_AGENT_PATH,
+		 path);
+	snprintf(envtmp, sizeof(envtmp), "TMPDIR=%s", workdir);
+	/* The directory is there when the JVM starts and gone 0.3 s later,
+	 * long before GcLoop's 2000 collections end (seconds). */
+	for (int lost = 0; lost < 2; lost++) {
+		cr_assert_eq(mkdir(gone, 0755), 0);
+		const char *argv[] = { HP_JAVA, agent, "-cp", HP_TEST_CLASSES, "GcLoop", "2000", NULL };
+		const char *env[] = { lost ? "TMPDIR=/proc" : envtmp, NULL };
+		pid_t remover = fork();
+		if (remover == 0) {
+			usleep(300000);
+			_exit(rmdir(gone) == 0 ? 0 : 1);
+		}
+		struct jvm_result r = jvm_run(argv, env, 180);
+		int st;
+		waitpid(remover, &st, 0);
+		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "could not remove %s", gone);
+		cr_expect_eq(r.exit_code, 0, "%s", r.output);
+		cr_expect(strstr(r.output, "GcLoop done"), "%s", r.output);
+		cr_expect(strstr(r.output, path), "the error names the path\n%s", r.output);
+		char alt[700];
+		if (!lost) {
+			cr_assert_not_null(fallback_named(&r, alt, sizeof(alt)), "no fallback named\n%s", r.output);
+			cr_expect_gt(lines_with(alt, "GcLoop.main"), 0, "the fallback %s has no profile", alt);
+		} else {
+			cr_expect_null(fallback_named(&r, alt, sizeof(alt)), "%s", r.output);
+			cr_expect(strstr(r.output, "this profile is lost"), "%s", r.output);
+		}
+		jvm_result_free(&r);
+	}
+}
+
+/* JAVA_TOOL_OPTIONS and the command line both load the agent: a warning,
+ * the first profiler kept (its file written, the second's not), the JVM
+ * runs. Then two copies of the library (two paths): the second cannot
+ * sample, says why, and the JVM runs. */
+Test(outputs, loaded_twice)
+{
+	make_workdir();
+	char first[600], second[600], tool[1300], cmdline[1300], copy[600], cmd[1400];
+	snprintf(first, sizeof(first), "%s/first.collapsed", workdir);
+	snprintf(second, sizeof(second), "%s/second.collapsed", workdir);
+	snprintf(tool, sizeof(tool), "JAVA_TOOL_OPTIONS=-agentpath:%s=interval=64k,live=false,format=collapsed,file=%s",
+		 HP_AGENT_PATH, first);
+	snprintf(cmdline, sizeof(cmdline), "-agentpath:%s=interval=64k,live=false,format=collapsed,file=%s",
+		 HP_AGENT_PATH, second);
+	const char *argv[] = { HP_JAVA, cmdline, GCLOOP_ARGS, NULL };
+	const char *env[] = { tool, NULL };
+	struct jvm_result r = jvm_run(argv, env, 120);
+	cr_expect_eq(r.exit_code, 0, "%s", r.output);
+	cr_expect(strstr(r.output, "GcLoop done"), "%s", r.output);
+	cr_expect(strstr(r.output, "loaded a second time"), "%s", r.output);
+	cr_expect(strstr(r.output, "keeping the first profiler"), "%s", r.output);
+	cr_expect_gt(lines_with(first, "GcLoop.main"), 0, "the first profiler wrote no profile\n%s", r.output);
+	cr_expect_eq(access(second, F_OK), -1, "the second load profiled too");
+	jvm_result_free(&r);
+
+	snprintf(copy, sizeof(copy), "%s/libheapprobe-copy.so", workdir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", HP_AGENT_PATH, copy);
+	cr_assert_eq(system(cmd), 0);
+	unlink(first);
+	char a1[1300], a2[1300];
+	snprintf(a1, sizeof(a1), "-agentpath:%s=interval=64k,live=false,format=collapsed,file=%s", HP_AGENT_PATH, first);
+	snprintf(a2, sizeof(a2), "-agentpath:%s=interval=64k,live=false,format=collapsed,file=%s", copy, second);
+	const char *argv2[] = { HP_JAVA, a1, a2, GCLOOP_ARGS, NULL };
+	r = jvm_run(argv2, NULL, 120);
+	cr_expect_eq(r.exit_code, 0, "%s", r.output);
+	cr_expect(strstr(r.output, "GcLoop done"), "%s", r.output);
+	cr_expect(strstr(r.output, "another JVMTI agent in this JVM holds can_generate_sampled_object_alloc_events"), "%s",
+		  r.output);
+	cr_expect_gt(lines_with(first, "GcLoop.main"), 0, "the first profiler wrote no profile\n%s", r.output);
+	cr_expect_eq(access(second, F_OK), -1, "the second copy profiled too");
+	jvm_result_free(&r);
+}
+
+/* Each out-of-range value names the option and its valid range, and the
+ * JVM does not start (like a bad -XX flag). */
+Test(outputs, option_errors_give_the_range)
+{
+	static const struct {
+		const char *opt, *want;
+	} cases[] = {
+		{ "max_live=5", "max_live is a number of live samples tracked from 16 to 100000000" },
+		{ "depth=0", "depth is a number of frames from 1 to 1024" },
+		{ "depth=2000", "depth is a number of frames from 1 to 1024" },
+		{ "interval=3g", "interval is a size in bytes from 0 (every allocation) to 2147483647" },
+		{ "interval=-1", "interval is a size in bytes" },
+		{ "period=-5", "period is seconds from 0 (no periodic profile) to 31536000" },
+		{ "period=40000000", "period is seconds from 0" },
+		{ "format=jpeg", "format is pprof, collapsed or html" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char agent[1200];
+		snprintf(agent, sizeof(agent), "-agentpath:%s=%s", HP_AGENT_PATH, cases[i].opt);
+		const char *argv[] = { HP_JAVA, agent, "-version", NULL };
+		struct jvm_result r = jvm_run(argv, NULL, 60);
+		cr_expect_neq(r.exit_code, 0, "%s started\n%s", cases[i].opt, r.output);
+		char want[300];
+		snprintf(want, sizeof(want), "bad value in option '%s': %s", cases[i].opt, cases[i].want);
+		cr_expect(strstr(r.output, want), "%s: want \"%s\"\n%s", cases[i].opt, want, r.output);
+		jvm_result_free(&r);
+	}
+}
