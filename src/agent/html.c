@@ -178,7 +178,7 @@ static int site_cmp(const void *a, const void *b)
  * (the intervals need not be symmetric). */
 static int collect_sites(const struct hp_profile *p, struct site **out, size_t *nout)
 {
-	static const struct hp_frame unknown = { "[unknown]", "", 0 };
+	static const struct hp_frame unknown = { "[unknown]", "", 0, NULL };
 	struct hp_intern strs, keys;
 	struct site *sites = NULL;
 	size_t n = 0, cap = 0;

@@ -10,7 +10,7 @@
 
 static const char valid_options[] =
 	"interval=<size>, live[=true|false], min_age=<n>, depth=<n>, file=<path>, "
-	"format=pprof|collapsed|html, period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=concurrent|full|off, dump, stop, info, info=exit, "
+	"format=pprof|collapsed|html|jfr, period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=concurrent|full|off, dump, stop, info, info=exit, "
 	"verify, log=<path>";
 
 /* "512k", "1m", "100" -> bytes. false on junk, overflow or empty. */
@@ -131,11 +131,11 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 			range = "file is a path of 1 to 511 bytes (%p: the PID, %t: the time)";
 		} else if (IS("format")) {
 			/* in enum hp_format's order */
-			static const char *const formats[] = { "pprof", "collapsed", "html", NULL };
+			static const char *const formats[] = { "pprof", "collapsed", "html", "jfr", NULL };
 			int f;
 			if ((ok = parse_choice(v, vlen, formats, &f)))
 				out->format = (enum hp_format)f;
-			range = "format is pprof, collapsed or html";
+			range = "format is pprof, collapsed, html or jfr";
 		} else if (IS("period")) {
 			ok = v && parse_uint(v, vlen, 0, 86400 * 365, &out->period);
 			range = "period is seconds from 0 (no periodic profile) to 31536000 (a year)";
@@ -210,6 +210,7 @@ const char *hp_format_extension(enum hp_format f)
 	switch (f) {
 	case HP_FORMAT_COLLAPSED: return "collapsed";
 	case HP_FORMAT_HTML: return "html";
+	case HP_FORMAT_JFR: return "jfr";
 	case HP_FORMAT_PPROF: break;
 	}
 	return "pb.gz";

@@ -10,6 +10,7 @@ struct hp_frame {
 	const char *function;       /* "java.util.ArrayList.grow" (pkg.Class.method) */
 	const char *file;           /* "ArrayList.java", "" if unknown */
 	int line;                   /* source line, 0 if unknown */
+	const char *descriptor;     /* "(I)V", NULL if unknown (JFR names methods with it) */
 };
 
 struct hp_prof_sample {
@@ -28,6 +29,40 @@ struct hp_prof_sample {
 	int64_t recent_objects, recent_bytes;
 };
 
+/* One sample as it was taken, for formats that keep samples (JFR). */
+enum hp_event_kind {
+	HP_EVENT_ALLOC,             /* an allocation sample; weight = the bytes it stands for */
+	HP_EVENT_LIVE,              /* a live sample a marking verified; weight = its share of inuse_bytes */
+	HP_EVENT_RECENT,            /* a live sample no marking has seen yet; weight = its share of recent_bytes */
+};
+#define HP_PROF_NO_THREAD UINT32_MAX
+
+struct hp_prof_event {
+	uint32_t sample;            /* index into hp_profile.samples: its stack and class */
+	uint32_t thread;            /* index into hp_profile.threads, or HP_PROF_NO_THREAD */
+	int64_t time_nanos;         /* CLOCK_REALTIME when sampled; 0 = unknown */
+	int64_t size;               /* the object's size; 0 for a per-site remainder */
+	int64_t weight;             /* bytes; per sample and kind they sum to the sample's totals */
+	int32_t markings;           /* live samples: markings that found it alive; 0 otherwise */
+	uint8_t kind;               /* enum hp_event_kind */
+};
+
+struct hp_prof_thread {
+	int64_t os_tid;
+	const char *name;           /* Java name, "" if unknown */
+};
+
+/* The heap figure beside the profile (JFR's jdk.GCHeapSummary). */
+struct hp_prof_heap {
+	int64_t time_nanos;         /* CLOCK_REALTIME of the reading */
+	uint64_t used, committed;   /* after the last collection */
+	uint32_t gc_id;             /* collections seen */
+	const char *kind;           /* "after-young-gc", "after-full-gc", ... */
+	const char *source;         /* the heapusage mode that read it */
+	uint64_t marked_live;       /* live bytes the last marking found, 0 = none */
+	const char *marked_source;
+};
+
 struct hp_profile {
 	const struct hp_frame *frames;
 	size_t nframes;
@@ -38,6 +73,14 @@ struct hp_profile {
 	int64_t duration_nanos;
 	const char *const *comments;    /* e.g. "live heap scaled to 21.3 MiB from last-gc-fields after GC #12" */
 	size_t ncomments;
+	/* Optional, for formats that keep samples (JFR); the others read only
+	 * the per-stack totals above. Without events, a writer that needs
+	 * them makes one per stack and kind from the totals. */
+	const struct hp_prof_event *events;
+	size_t nevents;
+	const struct hp_prof_thread *threads;
+	size_t nthreads;
+	const struct hp_prof_heap *heap;    /* NULL: none */
 };
 
 /* pprof sample types: alloc_objects, alloc_space, inuse_objects, inuse_space
@@ -58,5 +101,11 @@ int hp_write_collapsed(const struct hp_profile *p, enum hp_profile_view view, co
 /* One self-contained HTML page (no network) with alloc and live flame graphs
  * and a table of sites with their live estimate and confidence interval. */
 int hp_write_html(const struct hp_profile *p, const char *path, char *err, size_t errlen);
+/* A JDK Flight Recorder file (one chunk, the format `jfr` and JDK Mission
+ * Control read): jdk.ObjectAllocationSample per allocation sample,
+ * heapprobe.LiveObject per live sample, jdk.GCHeapSummary and
+ * heapprobe.HeapUsage for the heap figure, heapprobe.ProfileNote per
+ * comment. jfr.c has the layout. */
+int hp_write_jfr(const struct hp_profile *p, const char *path, char *err, size_t errlen);
 
 #endif

@@ -575,6 +575,7 @@ static int write_formats(const struct hp_profile *p, const char *path, char *err
 	switch (prof.o.format) {
 	case HP_FORMAT_PPROF: return hp_write_pprof(p, path, err, errlen);
 	case HP_FORMAT_HTML: return hp_write_html(p, path, err, errlen);
+	case HP_FORMAT_JFR: return hp_write_jfr(p, path, err, errlen);
 	case HP_FORMAT_COLLAPSED: break;
 	}
 	int rc = hp_write_collapsed(p, prof.o.live ? HP_VIEW_INUSE : HP_VIEW_ALLOC, path, err, errlen);
@@ -669,7 +670,8 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool final)
 			size_t j = frame_hash(f) & (fcap - 1);
 			while (ftab[j] != UINT32_MAX) {
 				const struct hp_frame *g = &frames[ftab[j]];
-				if (g->function == f->function && g->file == f->file && g->line == f->line)
+				if (g->function == f->function && g->file == f->file && g->line == f->line &&
+				    g->descriptor == f->descriptor)
 					break;
 				j = (j + 1) & (fcap - 1);
 			}

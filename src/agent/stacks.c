@@ -11,6 +11,7 @@ struct hp_method_cache {
 		jmethodID id;
 		char *function;         /* "java.util.ArrayList.grow" */
 		char *file;             /* "ArrayList.java" */
+		char *descriptor;       /* "(I)V" (JVM method descriptor) */
 		jvmtiLineNumberEntry *lines;
 		jint nlines;
 	} *slots;
@@ -65,6 +66,7 @@ void hp_sites_free(struct hp_sites *t)
 	if (t->methods) {
 		for (uint32_t i = 0; t->methods->slots && i <= t->methods->mask; i++) {
 			free(t->methods->slots[i].function);
+			free(t->methods->slots[i].descriptor);
 			free(t->methods->slots[i].file);
 			free(t->methods->slots[i].lines);
 		}
@@ -156,6 +158,7 @@ static struct method_entry *method_named(struct hp_sites *t, jvmtiEnv *jvmti, JN
 	free(cname);
 	e->function = strdup(buf);
 	e->file = strdup(source ? source : "");
+	e->descriptor = strdup(sig ? sig : "()V");
 	if ((*jvmti)->GetLineNumberTable(jvmti, id, &e->nlines, &e->lines) == JVMTI_ERROR_NONE && e->nlines > 0) {
 		/* Keep our own copy: JVMTI memory must go back through Deallocate. */
 		jvmtiLineNumberEntry *copy = malloc(sizeof(*copy) * (size_t)e->nlines);
@@ -173,9 +176,10 @@ static struct method_entry *method_named(struct hp_sites *t, jvmtiEnv *jvmti, JN
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)class_sig);
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)source);
-	if (!e->function || !e->file) {
+	if (!e->function || !e->file || !e->descriptor) {
 		free(e->function);
 		free(e->file);
+		free(e->descriptor);
 		free(e->lines);
 		memset(e, 0, sizeof(*e));
 		return NULL;
@@ -247,6 +251,7 @@ struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni
 				s->frames[k].function = m ? m->function : "[unknown]";
 				s->frames[k].file = m ? m->file : "";
 				s->frames[k].line = m ? line_of(m, frames[k].location) : 0;
+				s->frames[k].descriptor = m ? m->descriptor : NULL;
 			}
 			s->nframes = (uint32_t)n;
 			s->class_id = class_id;

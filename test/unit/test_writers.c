@@ -25,16 +25,16 @@
 #define WEIRD "com.example.Ünïcödé.\"quoted\"</script><!--x"
 
 static const struct hp_frame frames[] = {
-	{ "java.util.ArrayList.grow", "ArrayList.java", 237 },  /* 0 */
-	{ "java.util.ArrayList.add", "ArrayList.java", 467 },   /* 1 */
-	{ "com.example.Cache.put", "Cache.java", 42 },          /* 2 */
-	{ "com.example.Main.main", "Main.java", 10 },           /* 3 */
-	{ WEIRD, "Weird.java", 7 },                             /* 4 */
-	{ "com.example.Cache.put", "Cache.java", 42 },          /* 5: same as 2 */
-	{ "com.example.Cache.put", "Cache.java", 50 },          /* 6: other line */
-	{ "[native]", "", 0 },                                  /* 7: not Java */
-	{ "java.lang.Thread.run", "", 0 },                      /* 8: no file */
-	{ "com.example.Unused.never", "Unused.java", 1 },       /* 9: no sample */
+	{ "java.util.ArrayList.grow", "ArrayList.java", 237, "(I)V" },  /* 0 */
+	{ "java.util.ArrayList.add", "ArrayList.java", 467, "(Ljava/lang/Object;)Z" },   /* 1 */
+	{ "com.example.Cache.put", "Cache.java", 42, "(Ljava/lang/String;[B)V" },          /* 2 */
+	{ "com.example.Main.main", "Main.java", 10, "([Ljava/lang/String;)V" },           /* 3 */
+	{ WEIRD, "Weird.java", 7, "()V" },                             /* 4 */
+	{ "com.example.Cache.put", "Cache.java", 42, "(Ljava/lang/String;[B)V" },          /* 5: same as 2 */
+	{ "com.example.Cache.put", "Cache.java", 50, "(Ljava/lang/String;[B)V" },          /* 6: other line */
+	{ "[native]", "", 0, NULL },                                  /* 7: not Java */
+	{ "java.lang.Thread.run", "", 0, "()V" },                      /* 8: no file */
+	{ "com.example.Unused.never", "Unused.java", 1, "()V" },       /* 9: no sample */
 };
 static const uint32_t st_a[] = { 0, 1, 2, 3 };
 static const uint32_t st_b[] = { 2, 3 };
@@ -65,8 +65,10 @@ static const char *const comments[] = {
 };
 
 static const struct hp_profile profile = {
-	frames, sizeof(frames) / sizeof(frames[0]), samples, sizeof(samples) / sizeof(samples[0]),
-	524288, 1700000000123456789LL, 2500000000LL, comments, 2,
+	.frames = frames, .nframes = sizeof(frames) / sizeof(frames[0]),
+	.samples = samples, .nsamples = sizeof(samples) / sizeof(samples[0]),
+	.period = 524288, .time_nanos = 1700000000123456789LL, .duration_nanos = 2500000000LL,
+	.comments = comments, .ncomments = 2,
 };
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -503,13 +505,13 @@ Test(writers, large_profile_round_trips)
 	char(*names)[48] = calloc(N, sizeof(*names));
 	for (uint32_t i = 0; i < N; i++) {
 		snprintf(names[i], sizeof(names[i]), "p%u.C.m", i);
-		fr[i] = (struct hp_frame){ names[i], "F.java", (int)i };
+		fr[i] = (struct hp_frame){ names[i], "F.java", (int)i, NULL };
 		stacks[2 * i] = i;
 		stacks[2 * i + 1] = N;
 		sa[i] = (struct hp_prof_sample){ &stacks[2 * i], 2, 1, 100, 1, 50, 40, 60, names[i], 0, 0 };
 	}
-	fr[N] = (struct hp_frame){ "root.R.run", "R.java", 1 };
-	struct hp_profile big = { fr, N + 1, sa, N, 1, 0, 0, NULL, 0 };
+	fr[N] = (struct hp_frame){ "root.R.run", "R.java", 1, NULL };
+	struct hp_profile big = { .frames = fr, .nframes = N + 1, .samples = sa, .nsamples = N, .period = 1 };
 	char err[256] = "";
 	const char *pb = path_in("big.pb.gz");
 	cr_assert_eq(hp_write_pprof(&big, pb, err, sizeof(err)), 0, "%s", err);
@@ -589,13 +591,13 @@ Test(writers, collapsed_alloc_and_inuse)
 
 Test(writers, collapsed_sanitizes_separators)
 {
-	static const struct hp_frame fr[] = { { "a;b\nc", "", 0 }, { "", "", 0 }, { "with space", "", 0 } };
+	static const struct hp_frame fr[] = { { "a;b\nc", "", 0, NULL }, { "", "", 0, NULL }, { "with space", "", 0, NULL } };
 	static const uint32_t s0[] = { 0, 1, 2 };
 	static const struct hp_prof_sample sa[] = {
 		{ s0, 3, 1, 8, 1, 8, 8, 8, "", 0, 0 },
 		{ NULL, 0, 1, 16, 1, 16, 16, 16, "", 0, 0 },
 	};
-	static const struct hp_profile p = { fr, 3, sa, 2, 1, 0, 0, NULL, 0 };
+	static const struct hp_profile p = { .frames = fr, .nframes = 3, .samples = sa, .nsamples = 2, .period = 1 };
 	char err[256] = "";
 	const char *path = path_in("odd.collapsed");
 	cr_assert_eq(hp_write_collapsed(&p, HP_VIEW_ALLOC, path, err, sizeof(err)), 0, "%s", err);
@@ -782,10 +784,10 @@ Test(writers, html_page)
 Test(writers, html_escapes_bad_utf8_and_controls)
 {
 	/* \xff: not UTF-8; \xc0\xaf: overlong '/'; \x01: control; U+2028. */
-	static const struct hp_frame fr[] = { { "bad\xff\xc0\xaf\x01" "e\xe2\x80\xa8" "nd\\", "F.java", 3 } };
+	static const struct hp_frame fr[] = { { "bad\xff\xc0\xaf\x01" "e\xe2\x80\xa8" "nd\\", "F.java", 3, NULL } };
 	static const uint32_t s0[] = { 0 };
 	static const struct hp_prof_sample sa[] = { { s0, 1, 1, 8, 1, 8, 8, 8, "C\x7f", 0, 0 } };
-	static const struct hp_profile p = { fr, 1, sa, 1, 1, 0, 0, NULL, 0 };
+	static const struct hp_profile p = { .frames = fr, .nframes = 1, .samples = sa, .nsamples = 1, .period = 1 };
 	char err[256] = "";
 	const char *path = path_in("bad.html");
 	cr_assert_eq(hp_write_html(&p, path, err, sizeof(err)), 0, "%s", err);
@@ -856,11 +858,11 @@ Test(writers, full_disk_keeps_the_old_file)
 	static char names[N][32];
 	for (uint32_t i = 0; i < N; i++) {
 		snprintf(names[i], sizeof(names[i]), "q%u.K.m", i * 7919u);
-		fr[i] = (struct hp_frame){ names[i], names[i], (int)i };
+		fr[i] = (struct hp_frame){ names[i], names[i], (int)i, NULL };
 		idx[i] = i;
 		sa[i] = (struct hp_prof_sample){ &idx[i], 1, 1, 64, 1, 64, 64, 64, names[i], 0, 0 };
 	}
-	struct hp_profile big = { fr, N, sa, N, 1, 0, 0, NULL, 0 };
+	struct hp_profile big = { .frames = fr, .nframes = N, .samples = sa, .nsamples = N, .period = 1 };
 	const char *path = path_in("keep");
 	spit(path, "OLD PROFILE");
 	hp_out_test_hook = full_disk;
@@ -1165,7 +1167,7 @@ Test(writers, invalid_profile_is_refused_before_any_file)
 {
 	static const uint32_t bad[] = { 0, 99 };
 	static const struct hp_prof_sample sa[] = { { bad, 2, 1, 1, 1, 1, 1, 1, "", 0, 0 } };
-	static const struct hp_profile p = { frames, 10, sa, 1, 1, 0, 0, NULL, 0 };
+	static const struct hp_profile p = { .frames = frames, .nframes = 10, .samples = sa, .nsamples = 1, .period = 1 };
 	for (size_t i = 0; i < NWRITERS; i++) {
 		char err[512] = "";
 		const char *path = path_in("bad");
