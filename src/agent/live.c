@@ -111,7 +111,8 @@ static struct hp_live_stripe *stripe_with_room(struct hp_live *l, struct hp_live
 	return NULL;
 }
 
-void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, uint64_t size, uint32_t pause_now)
+void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, uint64_t size, uint32_t pause_now,
+		 int64_t time_ns, uint32_t thread)
 {
 	struct hp_live_stripe *s = &l->stripes[hp_thread_stripe() % HP_LIVE_STRIPES];
 	/* The reference is made before the stripe is locked: NewWeakGlobalRef
@@ -152,7 +153,7 @@ void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, 
 		}
 	}
 	uint32_t k = target->free_list[--target->nfree];
-	target->entries[k] = (struct hp_live_entry){ ref, site, pause_now, size, thin_factor };
+	target->entries[k] = (struct hp_live_entry){ ref, site, pause_now, size, thin_factor, time_ns, thread };
 	ref = NULL;
 	atomic_fetch_add_explicit(&l->tracked, 1, memory_order_relaxed);
 drop:

@@ -22,6 +22,8 @@ struct hp_live_entry {
 	uint32_t pause_at_alloc;    /* GarbageCollectionFinish events seen when sampled (marks.h) */
 	uint64_t size;              /* object size in bytes */
 	double thin;                /* 2^level at insertion (thinning factor) */
+	int64_t time_ns;            /* CLOCK_REALTIME when sampled */
+	uint32_t thread;            /* samplelog.h thread index, HP_SAMPLELOG_NO_THREAD if none */
 };
 
 struct hp_live_stripe {
@@ -43,7 +45,8 @@ int hp_live_init(struct hp_live *l, uint32_t max_live);
 void hp_live_free(struct hp_live *l, JNIEnv *jni);
 
 /* Tracks `object`. Called from SampledObjectAlloc on the allocating thread. */
-void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, uint64_t size, uint32_t pause_now);
+void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, uint64_t size, uint32_t pause_now,
+		 int64_t time_ns, uint32_t thread);
 
 /* Frees the references of samples that died. Agent thread, after a GC. */
 void hp_live_sweep(struct hp_live *l, JNIEnv *jni);

@@ -10,7 +10,7 @@
 
 static const char valid_options[] =
 	"interval=<size>, live[=true|false], min_age=<n>, depth=<n>, file=<path>, "
-	"format=pprof|collapsed|html|jfr, period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=concurrent|full|off, dump, stop, info, info=exit, "
+	"format=pprof|collapsed|html|jfr[+...], period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=concurrent|full|off, dump, stop, info, info=exit, "
 	"verify, log=<path>";
 
 /* "512k", "1m", "100" -> bytes. false on junk, overflow or empty. */
@@ -100,6 +100,7 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 	out->max_live = 100000;
 	out->min_age = 1;
 	out->format = HP_FORMAT_PPROF;
+	out->formats = 1u << HP_FORMAT_PPROF;
 	bool any_profiler_option = false, only_reports = false;
 	const char *p = spec ? spec : "";
 	while (*p) {
@@ -132,10 +133,21 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 		} else if (IS("format")) {
 			/* in enum hp_format's order */
 			static const char *const formats[] = { "pprof", "collapsed", "html", "jfr", NULL };
-			int f;
-			if ((ok = parse_choice(v, vlen, formats, &f)))
-				out->format = (enum hp_format)f;
-			range = "format is pprof, collapsed, html or jfr";
+			/* One, or several joined by '+' (each to FILE.<ext>). */
+			out->formats = 0;
+			ok = v != NULL;
+			for (size_t at = 0; ok && at <= vlen;) {
+				const char *plus = memchr(v + at, '+', vlen - at);
+				size_t flen = plus ? (size_t)(plus - (v + at)) : vlen - at;
+				int f;
+				if ((ok = parse_choice(v + at, flen, formats, &f))) {
+					if (!out->formats)
+						out->format = (enum hp_format)f;
+					out->formats |= 1u << f;
+				}
+				at += flen + 1;
+			}
+			range = "format is pprof, collapsed, html or jfr, or several joined by + (format=jfr+pprof)";
 		} else if (IS("period")) {
 			ok = v && parse_uint(v, vlen, 0, 86400 * 365, &out->period);
 			range = "period is seconds from 0 (no periodic profile) to 31536000 (a year)";
@@ -221,7 +233,10 @@ void hp_options_output_path(const struct hp_agent_options *o, char *out, size_t 
 	char def[64];
 	const char *pattern = o->file;
 	if (!pattern[0]) {
-		snprintf(def, sizeof(def), "heapprobe-%%p.%s", hp_format_extension(o->format));
+		if (o->formats & (o->formats - 1))     /* several: each adds its extension */
+			snprintf(def, sizeof(def), "heapprobe-%%p");
+		else
+			snprintf(def, sizeof(def), "heapprobe-%%p.%s", hp_format_extension(o->format));
 		pattern = def;
 	}
 	size_t n = 0;

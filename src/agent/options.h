@@ -29,7 +29,8 @@ struct hp_agent_options {
 	unsigned min_age;           /* report live samples that survived >= N markings */
 	unsigned depth;             /* max stack frames */
 	char file[512];             /* output path; %p = pid, %t = timestamp */
-	enum hp_format format;
+	enum hp_format format;      /* the first of `formats` */
+	unsigned formats;           /* bit (1 << hp_format) per format to write; format=jfr+pprof: both */
 	unsigned period;            /* also write every N seconds (0 = only at exit) */
 	unsigned max_live;          /* cap on tracked live samples */
 	enum hp_stacks_mode stacks;

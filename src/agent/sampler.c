@@ -64,6 +64,7 @@
 #include "agent/live.h"
 #include "agent/marks.h"
 #include "agent/profile.h"
+#include "agent/samplelog.h"
 #include "agent/stackcache.h"
 #include "agent/stacks.h"
 #include "agent/stripe.h"
@@ -82,6 +83,8 @@ static struct profiler {
 	struct hp_agent_options o;
 	struct hp_sites sites;
 	struct hp_live live;
+	struct hp_samplelog log;        /* threads and allocation samples, for format=jfr */
+	bool keep_samples;              /* format=jfr: samples keep their time and thread */
 	sem_t wake;
 	_Atomic int running;            /* sampling on */
 	_Atomic int stopping;           /* agent thread must leave */
@@ -284,8 +287,17 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	atomic_fetch_add_explicit(&site->samples, 1, memory_order_relaxed);
 	hp_atomic_add_double(&site->alloc_objects_bits, w);
 	hp_atomic_add_double(&site->alloc_bytes_bits, w * (double)size);
+	uint32_t slot = (uint32_t)(site - prof.sites.slots), th = HP_SAMPLELOG_NO_THREAD;
+	int64_t now_ns = 0;
+	if (prof.keep_samples) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		now_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+		th = hp_samplelog_thread(&prof.log, jvmti, jni, thread);
+		hp_samplelog_alloc(&prof.log, &(struct hp_alloc_rec){ slot, th, now_ns, size, w * (double)size });
+	}
 	if (prof.o.live)
-		hp_live_add(&prof.live, jni, object, (uint32_t)(site - prof.sites.slots), size, pauses_now());
+		hp_live_add(&prof.live, jni, object, slot, size, pauses_now(), now_ns, th);
 	STEP_END(T_LIVE);
 #ifdef HP_SAMPLE_TIMING
 	atomic_fetch_add_explicit(&timed_samples, 1, memory_order_relaxed);
@@ -399,8 +411,20 @@ struct live_acc {
 	double recent_objects, recent_bytes;
 };
 
+/* A live sample as the JFR writer wants it (format=jfr only). */
+struct live_rec {
+	uint32_t slot, thread, markings;
+	bool verified;
+	int64_t time_ns;
+	uint64_t size;
+	double weight;                  /* bytes, before the view's scale */
+};
+
 struct snap_ctx {
 	struct live_acc *acc;
+	struct live_rec *recs;          /* format=jfr: every sample counted in the view or recent */
+	size_t nrecs, caprecs;
+	bool recs_oom;
 	uint32_t min_age;               /* in the view: verified by >= min_age markings (>= 1) */
 	uint64_t counted, recent, younger;      /* samples: in the view, not verified, verified < min_age */
 	double bytes, var, recent_bytes;        /* totals */
@@ -413,6 +437,21 @@ static void add_live(const struct hp_live_entry *e, void *vctx)
 	double pi = sample_probability(e->size) / e->thin;
 	double w = 1.0 / pi, s = (double)e->size;
 	struct live_acc *a = &c->acc[e->site];
+	if (prof.keep_samples && (age == 0 || age >= c->min_age) && !c->recs_oom) {
+		if (c->nrecs == c->caprecs) {
+			size_t cap = c->caprecs ? c->caprecs * 2 : 1024;
+			struct live_rec *r = realloc(c->recs, cap * sizeof(*r));
+			if (r) {
+				c->recs = r;
+				c->caprecs = cap;
+			} else {
+				c->recs_oom = true;
+			}
+		}
+		if (c->nrecs < c->caprecs)
+			c->recs[c->nrecs++] = (struct live_rec){ e->site, e->thread, age, age > 0, e->time_ns, e->size,
+								  s * w };
+	}
 	if (age == 0) {
 		a->recent_objects += w;
 		a->recent_bytes += s * w;
@@ -568,11 +607,187 @@ static uint64_t frame_hash(const struct hp_frame *f)
 	return h ^ (h >> 29);
 }
 
-/* The profile in the configured format; collapsed with live also writes
- * PATH.alloc. 0, or a negative errno with the reason in err. */
-static int write_formats(const struct hp_profile *p, const char *path, char *err, size_t errlen)
+/* ---- per-sample events (format=jfr) ---------------------------------------
+ *
+ * Each allocation sample and each live sample becomes an event whose weight
+ * is the bytes it stands for. Weights are rounded so that per stack and
+ * kind they add up to exactly the totals the other formats write: a running
+ * sum is rounded, and each event gets the step of the rounded sum (the
+ * steps of round(x_1 + ... + x_k) add up to the rounded total). Allocation
+ * samples the reservoir let go (samplelog.h) are one more event per stack,
+ * the rest of its total. */
+struct events {
+	struct hp_prof_event *events;
+	size_t n, cap;
+	struct hp_prof_thread *threads;
+	size_t nthreads;
+	struct hp_prof_heap heap;
+	bool have_heap;
+	struct hp_alloc_rec *allocs;
+	size_t nallocs, capallocs;
+	bool oom;
+};
+
+static void ev_push(struct events *ev, const struct hp_prof_event *e)
 {
-	switch (prof.o.format) {
+	if (ev->n == ev->cap) {
+		size_t cap = ev->cap ? ev->cap * 2 : 4096;
+		struct hp_prof_event *n = realloc(ev->events, cap * sizeof(*n));
+		if (!n) {
+			ev->oom = true;
+			return;
+		}
+		ev->events = n;
+		ev->cap = cap;
+	}
+	ev->events[ev->n++] = *e;
+}
+
+static void collect_alloc(const struct hp_alloc_rec *r, void *vctx)
+{
+	struct events *ev = vctx;
+	if (ev->nallocs == ev->capallocs) {
+		size_t cap = ev->capallocs ? ev->capallocs * 2 : 4096;
+		struct hp_alloc_rec *n = realloc(ev->allocs, cap * sizeof(*n));
+		if (!n) {
+			ev->oom = true;
+			return;
+		}
+		ev->allocs = n;
+		ev->capallocs = cap;
+	}
+	ev->allocs[ev->nallocs++] = *r;
+}
+
+static int by_slot_alloc(const void *a, const void *b)
+{
+	const struct hp_alloc_rec *x = a, *y = b;
+	return x->site != y->site ? (x->site < y->site ? -1 : 1) : (x->time_ns > y->time_ns) - (x->time_ns < y->time_ns);
+}
+
+static int by_slot_live(const void *a, const void *b)
+{
+	const struct live_rec *x = a, *y = b;
+	if (x->slot != y->slot)
+		return x->slot < y->slot ? -1 : 1;
+	if (x->verified != y->verified)
+		return x->verified ? -1 : 1;
+	return (x->time_ns > y->time_ns) - (x->time_ns < y->time_ns);
+}
+
+/* Appends a group's events with steps of the rounded running sum; the
+ * last one takes whatever makes the group's sum exactly `target`. */
+static void ev_group(struct events *ev, size_t first, int64_t target)
+{
+	double run = 0;
+	int64_t given = 0;
+	for (size_t k = first; k < ev->n; k++) {
+		run += (double)ev->events[k].weight / 1024.0;   /* weights were stored x1024, see callers */
+		int64_t upto = llround(run);
+		ev->events[k].weight = upto - given;
+		given = upto;
+	}
+	if (ev->n > first)
+		ev->events[ev->n - 1].weight += target - given;
+}
+
+static int build_events(struct events *ev, struct snap_ctx *ctx, const struct hp_prof_sample *samples,
+			const uint32_t *slot_sample, uint32_t nslots, double scale, int64_t now_ns)
+{
+	/* Allocation samples, by stack. */
+	hp_samplelog_each(&prof.log, collect_alloc, ev);
+	if (ev->oom)
+		return -ENOMEM;
+	qsort(ev->allocs, ev->nallocs, sizeof(*ev->allocs), by_slot_alloc);
+	size_t k = 0;
+	for (uint32_t slot = 0; slot < nslots && !ev->oom; slot++) {
+		if (!slot_sample[slot]) {
+			while (k < ev->nallocs && ev->allocs[k].site == slot)
+				k++;
+			continue;
+		}
+		uint32_t si = slot_sample[slot] - 1;
+		size_t first = ev->n;
+		double kept = 0;
+		for (; k < ev->nallocs && ev->allocs[k].site == slot; k++) {
+			const struct hp_alloc_rec *r = &ev->allocs[k];
+			kept += r->weight;
+			ev_push(ev, &(struct hp_prof_event){ si, r->thread, r->time_ns, (int64_t)r->size,
+							     llround(r->weight * 1024.0), 0, HP_EVENT_ALLOC });
+		}
+		int64_t total = samples[si].alloc_bytes, of_kept = llround(kept);
+		if (total - of_kept > 0) {
+			/* The reservoir's share is what it kept; the rest of
+			 * the stack's total is one remainder event. */
+			ev_group(ev, first, of_kept);
+			ev_push(ev, &(struct hp_prof_event){ si, HP_PROF_NO_THREAD, now_ns, 0, (total - of_kept) * 1024, 0,
+							     HP_EVENT_ALLOC });
+			ev->events[ev->n - 1].weight = total - of_kept;
+		} else {
+			ev_group(ev, first, total);
+		}
+	}
+	/* Live samples, by stack: verified first, then recent. */
+	qsort(ctx->recs, ctx->nrecs, sizeof(*ctx->recs), by_slot_live);
+	for (size_t i = 0; i < ctx->nrecs && !ev->oom;) {
+		uint32_t slot = ctx->recs[i].slot;
+		bool verified = ctx->recs[i].verified;
+		size_t first = ev->n;
+		uint32_t si = slot < nslots ? slot_sample[slot] : 0;
+		for (; i < ctx->nrecs && ctx->recs[i].slot == slot && ctx->recs[i].verified == verified; i++) {
+			const struct live_rec *r = &ctx->recs[i];
+			if (!si)
+				continue;
+			double wt = verified ? r->weight * scale : r->weight;
+			ev_push(ev, &(struct hp_prof_event){ si - 1, r->thread, r->time_ns, (int64_t)r->size,
+							     llround(wt * 1024.0), (int32_t)r->markings,
+							     verified ? HP_EVENT_LIVE : HP_EVENT_RECENT });
+		}
+		if (si)
+			ev_group(ev, first, verified ? samples[si - 1].inuse_bytes : samples[si - 1].recent_bytes);
+	}
+	if (ev->oom || ctx->recs_oom)
+		return -ENOMEM;
+	/* Threads: the names are copied while the table is locked. */
+	pthread_mutex_lock(&prof.log.lock);
+	ev->nthreads = prof.log.nthreads;
+	ev->threads = calloc(ev->nthreads + 1, sizeof(*ev->threads));
+	for (size_t i = 0; ev->threads && i < ev->nthreads; i++) {
+		ev->threads[i].os_tid = prof.log.threads[i].tid;
+		ev->threads[i].name = strdup(prof.log.threads[i].name);
+	}
+	pthread_mutex_unlock(&prof.log.lock);
+	if (!ev->threads)
+		return -ENOMEM;
+	/* The heap figure beside the profile. */
+	struct hp_heap_usage u = { .sz = sizeof(u) };
+	struct hp_marking m = { .sz = sizeof(m) };
+	if (hp_heap_usage(prof.probe, HP_USAGE_POST_GC, &u) == 0) {
+		ev->have_heap = true;
+		ev->heap = (struct hp_prof_heap){ now_ns, u.used, u.committed, (uint32_t)u.gc_count,
+						  hp_usage_kind_name(u.kind), hp_mode_name(u.mode), 0, "" };
+		if (hp_marking(prof.probe, &m) == 0) {
+			ev->heap.marked_live = m.live;
+			ev->heap.marked_source = m.live_source ? m.live_source : "";
+		}
+	}
+	return 0;
+}
+
+static void free_events(struct events *ev)
+{
+	for (size_t i = 0; ev->threads && i < ev->nthreads; i++)
+		free((char *)ev->threads[i].name);
+	free(ev->threads);
+	free(ev->events);
+	free(ev->allocs);
+}
+
+/* The profile in one format; collapsed with live also writes PATH.alloc.
+ * 0, or a negative errno with the reason in err. */
+static int write_format(enum hp_format f, const struct hp_profile *p, const char *path, char *err, size_t errlen)
+{
+	switch (f) {
 	case HP_FORMAT_PPROF: return hp_write_pprof(p, path, err, errlen);
 	case HP_FORMAT_HTML: return hp_write_html(p, path, err, errlen);
 	case HP_FORMAT_JFR: return hp_write_jfr(p, path, err, errlen);
@@ -580,11 +795,34 @@ static int write_formats(const struct hp_profile *p, const char *path, char *err
 	}
 	int rc = hp_write_collapsed(p, prof.o.live ? HP_VIEW_INUSE : HP_VIEW_ALLOC, path, err, errlen);
 	if (rc == 0 && prof.o.live) {
-		char alloc_path[720];
+		char alloc_path[PATH_MAX + 8];
 		snprintf(alloc_path, sizeof(alloc_path), "%s.alloc", path);
 		rc = hp_write_collapsed(p, HP_VIEW_ALLOC, alloc_path, err, errlen);
 	}
 	return rc;
+}
+
+/* Every configured format: one to PATH itself, several each to
+ * PATH.<extension> (format=jfr+pprof: p.jfr, p.pb.gz from file=p). All are
+ * tried; the first failure is returned. */
+static int write_formats(const struct hp_profile *p, const char *path, char *err, size_t errlen)
+{
+	unsigned fs = prof.o.formats ? prof.o.formats : 1u << prof.o.format;
+	if (!(fs & (fs - 1)))
+		return write_format(prof.o.format, p, path, err, errlen);
+	int first = 0;
+	for (int f = 0; f <= HP_FORMAT_JFR; f++) {
+		if (!(fs & (1u << f)))
+			continue;
+		char one[PATH_MAX + 16], e[512] = "";
+		snprintf(one, sizeof(one), "%s.%s", path, hp_format_extension((enum hp_format)f));
+		int rc = write_format((enum hp_format)f, p, one, e, sizeof(e));
+		if (rc && !first) {
+			first = rc;
+			snprintf(err, errlen, "%s", e);
+		}
+	}
+	return first;
 }
 
 /* Where the last profile goes when its own path fails (disk full, the
@@ -625,11 +863,13 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool final)
 	uint32_t nslots = t->mask + 1;
 	struct snap_ctx ctx = { .acc = calloc(nslots, sizeof(struct live_acc)) };
 	struct hp_prof_sample *samples = calloc(nslots, sizeof(*samples));
+	uint32_t *slot_sample = calloc(nslots, sizeof(*slot_sample));   /* site slot -> sample index + 1 */
+	struct events ev = { 0 };
 	uint32_t *frame_ids = NULL;
 	struct hp_frame *frames = NULL;
 	uint32_t *ftab = NULL;
 	int rc = -ENOMEM;
-	if (!ctx.acc || !samples)
+	if (!ctx.acc || !samples || !slot_sample)
 		goto out;
 
 	ctx.min_age = prof.o.min_age > 1 ? prof.o.min_age : 1;
@@ -664,6 +904,7 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool final)
 		if (!s)
 			continue;
 		struct hp_prof_sample *out = &samples[nsamples];
+		slot_sample[i] = (uint32_t)nsamples + 1;
 		out->frames = frame_ids + nids;
 		for (uint32_t k = 0; k < s->nframes; k++) {
 			const struct hp_frame *f = &s->frames[k];
@@ -717,6 +958,13 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool final)
 		.period = (int64_t)prof.o.interval, .time_nanos = prof.start_realtime_ns,
 		.duration_nanos = now_ns - prof.start_realtime_ns, .comments = comments, .ncomments = 4,
 	};
+	if (prof.keep_samples && build_events(&ev, &ctx, samples, slot_sample, nslots, scale, now_ns) == 0) {
+		p.events = ev.events;
+		p.nevents = ev.n;
+		p.threads = ev.threads;
+		p.nthreads = ev.nthreads;
+		p.heap = ev.have_heap ? &ev.heap : NULL;
+	}
 	char path[600], err[512] = "";
 	hp_options_output_path(&prof.o, path, sizeof(path));
 	rc = write_formats(&p, path, err, sizeof(err));
@@ -737,6 +985,9 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool final)
 	}
 out:
 	free(ctx.acc);
+	free(ctx.recs);
+	free(slot_sample);
+	free_events(&ev);
 	free(samples);
 	free(frames);
 	free(frame_ids);
@@ -1034,9 +1285,12 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	caps.can_get_source_file_name = 1;
 	prof.have_lines = (*j)->AddCapabilities(j, &caps) == JVMTI_ERROR_NONE;
 
+	prof.keep_samples = (o->formats & (1u << HP_FORMAT_JFR)) != 0;
 	int rc = hp_sites_init(&prof.sites, MAX_SITES);
 	if (!rc && o->live)
 		rc = hp_live_init(&prof.live, o->max_live);
+	if (!rc)
+		rc = hp_samplelog_init(&prof.log, prof.keep_samples);
 	if (rc) {
 		snprintf(err, errlen, "heapprobe: out of memory for the site and live tables");
 		return rc;
@@ -1057,6 +1311,8 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 		if (o->live)
 			hp_live_free(&prof.live, jni);
 		hp_sites_free(&prof.sites);
+		prof.keep_samples = false;
+		hp_samplelog_free(&prof.log);
 		sem_destroy(&prof.wake);
 		return -EINVAL;
 	}
@@ -1103,6 +1359,8 @@ int hp_profiler_stop(JNIEnv *jni)
 	atomic_store(&prof.walk_ready, 0);
 	hp_stackcache_free(&prof.stack_cache, jni);
 	hp_sites_free(&prof.sites);
+	prof.keep_samples = false;
+	hp_samplelog_free(&prof.log);
 	pthread_mutex_unlock(&prof.dump_lock);
 	if (!atomic_load(&prof.thread_alive)) {
 		sem_destroy(&prof.wake);
