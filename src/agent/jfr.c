@@ -45,6 +45,7 @@ enum {
 	T_CHECKPOINT = 1,
 	T_BOOLEAN = 10, T_INT, T_LONG, T_STRING,
 	T_THREAD = 20, T_CLASS, T_CLASS_LOADER, T_PACKAGE, T_SYMBOL, T_METHOD, T_STACK_FRAME, T_STACK_TRACE, T_GC_WHEN,
+	T_FRAME_TYPE,
 	/* events */
 	T_ALLOC_SAMPLE = 40, T_HEAP_SUMMARY, T_LIVE_OBJECT, T_HEAP_USAGE, T_PROFILE_NOTE,
 	/* annotations */
@@ -283,9 +284,12 @@ static const struct md_type types[] = {
 	  { { "type", T_CLASS, "Type", F_CPOOL }, { "name", T_SYMBOL, "Name", F_CPOOL },
 	    { "descriptor", T_SYMBOL, "Descriptor", F_CPOOL }, { "modifiers", T_INT, "Access Modifiers", 0 },
 	    { "hidden", T_BOOLEAN, "Hidden", 0 } } },
+	/* The JDK's four fields, in its order: JMC reads frames by position. */
 	{ "jdk.types.StackFrame", T_STACK_FRAME, K_PLAIN, NULL, NULL, NULL, false,
 	  { { "method", T_METHOD, "Java Method", F_CPOOL }, { "lineNumber", T_INT, "Line Number", 0 },
-	    { "bytecodeIndex", T_INT, "Bytecode Index", 0 } } },
+	    { "bytecodeIndex", T_INT, "Bytecode Index", 0 }, { "type", T_FRAME_TYPE, "Frame Type", F_CPOOL } } },
+	{ "jdk.types.FrameType", T_FRAME_TYPE, K_SIMPLE, "Frame type", NULL, NULL, false,
+	  { { "description", T_STRING, "Description", 0 } } },
 	{ "jdk.types.StackTrace", T_STACK_TRACE, K_PLAIN, "Stacktrace", NULL, NULL, false,
 	  { { "truncated", T_BOOLEAN, "Truncated", 0 }, { "frames", T_STACK_FRAME, "Stack Frames", F_ARRAY } } },
 	{ "jdk.types.GCWhen", T_GC_WHEN, K_SIMPLE, "GC When", NULL, NULL, false,
@@ -582,6 +586,7 @@ static int write_checkpoint(struct buf *out, const struct hp_profile *p, const s
 	npools += P->classes.count > 0;
 	npools += P->symbols.count > 0;
 	npools += p->heap != NULL;          /* GC phases */
+	npools += p->nsamples > 0;          /* frame types */
 	b_varint(out, npools);
 	if (p->nthreads) {
 		b_varint(out, T_THREAD);
@@ -608,6 +613,7 @@ static int write_checkpoint(struct buf *out, const struct hp_profile *p, const s
 				b_varint(out, P->frame_method[s->frames[j]]);
 				b_varint(out, (uint64_t)(int64_t)(f->line > 0 ? f->line : 0));
 				b_varint(out, 0);   /* bytecode index: not kept */
+				b_varint(out, 1);   /* frame type: "Unknown" (interpreted or compiled is not kept) */
 			}
 		}
 	}
@@ -641,6 +647,12 @@ static int write_checkpoint(struct buf *out, const struct hp_profile *p, const s
 			b_varint(out, i + 1);
 			b_string(out, P->symbols.keys[i]);
 		}
+	}
+	if (p->nsamples) {
+		b_varint(out, T_FRAME_TYPE);
+		b_varint(out, 1);
+		b_varint(out, 1);
+		b_string(out, "Unknown");
 	}
 	if (p->heap) {
 		b_varint(out, T_GC_WHEN);

@@ -813,6 +813,7 @@ static const struct {
 	{ "pprof", hp_write_pprof },
 	{ "collapsed", write_alloc_collapsed },
 	{ "html", hp_write_html },
+	{ "jfr", hp_write_jfr },
 };
 #define NWRITERS (sizeof(writers) / sizeof(writers[0]))
 
