@@ -11,7 +11,7 @@
 static const char valid_options[] =
 	"interval=<size>, live[=true|false], min_age=<n>, depth=<n>, file=<path>, "
 	"format=pprof|collapsed|html|jfr[+...], period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=concurrent|full|off, dump, stop, info, info=exit, "
-	"verify, log=<path>";
+	"verify, log=<path>, upload=<url>, app=<name>, labels=<k=v;k=v>, upload_queue=<n>";
 
 /* "512k", "1m", "100" -> bytes. false on junk, overflow or empty. */
 static bool parse_size(const char *s, size_t len, uint64_t *out)
@@ -185,6 +185,18 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 			out->verify = true;
 			profiler = false;
 			only_reports = true;
+		} else if (IS("upload")) {
+			ok = copy_path(out->upload, sizeof(out->upload), v, vlen);
+			range = "upload is the server's URL, http:// or https://, at most 511 bytes";
+		} else if (IS("upload_queue")) {
+			ok = v && parse_uint(v, vlen, 1, 1024, &out->upload_queue);
+			range = "upload_queue is a number of periods from 1 to 1024 (default 32)";
+		} else if (IS("app")) {
+			ok = copy_path(out->app, sizeof(out->app), v, vlen);
+			range = "app is a name of 1 to 127 bytes";
+		} else if (IS("labels")) {
+			ok = copy_path(out->labels, sizeof(out->labels), v, vlen);
+			range = "labels is k=v;k=v, at most 255 bytes";
 		} else if (IS("log")) {
 			ok = copy_path(out->log, sizeof(out->log), v, vlen);
 			range = "log is a path of 1 to 255 bytes";

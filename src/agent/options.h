@@ -42,6 +42,10 @@ struct hp_agent_options {
 	bool info_at_exit;          /* info=exit: print it at VM death instead */
 	bool verify;                /* check the layout data against DWARF */
 	char log[256];              /* where messages and info go; "" = stderr */
+	char upload[512];           /* continuous profiling: server base URL ("" = none) */
+	char app[128];              /* application name for the server */
+	char labels[256];           /* "k=v;k=v" */
+	unsigned upload_queue;      /* periods kept while the server is down (0: HP_UPLOAD_QUEUE) */
 };
 
 /* Parses `spec` (NULL or "" = defaults: profile with pprof output). On error

@@ -43,6 +43,7 @@ struct pb_build {
 	PbProfile msg;
 	PbValueType types[HP_PPROF_TYPES], period_type;
 	PbValueType *type_ptrs[HP_PPROF_TYPES];
+	int ntypes;                     /* HP_PPROF_TYPES, or the 4 of a Go heap profile */
 	struct hp_intern strings;       /* string table, borrowed keys */
 	struct hp_intern func_keys;     /* "name_sid:file_sid" -> function index */
 	struct hp_intern loc_keys;      /* "function_id:line" -> location index */
@@ -196,14 +197,14 @@ static int build(struct pb_build *b, const struct hp_profile *p)
 	if ((rc = sid(b, "", &empty)) < 0 || (rc = sid(b, "count", &count)) < 0 ||
 	    (rc = sid(b, "bytes", &bytes)) < 0 || (rc = sid(b, "space", &space)) < 0)
 		return rc;
-	for (int i = 0; i < HP_PPROF_TYPES; i++) {
+	for (int i = 0; i < b->ntypes; i++) {
 		perftools__profiles__value_type__init(&b->types[i]);
 		if ((rc = sid(b, type_names[i], &b->types[i].type)) < 0)
 			return rc;
 		b->types[i].unit = (i % 2) ? bytes : count;
 		b->type_ptrs[i] = &b->types[i];
 	}
-	m->n_sample_type = HP_PPROF_TYPES;
+	m->n_sample_type = (size_t)b->ntypes;
 	m->default_sample_type = b->types[3].type;     /* inuse_space, as Go heap profiles default to */
 	m->sample_type = b->type_ptrs;
 	perftools__profiles__value_type__init(&b->period_type);
@@ -235,7 +236,7 @@ static int build(struct pb_build *b, const struct hp_profile *p)
 		v[3] = s->inuse_bytes;
 		v[4] = s->recent_objects;
 		v[5] = s->recent_bytes;
-		ps->n_value = HP_PPROF_TYPES;
+		ps->n_value = (size_t)b->ntypes;
 		ps->value = v;
 		if (s->class_name && s->class_name[0]) {
 			PbLabel *l = &b->labels[i];
@@ -356,6 +357,7 @@ int hp_write_pprof(const struct hp_profile *p, const char *path, char *err, size
 		hp_out_reason(err, errlen, path, -ENOMEM);
 		return -ENOMEM;
 	}
+	b->ntypes = HP_PPROF_TYPES;
 	rc = build(b, p);
 	if (rc < 0) {
 		build_free(b);
@@ -368,6 +370,32 @@ int hp_write_pprof(const struct hp_profile *p, const char *path, char *err, size
 	if (rc == 0) {
 		pack_gzip(&b->msg, &out);
 		rc = hp_out_commit(&out, err, errlen);
+	}
+	build_free(b);
+	free(b);
+	return rc;
+}
+
+int hp_encode_pprof_go_heap(const struct hp_profile *p, unsigned char **out, size_t *len)
+{
+	*out = NULL;
+	*len = 0;
+	int rc = hp_profile_check(p, "(memory)", NULL, 0);
+	if (rc < 0)
+		return rc;
+	p = hp_profile_or_empty(p);
+	struct pb_build *b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->ntypes = 4;      /* alloc_objects, alloc_space, inuse_objects, inuse_space */
+	rc = build(b, p);
+	if (rc == 0) {
+		struct hp_out o;
+		rc = hp_out_open_mem(&o, "(memory)");
+		if (rc == 0) {
+			pack_gzip(&b->msg, &o);
+			*out = hp_out_take(&o, len, &rc);
+		}
 	}
 	build_free(b);
 	free(b);

@@ -107,5 +107,9 @@ int hp_write_html(const struct hp_profile *p, const char *path, char *err, size_
  * heapprobe.HeapUsage for the heap figure, heapprobe.ProfileNote per
  * comment. jfr.c has the layout. */
 int hp_write_jfr(const struct hp_profile *p, const char *path, char *err, size_t errlen);
+/* The profile as a gzip'd pprof in memory with Go's four heap sample
+ * types only (alloc_objects, alloc_space, inuse_objects, inuse_space), as
+ * continuous-profiling servers expect; *out is malloc'd. 0 or -errno. */
+int hp_encode_pprof_go_heap(const struct hp_profile *p, unsigned char **out, size_t *len);
 
 #endif

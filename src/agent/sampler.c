@@ -65,6 +65,7 @@
 #include "agent/marks.h"
 #include "agent/profile.h"
 #include "agent/samplelog.h"
+#include "agent/upload.h"
 #include "agent/stackcache.h"
 #include "agent/stacks.h"
 #include "agent/stripe.h"
@@ -85,6 +86,12 @@ static struct profiler {
 	struct hp_live live;
 	struct hp_samplelog log;        /* threads and allocation samples, for format=jfr */
 	bool keep_samples;              /* format=jfr: samples keep their time and thread */
+	/* upload=: the server pusher, and per site slot the allocation totals
+	 * of the last upload (the server wants allocations per period). */
+	struct hp_upload *upload;
+	double *up_objects, *up_bytes;
+	uint32_t up_nslots;
+	int64_t up_from_s;
 	sem_t wake;
 	_Atomic int running;            /* sampling on */
 	_Atomic int stopping;           /* agent thread must leave */
@@ -783,6 +790,74 @@ static void free_events(struct events *ev)
 	free(ev->allocs);
 }
 
+/* ---- upload= ------------------------------------------------------------------
+ *
+ * Each profile also goes to the server as a Go heap profile: inuse as it is
+ * now (a gauge), allocations since the previous upload (the server adds up
+ * what it receives over a time range, so cumulative totals would count
+ * every period again). */
+static void push_upload(const struct hp_profile *p, const struct hp_prof_sample *samples, const uint32_t *slot_sample,
+			uint32_t nslots, int64_t now_ns)
+{
+	if (prof.up_nslots != nslots) {
+		double *o = calloc(nslots, sizeof(double)), *b = calloc(nslots, sizeof(double));
+		if (!o || !b) {
+			free(o);
+			free(b);
+			return;
+		}
+		free(prof.up_objects);
+		free(prof.up_bytes);
+		prof.up_objects = o;
+		prof.up_bytes = b;
+		prof.up_nslots = nslots;
+	}
+	struct hp_prof_sample *d = malloc(sizeof(*d) * (p->nsamples + 1));
+	if (!d)
+		return;
+	memcpy(d, samples, sizeof(*d) * p->nsamples);
+	for (uint32_t slot = 0; slot < nslots; slot++) {
+		if (!slot_sample[slot])
+			continue;
+		struct hp_prof_sample *x = &d[slot_sample[slot] - 1];
+		double ao = (double)x->alloc_objects, ab = (double)x->alloc_bytes;
+		x->alloc_objects = llround(fmax(0.0, ao - prof.up_objects[slot]));
+		x->alloc_bytes = llround(fmax(0.0, ab - prof.up_bytes[slot]));
+		prof.up_objects[slot] = ao;
+		prof.up_bytes[slot] = ab;
+	}
+	struct hp_profile q = *p;
+	q.samples = d;
+	/* Stamped with the moment it describes (the server files a profile
+	 * under its own time, to the millisecond); the period in the URL. */
+	q.time_nanos = now_ns;
+	q.duration_nanos = now_ns - prof.up_from_s * 1000000000;
+	q.events = NULL;
+	q.nevents = 0;
+	unsigned char *gz = NULL;
+	size_t len = 0;
+	if (hp_encode_pprof_go_heap(&q, &gz, &len) == 0)
+		hp_upload_push(prof.upload, gz, len, prof.up_from_s, now_ns / 1000000000);
+	prof.up_from_s = now_ns / 1000000000;
+	free(d);
+}
+
+static void stop_upload(void)
+{
+	if (!prof.upload)
+		return;
+	struct hp_upload_stats st;
+	hp_upload_stop(prof.upload, 5000, &st);
+	prof.upload = NULL;
+	logf_("upload: %llu profiles delivered, %llu dropped, %llu failed attempts%s%s",
+	      (unsigned long long)st.delivered, (unsigned long long)st.dropped, (unsigned long long)st.attempts_failed,
+	      st.last_error[0] ? "; last error: " : "", st.last_error);
+	free(prof.up_objects);
+	free(prof.up_bytes);
+	prof.up_objects = prof.up_bytes = NULL;
+	prof.up_nslots = 0;
+}
+
 /* The profile in one format; collapsed with live also writes PATH.alloc.
  * 0, or a negative errno with the reason in err. */
 static int write_format(enum hp_format f, const struct hp_profile *p, const char *path, char *err, size_t errlen)
@@ -857,7 +932,7 @@ static int fallback_path(const char *path, char *out, size_t cap)
 }
 
 /* Builds the profile and writes it. Runs on a thread with a JNIEnv. */
-static int write_snapshot(JNIEnv *jni, const char *why, bool final)
+static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final)
 {
 	struct hp_sites *t = &prof.sites;
 	uint32_t nslots = t->mask + 1;
@@ -965,6 +1040,13 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool final)
 		p.nthreads = ev.nthreads;
 		p.heap = ev.have_heap ? &ev.heap : NULL;
 	}
+	if (prof.upload)
+		push_upload(&p, samples, slot_sample, nslots, now_ns);
+	/* With upload=, periodic profiles go to the server only. */
+	if (periodic && prof.upload) {
+		rc = 0;
+		goto out;
+	}
 	char path[600], err[512] = "";
 	hp_options_output_path(&prof.o, path, sizeof(path));
 	rc = write_formats(&p, path, err, sizeof(err));
@@ -1022,7 +1104,7 @@ static int dump(JNIEnv *jni, const char *why, bool may_mark, bool periodic, bool
 	if (prof.sites.slots) {
 		if (may_mark)
 			mark_before_profile(periodic);
-		rc = write_snapshot(jni, why, final);
+		rc = write_snapshot(jni, why, periodic, final);
 	}
 	pthread_mutex_unlock(&prof.dump_lock);
 	return rc;
@@ -1210,6 +1292,7 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 	for (int i = 0; i < 200 && atomic_load(&prof.thread_alive); i++)
 		usleep(10000);
 	dump(jni, "profile at exit", false, false, true);
+	stop_upload();
 	atomic_store(&prof.running, 0);
 }
 
@@ -1240,6 +1323,8 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	prof.vm = vm;
 	prof.probe = probe;
 	prof.o = *o;
+	if (o->upload[0] && !o->period)
+		prof.o.period = 10;     /* upload=: a profile every 10 s unless period= says otherwise */
 	atomic_store(&prof.stopping, 0);
 	for (int i = 0; i < HP_STRIPES; i++) {
 		atomic_store(&prof.samples.s[i].v, 0);
@@ -1294,6 +1379,19 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	if (rc) {
 		snprintf(err, errlen, "heapprobe: out of memory for the site and live tables");
 		return rc;
+	}
+	if (o->upload[0]) {
+		/* Before anything is enabled: a bad URL fails the start with
+		 * nothing to undo but the tables. */
+		rc = hp_upload_start(&prof.upload, o->upload, o->app, o->labels, o->upload_queue, err, errlen);
+		if (rc) {
+			if (o->live)
+				hp_live_free(&prof.live, jni);
+			hp_sites_free(&prof.sites);
+			hp_samplelog_free(&prof.log);
+			return rc;
+		}
+		prof.up_from_s = now.tv_sec;
 	}
 	sem_init(&prof.wake, 0, 0);
 
@@ -1351,6 +1449,7 @@ int hp_profiler_stop(JNIEnv *jni)
 	for (int i = 0; i < 500 && atomic_load(&prof.thread_alive); i++)
 		usleep(10000);
 	int rc = dump(jni, "profile at stop", true, false, true);
+	stop_upload();
 	remove_exit_hook(jni);
 	(*j)->SetEventNotificationMode(j, JVMTI_DISABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL);
 	pthread_mutex_lock(&prof.dump_lock);

@@ -271,6 +271,29 @@ int hp_out_open_fd(struct hp_out *o, int fd, const char *name, char *err, size_t
 	return 0;
 }
 
+int hp_out_open_mem(struct hp_out *o, const char *name)
+{
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	o->path = name;
+	o->mem = true;
+	return out_init_buf(o);
+}
+
+unsigned char *hp_out_take(struct hp_out *o, size_t *len, int *rc)
+{
+	unsigned char *b = o->buf;
+	*rc = o->err ? -o->err : 0;
+	*len = o->len;
+	o->buf = NULL;
+	o->len = o->cap = 0;
+	if (*rc) {
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
 void hp_out_fail(struct hp_out *o, int neg_errno)
 {
 	if (!o->err)
@@ -327,6 +350,23 @@ void hp_out_write(struct hp_out *o, const void *data, size_t n)
 {
 	if (o->err || !n)
 		return;
+	if (o->mem) {
+		if (n > o->cap - o->len) {
+			size_t cap = o->cap ? o->cap : OUT_BUFSIZE;
+			while (cap - o->len < n)
+				cap *= 2;
+			unsigned char *b = realloc(o->buf, cap);
+			if (!b) {
+				o->err = ENOMEM;
+				return;
+			}
+			o->buf = b;
+			o->cap = cap;
+		}
+		memcpy(o->buf + o->len, data, n);
+		o->len += n;
+		return;
+	}
 	if (n > o->cap - o->len) {
 		out_flush(o);
 		if (n >= o->cap) {

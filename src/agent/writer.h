@@ -25,6 +25,7 @@ struct hp_out {
 	bool regular;           /* dest is a regular file (fsync it) */
 	bool nonblock;          /* a FIFO or terminal opened O_NONBLOCK: poll when full */
 	char why[200];          /* a reason strerror cannot give, for the error message */
+	bool mem;               /* hp_out_open_mem: everything stays in buf */
 	unsigned char *buf;
 	size_t len, cap;
 };
@@ -39,6 +40,13 @@ int hp_out_open(struct hp_out *o, const char *path, char *err, size_t errlen);
 /* Writes into an fd the caller owns (tests: /dev/full); commit flushes but
  * neither closes nor renames. */
 int hp_out_open_fd(struct hp_out *o, int fd, const char *name, char *err, size_t errlen);
+
+/* Into memory: the generators write as to a file; hp_out_take hands the
+ * bytes over. */
+int hp_out_open_mem(struct hp_out *o, const char *name);
+/* The bytes written (malloc'd, the caller frees) and their length, or NULL
+ * with the first error as a negative errno in *rc. */
+unsigned char *hp_out_take(struct hp_out *o, size_t *len, int *rc);
 
 void hp_out_write(struct hp_out *o, const void *data, size_t n);
 void hp_out_str(struct hp_out *o, const char *s);

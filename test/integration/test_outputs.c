@@ -7,7 +7,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <math.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -442,5 +445,274 @@ Test(jfr, read_by_jdk_and_jmc_equal_to_collapsed)
 			free(out);
 		}
 	}
+	jvm_result_free(&r);
+}
+
+/* ---- upload=: a real Pyroscope server on loopback ------------------------- */
+
+/* Starts argv in the background with stdout+stderr to `log`. */
+static pid_t spawn(const char *const *argv, const char *log)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		setpgid(0, 0);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool server_ready(int port, int timeout_s)
+{
+	char cmd[256], *out;
+	snprintf(cmd, sizeof(cmd), "curl -s --max-time 2 http://127.0.0.1:%d/ready", port);
+	for (int i = 0; i < timeout_s; i++) {
+		bool ok = sh(cmd, &out, 10) == 0 && strncmp(out, "ready", 5) == 0;
+		free(out);
+		if (ok)
+			return true;
+		sleep(1);
+	}
+	return false;
+}
+
+static void stop_server(pid_t pid)
+{
+	kill(-pid, SIGTERM);
+	for (int i = 0; i < 100 && waitpid(pid, NULL, WNOHANG) == 0; i++)
+		usleep(100000);
+	kill(-pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* query.py's answer: the points "<ms> <value>" of a series, or one number. */
+static char *query(int port, const char *service, const char *type, const char *what, int64_t from, int64_t to,
+		   const char *frame)
+{
+	char cmd[1024], *out;
+	snprintf(cmd, sizeof(cmd), "python3 %s/test/pyroscope/query.py http://127.0.0.1:%d %s %s %s %lld %lld %s",
+		 HP_SOURCE_DIR, port, service, type, what, (long long)from, (long long)to, frame ? frame : "");
+	int rc = sh(cmd, &out, 60);
+	cr_expect_eq(rc, 0, "%s\n%s", cmd, out);
+	return out;
+}
+
+static const char *last_line(const char *s)
+{
+	const char *end = s + strlen(s);
+	while (end > s && end[-1] == '\n')
+		end--;
+	const char *p = end;
+	while (p > s && p[-1] != '\n')
+		p--;
+	return p;
+}
+
+TestSuite(upload, .timeout = 2400);
+
+/* A service uploading every second to a real Pyroscope server (built from
+ * the Go module proxy by test/pyroscope/build.sh, started on loopback):
+ * the server answers with the live site at the program's own construction
+ * and allocations that add up to the profile's totals; the server is
+ * stopped mid-run and the JVM goes on unaffected (its churn ends on time,
+ * it exits 0), the periods of the outage are delivered once it is back,
+ * and the agent's log counts what failed and what was delivered. */
+Test(upload, pyroscope_server_round_trip_and_outage)
+{
+	make_workdir();
+	char cmd[2048], *out;
+	snprintf(cmd, sizeof(cmd), "bash %s/test/pyroscope/build.sh %s/pyroscope", HP_SOURCE_DIR, HP_BUILD_DIR);
+	int rc = sh(cmd, &out, 1800);
+	cr_assert_eq(rc, 0, "cannot build the Pyroscope server:\n%s", out);
+	free(out);
+	int port = 30000 + (int)(getpid() % 10000) * 3 % 30000;
+	char bin[600], data[600], slog[600], portstr[16], runsh[600];
+	snprintf(bin, sizeof(bin), "%s/pyroscope/pyroscope", HP_BUILD_DIR);
+	snprintf(data, sizeof(data), "%s/pyroscope-data", workdir);
+	snprintf(slog, sizeof(slog), "%s/server.log", workdir);
+	snprintf(portstr, sizeof(portstr), "%d", port);
+	snprintf(runsh, sizeof(runsh), "%s/test/pyroscope/run.sh", HP_SOURCE_DIR);
+	const char *server_argv[] = { "/bin/bash", runsh, bin, data, portstr, NULL };
+	pid_t server = spawn(server_argv, slog);
+	cr_assert(server_ready(port, 90), "the server did not come up; see %s", slog);
+
+	char agent[1500], service[64], jlog[600], base[600], stopfile[600];
+	snprintf(service, sizeof(service), "hp-test-%d", (int)getpid());
+	snprintf(base, sizeof(base), "%s/p", workdir);
+	snprintf(jlog, sizeof(jlog), "%s/jvm.out", workdir);
+	snprintf(stopfile, sizeof(stopfile), "%s/stop", workdir);
+	snprintf(agent, sizeof(agent),
+		 "-agentpath:%s=interval=64k,period=1,upload=http://127.0.0.1:%d,app=%s,labels=env=ci;run=%d,"
+		 "format=collapsed,file=%s",
+		 HP_AGENT_PATH, port, service, (int)getpid(), base);
+	const char *jvm_argv[] = { HP_JAVA, "-Xmx1g", agent, "-cp", HP_TEST_CLASSES, "SteadyState", "64", "25", stopfile,
+				   "8", NULL };
+	int64_t t0 = now_ms();
+	pid_t jvm = spawn(jvm_argv, jlog);
+
+	/* Wait for the first periods to arrive, then take the server down. */
+	int64_t first = 0;
+	for (int i = 0; i < 60 && !first; i++) {
+		sleep(1);
+		out = query(port, service, "inuse_space", "series", t0 - 60000, now_ms() + 60000, NULL);
+		if (*out)
+			first = atoll(out);
+		free(out);
+	}
+	cr_assert(first, "no period reached the server in 60 s; JVM log %s", jlog);
+	int64_t t_kill = now_ms();
+	stop_server(server);
+	sleep(5);       /* five periods with the server down */
+	int64_t t_back = now_ms();
+	server = spawn(server_argv, slog);
+	cr_assert(server_ready(port, 90), "the server did not come back; see %s", slog);
+
+	/* The churn ends 25 s after start whatever the server did; then the
+	 * program idles until the stop file. */
+	bool ready = false;
+	for (int i = 0; i < 120 && !ready; i++) {
+		FILE *f = fopen(jlog, "r");
+		char line[512];
+		while (f && fgets(line, sizeof(line), f))
+			ready |= strcmp(line, "ready\n") == 0;
+		if (f)
+			fclose(f);
+		if (!ready)
+			sleep(1);
+	}
+	int64_t t_ready = now_ms();
+	cr_expect(ready, "the program never finished its churn");
+	cr_expect_lt(t_ready - t0, 25000 + 30000, "the churn took %lld ms (25 s asked): the outage held the JVM up",
+		     (long long)(t_ready - t0));
+	FILE *sf = fopen(stopfile, "w");
+	if (sf)
+		fclose(sf);
+	int st = -1;
+	for (int i = 0; i < 600 && waitpid(jvm, &st, WNOHANG) == 0; i++)
+		usleep(100000);
+	if (waitpid(jvm, &st, WNOHANG) == 0) {
+		kill(jvm, SIGKILL);
+		waitpid(jvm, &st, 0);
+	}
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "JVM status %d; log %s", st, jlog);
+	sleep(2);
+
+	/* The agent's own count. */
+	FILE *f = fopen(jlog, "r");
+	cr_assert_not_null(f);
+	char line[2048], up[2048] = "", keep_truth[64] = "";
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "heapprobe: upload: "))
+			snprintf(up, sizeof(up), "%s", line);
+		if (!strncmp(line, "truth.keep: ", 12))
+			snprintf(keep_truth, sizeof(keep_truth), "%.40s", line + 12);
+	}
+	fclose(f);
+	unsigned long long delivered = 0, dropped = 0, failed = 0;
+	cr_assert(sscanf(up, "heapprobe: upload: %llu profiles delivered, %llu dropped, %llu failed attempts",
+			 &delivered, &dropped, &failed) == 3, "no upload summary in %s", jlog);
+	cr_expect_eq(dropped, 0, "%s", up);
+	cr_expect_gt(failed, 0, "the outage went unnoticed: %s", up);
+	cr_expect_gt(delivered, 20, "%s", up);
+
+	/* What the server holds: periods from during the outage, delivered
+	 * after it came back. */
+	out = query(port, service, "inuse_space", "series", t0 - 60000, now_ms() + 60000, NULL);
+	int during = 0, points = 0;
+	for (const char *p = out; *p;) {
+		long long ts = atoll(p);
+		points++;
+		during += ts >= t_kill && ts < t_back;
+		p = strchr(p, '\n');
+		if (!p)
+			break;
+		p++;
+	}
+	cr_expect_gt(during, 0, "no period of the outage reached the server after it came back:\n%s", out);
+	cr_expect_gt(points, 20, "%s", out);
+	/* The last period (the profile at exit, after a marking): the live
+	 * site at the program's construction; 64 MiB at 64 KiB is ~1000
+	 * samples, +-20% is over 5 sigma. */
+	const char *ll = last_line(out);
+	long long last_ts = atoll(ll);
+	double bucket_total = atof(strchr(ll, ' ') ? strchr(ll, ' ') + 1 : "0");
+	free(out);
+	/* A point is stamped with the end of its 100 ms step; the last step
+	 * holds the profile at exit and, when it came within 100 ms, the
+	 * periodic one just before it (the idle program: the same snapshot),
+	 * so the step is divided by the number of profiles in it, found from
+	 * the exit profile's own total (the collapsed file). */
+	double exit_total = collapsed_sum(base, NULL, "");
+	double n = exit_total > 0 ? floor(bucket_total / exit_total + 0.5) : 0;
+	cr_expect(n >= 1 && n <= 2, "last step %.0f bytes, the profile at exit %.0f", bucket_total, exit_total);
+	out = query(port, service, "inuse_space", "frame", last_ts - 99, last_ts, "SteadyState.keep");
+	double keep = n > 0 ? atof(out) / n : 0, truth_keep = atof(keep_truth);
+	free(out);
+	cr_expect(keep > 0.8 * truth_keep && keep < 1.2 * truth_keep, "server's SteadyState.keep inuse %.0f vs truth %.0f",
+		  keep, truth_keep);
+	/* Allocations: the periods' deltas add up to the exit profile's total. */
+	char allocf[700];
+	snprintf(allocf, sizeof(allocf), "%s.alloc", base);
+	double file_alloc = collapsed_sum(allocf, "SteadyState.keep", NULL);
+	out = query(port, service, "alloc_space", "frame", t0 - 60000, now_ms() + 60000, "SteadyState.keep");
+	double server_alloc = atof(out);
+	free(out);
+	cr_expect(server_alloc > 0.99 * file_alloc && server_alloc < 1.01 * file_alloc,
+		  "alloc_space of SteadyState.keep: server %.0f, the profile at exit %.0f", server_alloc, file_alloc);
+	stop_server(server);
+}
+
+/* No server at all (a closed port): the JVM runs as without upload, the
+ * queue stays bounded (upload_queue=2: the oldest periods dropped and
+ * counted), the log says what failed and why, the profile file is written;
+ * and a URL that is not http(s) fails the start naming the option. */
+Test(upload, unreachable_server_and_bad_url)
+{
+	make_workdir();
+	char agent[1200], base[600];
+	snprintf(base, sizeof(base), "%s/p.collapsed", workdir);
+	snprintf(agent, sizeof(agent),
+		 "-agentpath:%s=interval=64k,live=false,format=collapsed,file=%s,period=1,upload_queue=2,"
+		 "upload=http://127.0.0.1:1",
+		 HP_AGENT_PATH, base);
+	const char *argv[] = { HP_JAVA, agent, "-cp", HP_TEST_CLASSES, "GcLoop", "6000", NULL };
+	int64_t t0 = now_ms();
+	struct jvm_result r = jvm_run(argv, NULL, 300);
+	int64_t took = now_ms() - t0;
+	cr_expect_eq(r.exit_code, 0, "%s", r.output);
+	cr_expect(strstr(r.output, "GcLoop done"), "%s", r.output);
+	unsigned long long delivered = 9, dropped = 0, failed = 0;
+	const char *up = strstr(r.output, "heapprobe: upload: ");
+	cr_assert_not_null(up, "%s", r.output);
+	cr_assert_eq(sscanf(up, "heapprobe: upload: %llu profiles delivered, %llu dropped, %llu failed attempts", &delivered,
+			    &dropped, &failed), 3, "%s", up);
+	cr_expect_eq(delivered, 0);
+	cr_expect_gt(failed, 0);
+	/* At least 4 periods (the run takes seconds), 2 kept: the rest
+	 * dropped, and what was queued at exit after the 5 s grace too. */
+	cr_expect_gt(took, 4000, "the run was too short to fill the queue (%lld ms)", (long long)took);
+	cr_expect_geq(dropped, 2, "%s", up);
+	cr_expect(strstr(up, "last error: ") && strstr(up, "127.0.0.1"), "the reason is named: %s", up);
+	cr_expect_gt(lines_with(base, "GcLoop.main"), 0, "the profile file is written all the same");
+	jvm_result_free(&r);
+
+	snprintf(agent, sizeof(agent), "-agentpath:%s=upload=ftp://example.org", HP_AGENT_PATH);
+	const char *argv2[] = { HP_JAVA, agent, "-version", NULL };
+	r = jvm_run(argv2, NULL, 60);
+	cr_expect_neq(r.exit_code, 0, "%s", r.output);
+	cr_expect(strstr(r.output, "upload=ftp://example.org: the URL must start with http:// or https://"), "%s",
+		  r.output);
 	jvm_result_free(&r);
 }

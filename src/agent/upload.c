@@ -1,0 +1,242 @@
+#include "agent/upload.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct item {
+	unsigned char *gz;
+	size_t len;
+	int64_t from, until;
+};
+
+struct hp_upload {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct item *q;                     /* ring of qcap: head is the oldest */
+	unsigned head, count, qcap;
+	bool stopping;
+	int64_t deadline_ms;                /* stop: give up sending after this (CLOCK_MONOTONIC ms) */
+	char *base;                         /* "http://host:4040/ingest?name=app%7Bk%3Dv%7D&spyName=heapprobe&format=pprof" */
+	struct hp_upload_stats st;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits on the condition until woken or ms elapsed (the clock is
+ * CLOCK_REALTIME for pthread_cond_timedwait by default). Lock held. */
+static void wait_ms(struct hp_upload *u, int64_t ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&u->cond, &u->lock, &ts);
+}
+
+/* One POST. 0, or -1 with the reason in u->st.last_error (lock not held). */
+static int post(struct hp_upload *u, CURL *c, const struct item *it, long timeout_ms, char *why, size_t whylen)
+{
+	char url[2048];
+	snprintf(url, sizeof(url), "%s&from=%lld&until=%lld", u->base, (long long)it->from, (long long)it->until);
+	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/octet-stream");
+	curl_easy_reset(c);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, (const char *)it->gz);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)it->len);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);      /* no SIGALRM in the JVM for DNS timeouts */
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "heapprobe");
+	char curl_err[CURL_ERROR_SIZE] = "";
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
+	CURLcode rc = curl_easy_perform(c);
+	long status = 0;
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_slist_free_all(h);
+	if (rc != CURLE_OK) {
+		snprintf(why, whylen, "%s", curl_err[0] ? curl_err : curl_easy_strerror(rc));
+		return -1;
+	}
+	if (status < 200 || status >= 300) {
+		snprintf(why, whylen, "server answered HTTP %ld", status);
+		return -1;
+	}
+	return 0;
+}
+
+static void *sender(void *arg)
+{
+	struct hp_upload *u = arg;
+	CURL *c = curl_easy_init();
+	int64_t backoff = 1000;
+	pthread_mutex_lock(&u->lock);
+	for (;;) {
+		while (!u->count && !u->stopping)
+			pthread_cond_wait(&u->cond, &u->lock);
+		if (!u->count || (u->stopping && now_ms() >= u->deadline_ms))
+			break;
+		/* Send the oldest; it stays queued (and may be dropped by a
+		 * push meanwhile) until it is delivered. */
+		struct item it = u->q[u->head];
+		unsigned char *gz = it.gz;
+		/* 10 s a request; when stopping, no later than the deadline:
+		 * the JVM's exit waits for this thread. */
+		long timeout = 10000;
+		if (u->stopping && u->deadline_ms - now_ms() < timeout)
+			timeout = (long)(u->deadline_ms - now_ms()) > 100 ? (long)(u->deadline_ms - now_ms()) : 100;
+		pthread_mutex_unlock(&u->lock);
+		char why[256] = "libcurl unavailable";
+		int rc = c ? post(u, c, &it, timeout, why, sizeof(why)) : -1;
+		pthread_mutex_lock(&u->lock);
+		bool still_head = u->count && u->q[u->head].gz == gz;
+		if (rc == 0) {
+			u->st.delivered++;
+			backoff = 1000;
+			if (still_head) {
+				free(gz);
+				u->q[u->head].gz = NULL;
+				u->head = (u->head + 1) % u->qcap;
+				u->count--;
+			}
+		} else {
+			u->st.attempts_failed++;
+			snprintf(u->st.last_error, sizeof(u->st.last_error), "%s", why);
+			int64_t w = backoff;
+			if (u->stopping && u->deadline_ms - now_ms() < w)
+				w = u->deadline_ms - now_ms();
+			if (w > 0)
+				wait_ms(u, w);
+			backoff = backoff * 2 > 60000 ? 60000 : backoff * 2;
+		}
+	}
+	pthread_mutex_unlock(&u->lock);
+	if (c)
+		curl_easy_cleanup(c);
+	return NULL;
+}
+
+int hp_upload_start(struct hp_upload **out, const char *url, const char *app, const char *labels, unsigned queue,
+		    char *err, size_t errlen)
+{
+	*out = NULL;
+	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
+		snprintf(err, errlen, "heapprobe: upload=%s: the URL must start with http:// or https://", url);
+		return -EINVAL;
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		snprintf(err, errlen, "heapprobe: upload: libcurl cannot be initialised");
+		return -ENOTSUP;
+	}
+	/* The series name: app{k=v,...} (labels given as k=v;k=v). */
+	char name[1024];
+	size_t n = (size_t)snprintf(name, sizeof(name), "%s{", app && *app ? app : "heapprobe");
+	for (const char *p = labels ? labels : ""; *p && n < sizeof(name) - 2;) {
+		const char *end = strchr(p, ';');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len && n + len + 2 < sizeof(name))
+			n += (size_t)snprintf(name + n, sizeof(name) - n, "%s%.*s", name[n - 1] == '{' ? "" : ",", (int)len, p);
+		p += len + (end ? 1 : 0);
+	}
+	snprintf(name + n, sizeof(name) - n, "}");
+	char *esc = curl_easy_escape(NULL, name, 0);
+	struct hp_upload *u = calloc(1, sizeof(*u));
+	size_t blen = strlen(url) + (esc ? strlen(esc) : 0) + 96;
+	if (u)
+		u->qcap = queue ? queue : HP_UPLOAD_QUEUE;
+	if (!u || !esc || !(u->base = malloc(blen)) || !(u->q = calloc(u->qcap, sizeof(*u->q)))) {
+		curl_free(esc);
+		if (u)
+			free(u->base);
+		free(u);
+		snprintf(err, errlen, "heapprobe: upload: out of memory");
+		return -ENOMEM;
+	}
+	const char *slash = url[strlen(url) - 1] == '/' ? "" : "/";
+	snprintf(u->base, blen, "%s%singest?name=%s&spyName=heapprobe&format=pprof", url, slash, esc);
+	curl_free(esc);
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->cond, NULL);
+	if (pthread_create(&u->thread, NULL, sender, u) != 0) {
+		free(u->q);
+		free(u->base);
+		free(u);
+		snprintf(err, errlen, "heapprobe: upload: cannot start its thread");
+		return -EAGAIN;
+	}
+	*out = u;
+	return 0;
+}
+
+void hp_upload_push(struct hp_upload *u, unsigned char *gz, size_t len, int64_t from_s, int64_t until_s)
+{
+	pthread_mutex_lock(&u->lock);
+	if (u->stopping) {
+		pthread_mutex_unlock(&u->lock);
+		free(gz);
+		return;
+	}
+	if (u->count == u->qcap) {
+		/* Full: the oldest period goes (the sender notices it is no
+		 * longer the head if it was sending it). */
+		free(u->q[u->head].gz);
+		u->q[u->head].gz = NULL;
+		u->head = (u->head + 1) % u->qcap;
+		u->count--;
+		u->st.dropped++;
+	}
+	u->q[(u->head + u->count) % u->qcap] = (struct item){ gz, len, from_s, until_s };
+	u->count++;
+	pthread_cond_signal(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+}
+
+void hp_upload_stats(struct hp_upload *u, struct hp_upload_stats *out)
+{
+	pthread_mutex_lock(&u->lock);
+	*out = u->st;
+	out->queued = u->count;
+	pthread_mutex_unlock(&u->lock);
+}
+
+void hp_upload_stop(struct hp_upload *u, int wait, struct hp_upload_stats *final)
+{
+	if (!u)
+		return;
+	pthread_mutex_lock(&u->lock);
+	u->stopping = true;
+	u->deadline_ms = now_ms() + wait;
+	pthread_cond_signal(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+	pthread_join(u->thread, NULL);
+	for (unsigned i = 0; i < u->count; i++) {
+		free(u->q[(u->head + i) % u->qcap].gz);
+		u->st.dropped++;
+	}
+	if (final) {
+		*final = u->st;
+		final->queued = 0;
+	}
+	pthread_cond_destroy(&u->cond);
+	pthread_mutex_destroy(&u->lock);
+	free(u->q);
+	free(u->base);
+	free(u);
+}

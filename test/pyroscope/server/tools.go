@@ -1,0 +1,5 @@
+//go:build tools
+
+package main
+
+import _ "github.com/grafana/pyroscope/cmd/pyroscope"
