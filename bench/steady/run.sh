@@ -90,6 +90,8 @@ def site(leaf):
     return s
 histo = open(f"{w}/histo.txt").read()
 walk_total = int(re.search(r"^Total\s+\d+\s+(\d+)", histo, re.M).group(1))
+# dead space the collector filled (JDK 19+: jdk.internal.vm.Filler*) is no object of the program
+walk_total -= sum(int(b) for b in re.findall(r"^\s*\d+:\s+\d+\s+(\d+)\s+\S*jdk\.internal\.vm\.Filler", histo, re.M))
 walk_longs = int(re.search(r"^\s*\d+:\s+\d+\s+(\d+)\s+\[J\b", histo, re.M).group(1))
 # the comment of the profile written on request (new builds)
 m = re.search(r"recent, not yet verified: (\d+) bytes", out); recent = int(m.group(1)) if m else -1

@@ -30,9 +30,9 @@
  * (G1, +88% measured), garbage in pages a ZGC cycle did not relocate
  * (+28..42%), whole humongous regions (G1 small regions, +10..21%), and
  * the start-up heap that was never sampled. Only a figure the marking
- * itself found (a full GC's used after compaction, ZGC's mark-end live) is
- * live object bytes, and the view is scaled to it only where that is the
- * better estimate (choose_scale). Objects from before sampling began (CDS
+ * itself found (ZGC's mark-end live) is live object bytes, and the view is
+ * scaled to it only where that is the better estimate (choose_scale); a full
+ * GC's used is not (dead objects left as fillers, marking_figure). Objects from before sampling began (CDS
  * archive, start-up, or the whole heap before a late attach) are left out,
  * and the profile says how much heap was in use then.
  *
@@ -481,24 +481,18 @@ static void add_live(const struct hp_live_entry *e, void *vctx)
 
 /* The live bytes the marking that verified the view found, heap-wide
  * (sampled objects or not), when it describes the same moment as the view:
- * a full collection that was the last pause (used after compaction), or a
- * ZGC cycle we requested with no pause since (its mark-end live bytes,
- * heapusage/marking.c). G1's and Shenandoah's concurrent markings keep
- * theirs per region: none. */
+ * a ZGC cycle we requested with no pause since (its mark-end live bytes,
+ * heapusage/marking.c). Not a full GC's used after compaction: Serial and
+ * Parallel leave dead objects in place as fillers (MarkSweepDeadRatio,
+ * Parallel's dense prefix), so it is not live object bytes; measured on
+ * JDK 25 Parallel, 40-75 MiB of fillers in a 600 MiB heap, and scaling to
+ * it put the kept set 10% high (docs/steady-state.md). G1's and
+ * Shenandoah's concurrent markings keep theirs per region: none. */
 static bool marking_figure(uint64_t *live, char *what, size_t len)
 {
 	uint32_t horizon, now = pauses_now();
 	if (!hp_marks_horizon(&prof.marks, &horizon))
 		return false;
-	struct hp_heap_usage post = { .sz = sizeof(post) };
-	if (prof.marks.last_full_pause && horizon + 1 == prof.marks.last_full_pause &&
-	    now == prof.marks.last_full_pause &&
-	    hp_heap_usage(prof.probe, HP_USAGE_POST_GC | HP_USAGE_NO_JNI, &post) == 0 &&
-	    post.live_kind == HP_USAGE_AFTER_FULL_GC && post.live) {
-		*live = post.live;
-		snprintf(what, len, "the full GC's used after compaction (%s)", hp_mode_name(post.live_mode));
-		return true;
-	}
 	struct hp_marking mk = { .sz = sizeof(mk) };
 	if (hp_marking(prof.probe, &mk) == 0 && mk.live && prof.marks.requests_ok &&
 	    prof.marks.request_cover == horizon && prof.marks.request_end_pause == now) {
