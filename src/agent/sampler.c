@@ -836,13 +836,20 @@ static void push_upload(const struct hp_profile *p, const struct hp_prof_sample 
 	free(d);
 }
 
+/* Sends what is queued (5 s at most), then stops the sender. Under the
+ * dump lock: a late periodic profile of the agent thread cannot push to a
+ * freed sender. */
 static void stop_upload(void)
 {
-	if (!prof.upload)
+	pthread_mutex_lock(&prof.dump_lock);
+	if (!prof.upload) {
+		pthread_mutex_unlock(&prof.dump_lock);
 		return;
+	}
 	struct hp_upload_stats st;
 	hp_upload_stop(prof.upload, 5000, &st);
 	prof.upload = NULL;
+	pthread_mutex_unlock(&prof.dump_lock);
 	logf_("upload: %llu profiles delivered, %llu dropped, %llu failed attempts%s%s",
 	      (unsigned long long)st.delivered, (unsigned long long)st.dropped, (unsigned long long)st.attempts_failed,
 	      st.last_error[0] ? "; last error: " : "", st.last_error);
