@@ -9,6 +9,8 @@
  * block and never see a torn reading.
  */
 #include "heapusage/events.h"
+#include "heapusage/gcthread.h"
+#include "heapusage/modes.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -50,15 +52,6 @@ struct hp_gc_capture {
 	uint64_t used_at_start;                 /* UINT64_MAX: unknown */
 	char note[160];
 };
-
-/* Default TLS model: initial-exec would save a __tls_get_addr call but can
- * make a late dlopen (jcmd JVMTI.agent_load) fail for want of static TLS. */
-static __thread int in_gc_callback;
-
-bool hp_events_in_gc_callback(void)
-{
-	return in_gc_callback != 0;
-}
 
 static struct hp_probe *probe_of(jvmtiEnv *jvmti)
 {
@@ -110,7 +103,7 @@ static void JNICALL on_gc_start(jvmtiEnv *jvmti)
 	if (!p || !p->capture)
 		return;
 	struct hp_gc_capture *c = p->capture;
-	in_gc_callback = 1;
+	hp_gc_callback_enter();
 	if (c->total_full_collections)
 		c->full_at_start = *c->total_full_collections;
 	/* G1's Remark and Cleanup pauses post these events too, and free
@@ -118,7 +111,7 @@ static void JNICALL on_gc_start(jvmtiEnv *jvmti)
 	struct hp_mode_reading r;
 	enum hp_mode m;
 	c->used_at_start = capture_read(p, &r, &m) == 0 ? r.used : UINT64_MAX;
-	in_gc_callback = 0;
+	hp_gc_callback_leave();
 }
 
 static void publish(struct hp_gc_capture *c, const struct hp_heap_usage *u)
@@ -156,7 +149,7 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 	if (!p || !p->capture)
 		return;
 	struct hp_gc_capture *c = p->capture;
-	in_gc_callback = 1;
+	hp_gc_callback_enter();
 	c->finish_events++;
 	struct hp_heap_usage u = { .sz = sizeof(u) };
 	bool full = false;
@@ -199,7 +192,7 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 	} else {
 		c->failures++;
 	}
-	in_gc_callback = 0;
+	hp_gc_callback_leave();
 }
 
 static void JNICALL on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,

@@ -16,10 +16,6 @@ int hp_events_start(struct hp_probe *p, bool live, char *reason, size_t len);
 void hp_events_stop(struct hp_probe *p);
 void hp_events_free(struct hp_probe *p);
 
-/* true while this thread runs one of the probe's GC callbacks, or a host
- * callback the probe called from one. */
-bool hp_events_in_gc_callback(void);
-
 /* The reading taken at the end of the most recent collection. 0, or
  * -ENODATA before the first one. Lock-free (seqlock). */
 int hp_events_last_gc(struct hp_probe *p, struct hp_heap_usage *out);

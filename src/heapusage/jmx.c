@@ -27,7 +27,6 @@
 
 #include <jvmti.h>
 
-#include "heapusage/jmm.h"
 #include "heapusage/jnimode.h"
 #include "heapusage/probe.h"
 

@@ -1,5 +1,6 @@
 /* Helpers the JNI-based modes share (jnimode.h). */
 #include "heapusage/jnimode.h"
+#include "heapusage/gcthread.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -21,6 +21,7 @@
 
 #include "heapusage/dwarf.h"
 #include "heapusage/layout.h"
+#include "heapusage/modes.h"
 #include "heapusage/probe.h"
 #include "vmstructs/safemem.h"
 

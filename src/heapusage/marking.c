@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "heapusage/events.h"
+#include "heapusage/gcthread.h"
 #include "heapusage/layout.h"
 #include "heapusage/perfdata.h"
 #include "heapusage/probe.h"

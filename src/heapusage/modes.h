@@ -49,6 +49,16 @@ extern const struct hp_mode_ops hp_mode_perfdata;
  * env); a reading that fails sanity disables the mode. 0 or -errno. */
 int hp_mode_read(struct hp_probe *p, enum hp_mode m, JNIEnv *env, struct hp_mode_reading *r);
 
+/* Runs each mode's init; modes that said -EAGAIN (the heap or the VM was not
+ * ready) are tried again on later calls (retry_only). Not in GC callbacks. */
+void hp_modes_init(struct hp_probe *p, bool retry_only);
+void hp_modes_fini(struct hp_probe *p);
+
+/* Disables `mode` with a one-line reason (also usable from a GC callback:
+ * no allocation). */
+void hp_mode_disable(struct hp_probe *p, enum hp_mode mode, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 /* CLOCK_MONOTONIC in ns (vDSO: no system call, fit for GC callbacks). */
 uint64_t hp_now_ns(void);
 /* The same clock at tick resolution (1-4 ms), several times cheaper. */

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "heapusage/events.h"
+#include "heapusage/gcthread.h"
+#include "heapusage/modes.h"
 #include "heapusage/marking.h"
 #include "vmstructs/safemem.h"
 
@@ -248,7 +250,7 @@ int hp_open(JavaVM *vm, const struct hp_open_opts *opts, struct hp_probe **out)
 
 const struct hp_heap_info *hp_probe_heap(struct hp_probe *p)
 {
-	if (hp_events_in_gc_callback())
+	if (hp_in_gc_callback())
 		return p->heap.heap && p->status[HP_PART_HEAP] == 0 ? &p->heap : NULL;
 	return detect_heap(p) == 0 ? &p->heap : NULL;
 }

@@ -74,22 +74,12 @@ struct hp_probe {
 	struct hp_marking_state *marking;
 };
 
-void hp_modes_init(struct hp_probe *p, bool retry_only);
 
 /* The live java.cls.unloadedClasses counter (perfdata mode), or NULL. */
 const volatile int64_t *hp_perfdata_classes_unloaded(struct hp_probe *p);
 /* The live sun.gc.collector.<n>.invocations counter (perfdata mode), or NULL. */
 const volatile int64_t *hp_perfdata_invocations(struct hp_probe *p, int n);
-void hp_modes_fini(struct hp_probe *p);
 
-/* Disables `mode` with a one-line reason (also usable from a GC callback:
- * no allocation). */
-void hp_mode_disable(struct hp_probe *p, enum hp_mode mode, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-/* A JNIEnv for the calling thread if it is attached to the VM and JNI is
- * legal here, else NULL. */
-JNIEnv *hp_jni_env(struct hp_probe *p);
 
 /* Called from the probe's NativeMethodBind event (events.c) for every native
  * the JVM binds; the JMX mode captures MemoryImpl.getMemoryUsage0 there. */

@@ -15,8 +15,10 @@
 #include <time.h>
 
 #include "heapusage/events.h"
+#include "heapusage/gcthread.h"
 #include "heapusage/jmm.h"
 #include "heapusage/marking.h"
+#include "heapusage/modes.h"
 #include "heapusage/probe.h"
 
 /* The order of preference for the current usage: the heap's own used()
@@ -29,147 +31,6 @@ static const enum hp_mode current_order[] = {
 	HP_MODE_HEAP_SUMMARY_CALL, HP_MODE_MEMORY_USAGE_CALL, HP_MODE_JMM,
 	HP_MODE_JMX_NATIVE,        HP_MODE_EXPORTED_TOTALS,   HP_MODE_PERFDATA,
 };
-
-const char *hp_mode_name(enum hp_mode mode)
-{
-	switch (mode) {
-	case HP_MODE_MEMORY_USAGE_CALL: return "memory-usage-call";
-	case HP_MODE_HEAP_SUMMARY_CALL: return "heap-summary-call";
-	case HP_MODE_LAST_GC_FIELDS: return "last-gc-fields";
-	case HP_MODE_JMM: return "jmm";
-	case HP_MODE_JMX_NATIVE: return "jmx-native";
-	case HP_MODE_EXPORTED_TOTALS: return "exported-totals";
-	case HP_MODE_PERFDATA: return "perfdata";
-	case HP_MODE_COUNT: break;
-	}
-	return "unknown";
-}
-
-const char *hp_usage_kind_name(enum hp_usage_kind kind)
-{
-	switch (kind) {
-	case HP_USAGE_CURRENT: return "current";
-	case HP_USAGE_AFTER_YOUNG_GC: return "after-young-gc";
-	case HP_USAGE_AFTER_FULL_GC: return "after-full-gc";
-	case HP_USAGE_MARKED_LIVE: return "marked-live";
-	}
-	return "unknown";
-}
-
-bool hp_reading_sane(const struct hp_mode_reading *r)
-{
-	if (r->committed == 0 || r->used > r->committed)
-		return false;
-	if (r->max && r->committed > r->max)
-		return false;
-	return true;
-}
-
-void hp_mode_disable(struct hp_probe *p, enum hp_mode mode, int rc, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(p->mode_reason[mode], HP_REASON_LEN, fmt, ap);
-	va_end(ap);
-	__atomic_store_n(&p->mode_status[mode], rc, __ATOMIC_RELEASE);
-}
-
-JNIEnv *hp_jni_env(struct hp_probe *p)
-{
-	JNIEnv *env = NULL;
-	if (!p->vm || hp_events_in_gc_callback())
-		return NULL;
-	if ((*p->vm)->GetEnv(p->vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK)
-		return NULL;
-	return env;
-}
-
-static const struct hp_mode_ops *const all_modes[HP_MODE_COUNT] = {
-	[HP_MODE_MEMORY_USAGE_CALL] = &hp_mode_memory_usage_call,
-	[HP_MODE_HEAP_SUMMARY_CALL] = &hp_mode_heap_summary_call,
-	[HP_MODE_LAST_GC_FIELDS] = &hp_mode_last_gc_fields,
-	[HP_MODE_JMM] = &hp_mode_jmm,
-	[HP_MODE_JMX_NATIVE] = &hp_mode_jmx_native,
-	[HP_MODE_EXPORTED_TOTALS] = &hp_mode_exported_totals,
-	[HP_MODE_PERFDATA] = &hp_mode_perfdata,
-};
-
-/* Runs each mode's init; modes that said -EAGAIN (the heap or the VM was not
- * ready) are tried again on later calls. Not for GC callbacks: init may
- * allocate and make system calls. */
-void hp_modes_init(struct hp_probe *p, bool retry_only)
-{
-	/* Set-up may run on any thread that calls in before the heap exists;
-	 * one at a time. Never reached from a GC callback. A retry never
-	 * waits: if another thread is setting up, this call goes without. */
-	static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
-	if (retry_only) {
-		if (pthread_mutex_trylock(&init_lock))
-			return;
-	} else {
-		pthread_mutex_lock(&init_lock);
-	}
-	for (int m = 0; m < HP_MODE_COUNT; m++) {
-		if (retry_only && p->mode_status[m] != -EAGAIN)
-			continue;
-		if ((p->opts.flags & HP_OPEN_LAZY_JNI_MODES) && all_modes[m]->needs_jni && !p->jni_modes_wanted) {
-			p->mode_ops[m] = all_modes[m];
-			hp_mode_disable(p, m, -EAGAIN, "set up on first use (HP_OPEN_LAZY_JNI_MODES)");
-			continue;
-		}
-		p->mode_ops[m] = all_modes[m];
-		char reason[HP_REASON_LEN] = "";
-		int rc = all_modes[m]->init(p, reason, sizeof(reason));
-		if (rc)
-			hp_mode_disable(p, m, rc, "%s", reason[0] ? reason : strerror(-rc));
-		else
-			hp_mode_disable(p, m, 0, "%s", "");
-	}
-	bool pending = false;
-	for (int m = 0; m < HP_MODE_COUNT; m++)
-		pending |= p->mode_status[m] == -EAGAIN &&
-			   !((p->opts.flags & HP_OPEN_LAZY_JNI_MODES) && all_modes[m]->needs_jni && !p->jni_modes_wanted);
-	__atomic_store_n(&p->modes_pending, pending, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&init_lock);
-}
-
-void hp_modes_fini(struct hp_probe *p)
-{
-	for (int m = 0; m < HP_MODE_COUNT; m++)
-		if (p->mode_ops[m] && p->mode_ops[m]->fini)
-			p->mode_ops[m]->fini(p);
-}
-
-int hp_mode_status(struct hp_probe *p, enum hp_mode mode, const char **reason)
-{
-	if (!p || mode < 0 || mode >= HP_MODE_COUNT)
-		return -EINVAL;
-	if (p->mode_status[mode] == -EAGAIN && !hp_events_in_gc_callback() && hp_jni_env(p)) {
-		if (all_modes[mode]->needs_jni)
-			p->jni_modes_wanted = true;
-		hp_modes_init(p, true);
-	}
-	if (reason)
-		*reason = p->mode_reason[mode];
-	return __atomic_load_n(&p->mode_status[mode], __ATOMIC_ACQUIRE);
-}
-
-uint64_t hp_now_coarse_ns(void)
-{
-	/* Same clock, tick resolution (1-4 ms), 9 ns instead of 57 ns on a
-	 * kvm guest: the price of a current reading's timestamp should not
-	 * dwarf the reading. */
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t hp_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);    /* vDSO: no system call */
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 struct lazy_env {
 	struct hp_probe *p;
@@ -190,27 +51,6 @@ static int read_lazy(struct hp_probe *p, enum hp_mode m, struct lazy_env *l, str
 	const struct hp_mode_ops *ops = p->mode_ops[m];
 	JNIEnv *env = ops && ops->needs_jni ? lazy_env_get(l) : NULL;
 	return hp_mode_read(p, m, env, r);
-}
-
-/* Reads one mode if it is enabled and legal here. */
-int hp_mode_read(struct hp_probe *p, enum hp_mode m, JNIEnv *env, struct hp_mode_reading *r)
-{
-	const struct hp_mode_ops *ops = p->mode_ops[m];
-	if (!ops || __atomic_load_n(&p->mode_status[m], __ATOMIC_ACQUIRE) != 0)
-		return -ENOTSUP;
-	if (ops->needs_jni && !env)
-		return -EPERM;
-	memset(r, 0, sizeof(*r));
-	int rc = ops->read(p, env, r);
-	if (rc == 0 && !hp_reading_sane(r)) {
-		/* A source that returns nonsense is not trusted again. */
-		hp_mode_disable(p, m, -EBADMSG,
-				"insane reading used=%llu committed=%llu max=%llu: disabled",
-				(unsigned long long)r->used, (unsigned long long)r->committed,
-				(unsigned long long)r->max);
-		return -EBADMSG;
-	}
-	return rc;
 }
 
 /* A reading of mode m, taken now, into the public record. */
@@ -235,7 +75,7 @@ int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 	 * and calls JVMTI, and a host's own GC callback (NO_JNI, or a VM/GC
 	 * thread GetEnv does not know) must never get near it. */
 	if (__atomic_load_n(&p->modes_pending, __ATOMIC_ACQUIRE) && !(flags & HP_USAGE_NO_JNI) &&
-	    !hp_events_in_gc_callback() && hp_jni_env(p))
+	    !hp_in_gc_callback() && hp_jni_env(p))
 		hp_modes_init(p, true);
 	/* GetEnv costs ~30 ns: only ask when a JNI mode is about to be tried. */
 	struct lazy_env env = { p, (flags & HP_USAGE_NO_JNI) != 0, false, NULL };
@@ -298,8 +138,8 @@ int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 		struct hp_mode_reading r;
 		if (m >= HP_MODE_COUNT)
 			return -EINVAL;
-		if (p->mode_status[m] == -EAGAIN && all_modes[m]->needs_jni && !p->jni_modes_wanted &&
-		    !(flags & HP_USAGE_NO_JNI) && !hp_events_in_gc_callback() && hp_jni_env(p)) {
+		if (p->mode_status[m] == -EAGAIN && p->mode_ops[m] && p->mode_ops[m]->needs_jni && !p->jni_modes_wanted &&
+		    !(flags & HP_USAGE_NO_JNI) && !hp_in_gc_callback() && hp_jni_env(p)) {
 			p->jni_modes_wanted = true;
 			hp_modes_init(p, true);
 		}
@@ -317,7 +157,7 @@ int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 		}
 	}
 	if (rc == -ENODATA && !(flags & (HP_USAGE_POST_GC | (1u << 8))) && !p->jni_modes_wanted &&
-	    (p->opts.flags & HP_OPEN_LAZY_JNI_MODES) && !(flags & HP_USAGE_NO_JNI) && !hp_events_in_gc_callback() &&
+	    (p->opts.flags & HP_OPEN_LAZY_JNI_MODES) && !(flags & HP_USAGE_NO_JNI) && !hp_in_gc_callback() &&
 	    hp_jni_env(p)) {
 		/* Nothing without JNI answered: the deferred modes are needed. */
 		p->jni_modes_wanted = true;
