@@ -7,7 +7,7 @@
 # the walk for the total. Optionally beside an older build of heapprobe
 # (OLD=path/to/libheapprobe.so), in the same run, interleaved.
 #
-#   bash bench/steady/run.sh                  # ~35 min on 2 cores
+#   bash bench/steady/run.sh                  # ~45 min on 2 cores (27 configurations)
 #   OLD=/tmp/hp-old/build/libheapprobe.so REPS=5 bash bench/steady/run.sh
 #
 # Knobs: REPS [5], OLD_REPS [2], LIVE_MIB [512], SECONDS_CHURN [8],
@@ -39,12 +39,18 @@ z|17|-XX:+UseZGC||0
 shenandoah|17|-XX:+UseShenandoahGC||0
 g1|11|-XX:+UseG1GC||0
 parallel-markfull|11|-XX:+UseParallelGC|mark=full|0
+serial-markfull|11|-XX:+UseSerialGC|mark=full|0
 z|11|-XX:+UseZGC||0
 shenandoah|11|-XX:+UseShenandoahGC||0
 g1|21|-XX:+UseG1GC||0
+parallel-markfull|21|-XX:+UseParallelGC|mark=full|0
+serial-markfull|21|-XX:+UseSerialGC|mark=full|0
 z|21|-XX:+UseZGC||0
 z-generational|21|-XX:+UseZGC -XX:+ZGenerational||0
+shenandoah|21|-XX:+UseShenandoahGC||0
 g1|25|-XX:+UseG1GC||0
+parallel-markfull|25|-XX:+UseParallelGC|mark=full|0
+serial-markfull|25|-XX:+UseSerialGC|mark=full|0
 z-generational|25|-XX:+UseZGC||0
 shenandoah|25|-XX:+UseShenandoahGC||0
 shenandoah-generational|25|-XX:+UseShenandoahGC -XX:ShenandoahGCMode=generational||0
