@@ -1052,7 +1052,20 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 	hp_options_output_path(&prof.o, path, sizeof(path));
 	rc = write_formats(&p, path, err, sizeof(err));
 	if (rc == 0) {
-		logf_("wrote %s (%zu sites, %s; %s)", path, nsamples, c2, c4);
+		char shown[PATH_MAX + 64];
+		unsigned fs = prof.o.formats;
+		if (fs & (fs - 1)) {    /* several formats: PATH.{jfr,pb.gz} */
+			size_t n = (size_t)snprintf(shown, sizeof(shown), "%s.{", path);
+			for (int f = 0; f <= HP_FORMAT_JFR && n < sizeof(shown); f++)
+				if (fs & (1u << f))
+					n += (size_t)snprintf(shown + n, sizeof(shown) - n, "%s%s", shown[n - 1] == '{' ? "" : ",",
+							      hp_format_extension((enum hp_format)f));
+			if (n < sizeof(shown))
+				snprintf(shown + n, sizeof(shown) - n, "}");
+		} else {
+			snprintf(shown, sizeof(shown), "%s", path);
+		}
+		logf_("wrote %s (%zu sites, %s; %s)", shown, nsamples, c2, c4);
 	} else if (!final) {
 		logf_("%s; profile data kept, the next write (period, dump, stop or exit) retries", err[0] ? err : strerror(-rc));
 	} else {
