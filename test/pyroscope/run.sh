@@ -10,6 +10,7 @@ set -euo pipefail
 bin=${1:?usage: run.sh BIN DATA PORT} data=${2:?} port=${3:?}
 a=127.0.0.1
 mkdir -p "$data/shared" "$data/local"
+cd "$data"      # it writes some state (data-compactor/) to its working directory
 exec "$bin" -target=all \
 	-server.http-listen-address=$a -server.http-listen-port="$port" \
 	-server.grpc-listen-address=$a -server.grpc-listen-port=$((port + 1)) \
