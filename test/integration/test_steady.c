@@ -262,7 +262,13 @@ static void check_live(const char *name, const struct outcome *o, double truth)
 	 * a few KiB). */
 	cr_expect(o->walk_longs == -1 || (o->walk_longs > 0 && fabs(o->walk_longs - o->keep_truth) < 0.01 * o->keep_truth),
 		  "%s: heap walk long[] %.0f vs construction %.0f", name, o->walk_longs, o->keep_truth);
-	cr_expect(o->keep > 0.90 * truth && o->keep < 1.10 * truth,
+	/* JDK 11's own sampler takes ~5% more samples than its interval says
+	 * at small intervals (its TLAB sample-end accounting, fixed by 17), so
+	 * every estimate there is ~5% high whoever computes it: the bounds
+	 * are about that. (At the default 512k it does not show:
+	 * docs/steady-state.md.) */
+	double expect = feature() == 11 ? 1.05 * truth : truth;
+	cr_expect(o->keep > 0.90 * expect && o->keep < 1.10 * expect,
 		  "%s: live view of the kept set %.0f vs truth %.0f (%.1f%%)\n%s", name, o->keep, truth,
 		  100.0 * (o->keep / truth - 1), o->out);
 	/* Garbage-only sites: nothing live, below 1% of the live total. */
