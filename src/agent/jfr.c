@@ -52,55 +52,27 @@ enum {
 	T_LABEL = 60, T_DESCRIPTION, T_CATEGORY, T_CONTENT_TYPE, T_TIMESTAMP, T_DATA_AMOUNT, T_UNSIGNED,
 };
 
-/* ---- a growing byte buffer with JFR's encodings ------------------------ */
+/* ---- JFR's encodings, into an in-memory hp_out (writer.h) --------------
+ *
+ * The whole chunk is built in memory: event sizes and the header's offsets
+ * are filled in once known, then it goes to the file in one write. */
 
-struct buf {
-	unsigned char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static void b_grow(struct buf *b, size_t n)
+static void b_u8(struct hp_out *b, uint8_t v)
 {
-	if (b->oom || b->len + n <= b->cap)
-		return;
-	size_t cap = b->cap ? b->cap : 4096;
-	while (cap < b->len + n)
-		cap *= 2;
-	unsigned char *q = realloc(b->p, cap);
-	if (!q) {
-		b->oom = true;
-		return;
-	}
-	b->p = q;
-	b->cap = cap;
+	hp_out_write(b, &v, 1);
 }
 
-static void b_bytes(struct buf *b, const void *d, size_t n)
-{
-	b_grow(b, n);
-	if (b->oom)
-		return;
-	memcpy(b->p + b->len, d, n);
-	b->len += n;
-}
-
-static void b_u8(struct buf *b, uint8_t v)
-{
-	b_bytes(b, &v, 1);
-}
-
-static void b_be(struct buf *b, uint64_t v, int n)
+static void b_be(struct hp_out *b, uint64_t v, int n)
 {
 	unsigned char t[8];
 	for (int i = 0; i < n; i++)
 		t[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
-	b_bytes(b, t, (size_t)n);
+	hp_out_write(b, t, (size_t)n);
 }
 
 /* JFR's compressed integer: seven bits a byte, low first, the high bit
  * saying more follows; after eight such bytes the ninth carries 8 bits. */
-static void b_varint(struct buf *b, uint64_t v)
+static void b_varint(struct hp_out *b, uint64_t v)
 {
 	unsigned char t[9];
 	int n = 0;
@@ -109,11 +81,11 @@ static void b_varint(struct buf *b, uint64_t v)
 		v >>= 7;
 	}
 	t[n++] = (unsigned char)v;
-	b_bytes(b, t, (size_t)n);
+	hp_out_write(b, t, (size_t)n);
 }
 
 /* NULL: encoding 0; "": 1; else 3 (UTF-8, byte length). */
-static void b_string(struct buf *b, const char *s)
+static void b_string(struct hp_out *b, const char *s)
 {
 	if (!s) {
 		b_u8(b, 0);
@@ -126,13 +98,13 @@ static void b_string(struct buf *b, const char *s)
 	}
 	b_u8(b, 3);
 	b_varint(b, n);
-	b_bytes(b, s, n);
+	hp_out_write(b, s, n);
 }
 
 /* An event starts with its size, which counts itself: 4 bytes reserved,
  * filled by b_end as a padded varint (each byte but the last with its
  * continuation bit set). Events over 256 MiB cannot be written. */
-static size_t b_begin(struct buf *b, uint64_t type)
+static size_t b_begin(struct hp_out *b, uint64_t type)
 {
 	size_t at = b->len;
 	b_be(b, 0, 4);
@@ -140,17 +112,17 @@ static size_t b_begin(struct buf *b, uint64_t type)
 	return at;
 }
 
-static bool b_end(struct buf *b, size_t at)
+static bool b_end(struct hp_out *b, size_t at)
 {
-	if (b->oom)
+	if (b->err)
 		return false;
 	size_t n = b->len - at;
 	if (n >= (1u << 28))
 		return false;
-	b->p[at] = (unsigned char)((n & 0x7f) | 0x80);
-	b->p[at + 1] = (unsigned char)(((n >> 7) & 0x7f) | 0x80);
-	b->p[at + 2] = (unsigned char)(((n >> 14) & 0x7f) | 0x80);
-	b->p[at + 3] = (unsigned char)((n >> 21) & 0x7f);
+	b->buf[at] = (unsigned char)((n & 0x7f) | 0x80);
+	b->buf[at + 1] = (unsigned char)(((n >> 7) & 0x7f) | 0x80);
+	b->buf[at + 2] = (unsigned char)(((n >> 14) & 0x7f) | 0x80);
+	b->buf[at + 3] = (unsigned char)((n >> 21) & 0x7f);
 	return true;
 }
 
@@ -162,7 +134,7 @@ static bool b_end(struct buf *b, size_t at)
  * table goes first, so the first pass only collects). */
 struct md {
 	struct hp_intern strings;
-	struct buf tree;
+	struct hp_out tree;     /* in memory (hp_out_open_mem) */
 	bool collect;   /* first pass: intern only */
 	int err;
 };
@@ -383,15 +355,19 @@ static void md_tree(struct md *m)
 
 /* The metadata event: size, 0, start, duration, metadata id, string
  * table, tree. */
-static int write_metadata(struct buf *out, int64_t start_ticks)
+static int write_metadata(struct hp_out *out, int64_t start_ticks)
 {
 	struct md m = { .collect = true };
-	if (hp_intern_init(&m.strings, 256, true) < 0)
+	if (hp_out_open_mem(&m.tree, "(metadata)") < 0)
 		return -ENOMEM;
+	if (hp_intern_init(&m.strings, 256, true) < 0) {
+		free(m.tree.buf);
+		return -ENOMEM;
+	}
 	md_tree(&m);        /* pass 1: the strings */
 	m.collect = false;
 	md_tree(&m);        /* pass 2: the tree, by string index */
-	int rc = m.err ? m.err : m.tree.oom ? -ENOMEM : 0;
+	int rc = m.err ? m.err : m.tree.err ? -m.tree.err : 0;
 	if (!rc) {
 		size_t at = b_begin(out, T_METADATA);
 		b_varint(out, (uint64_t)start_ticks);
@@ -400,11 +376,11 @@ static int write_metadata(struct buf *out, int64_t start_ticks)
 		b_varint(out, m.strings.count);
 		for (uint32_t i = 0; i < m.strings.count; i++)
 			b_string(out, m.strings.keys[i]);
-		b_bytes(out, m.tree.p, m.tree.len);
+		hp_out_write(out, m.tree.buf, m.tree.len);
 		if (!b_end(out, at))
-			rc = out->oom ? -ENOMEM : -EFBIG;
+			rc = out->err ? -out->err : -EFBIG;
 	}
-	free(m.tree.p);
+	free(m.tree.buf);
 	hp_intern_free(&m.strings);
 	return rc;
 }
@@ -572,7 +548,7 @@ static void free_pools(struct pools *P)
 
 /* The checkpoint: every pool that has entries. Stack trace id = sample
  * index + 1, thread id = thread index + 1, GC phase 1 = "After GC". */
-static int write_checkpoint(struct buf *out, const struct hp_profile *p, const struct pools *P, int64_t ticks)
+static int write_checkpoint(struct hp_out *out, const struct hp_profile *p, const struct pools *P, int64_t ticks)
 {
 	size_t at = b_begin(out, T_CHECKPOINT);
 	b_varint(out, (uint64_t)ticks);
@@ -661,7 +637,7 @@ static int write_checkpoint(struct buf *out, const struct hp_profile *p, const s
 		b_string(out, "After GC");
 	}
 	if (!b_end(out, at))
-		return out->oom ? -ENOMEM : -EFBIG;
+		return out->err ? -out->err : -EFBIG;
 	return 0;
 }
 
@@ -672,7 +648,7 @@ static int64_t ticks_of(const struct hp_profile *p, int64_t t)
 	return t > 0 ? t : p->time_nanos + p->duration_nanos;
 }
 
-static void write_event(struct buf *out, const struct hp_profile *p, const struct pools *P,
+static void write_event(struct hp_out *out, const struct hp_profile *p, const struct pools *P,
 			const struct hp_prof_event *e)
 {
 	uint32_t thread = e->thread == HP_PROF_NO_THREAD || e->thread >= p->nthreads ? 0 : e->thread + 1;
@@ -693,7 +669,7 @@ static void write_event(struct buf *out, const struct hp_profile *p, const struc
 }
 
 /* Without sample events: one per stack and kind, from the totals. */
-static void write_totals_as_events(struct buf *out, const struct hp_profile *p, const struct pools *P)
+static void write_totals_as_events(struct hp_out *out, const struct hp_profile *p, const struct pools *P)
 {
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct hp_prof_sample *s = &p->samples[i];
@@ -716,7 +692,7 @@ static void write_totals_as_events(struct buf *out, const struct hp_profile *p, 
 	}
 }
 
-static void write_heap(struct buf *out, const struct hp_profile *p)
+static void write_heap(struct hp_out *out, const struct hp_profile *p)
 {
 	const struct hp_prof_heap *h = p->heap;
 	int64_t t = ticks_of(p, h->time_nanos);
@@ -751,11 +727,15 @@ int hp_write_jfr(const struct hp_profile *p, const char *path, char *err, size_t
 			return -EINVAL;
 		}
 	int64_t start = p->time_nanos, end = p->time_nanos + p->duration_nanos;
-	struct buf b = { 0 };
+	struct hp_out b;
+	if (hp_out_open_mem(&b, path) < 0) {
+		hp_out_reason(err, errlen, path, -ENOMEM);
+		return -ENOMEM;
+	}
 	struct pools P;
 	rc = build_pools(&P, p);
 	/* Header, filled in at the end: sizes and offsets are known then. */
-	b_bytes(&b, "FLR", 4);
+	hp_out_write(&b, "FLR", 4);
 	b_be(&b, 2, 2);
 	b_be(&b, 1, 2);
 	for (int i = 0; i < 7; i++)
@@ -782,11 +762,11 @@ int hp_write_jfr(const struct hp_profile *p, const char *path, char *err, size_t
 	size_t checkpoint_at = b.len;
 	if (!rc)
 		rc = write_checkpoint(&b, p, &P, end);
-	if (!rc && b.oom)
-		rc = -ENOMEM;
+	if (!rc && b.err)
+		rc = -b.err;
 	free_pools(&P);
 	if (!rc) {
-		unsigned char *h = b.p + 8;
+		unsigned char *h = b.buf + 8;
 		uint64_t fields[7] = { b.len, checkpoint_at, metadata_at, (uint64_t)start, (uint64_t)(end - start),
 				       (uint64_t)start, 1000000000ull };
 		for (int i = 0; i < 7; i++)
@@ -799,12 +779,12 @@ int hp_write_jfr(const struct hp_profile *p, const char *path, char *err, size_t
 		struct hp_out o;
 		rc = hp_out_open(&o, path, err, errlen);
 		if (!rc) {
-			hp_out_write(&o, b.p, b.len);
+			hp_out_write(&o, b.buf, b.len);
 			rc = hp_out_commit(&o, err, errlen);
 		}
 	} else {
 		hp_out_reason(err, errlen, path, rc);
 	}
-	free(b.p);
+	free(b.buf);
 	return rc;
 }
