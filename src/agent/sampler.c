@@ -676,20 +676,30 @@ static int by_slot_live(const void *a, const void *b)
 	return (x->time_ns > y->time_ns) - (x->time_ns < y->time_ns);
 }
 
-/* Appends a group's events with steps of the rounded running sum; the
- * last one takes whatever makes the group's sum exactly `target`. */
-static void ev_group(struct events *ev, size_t first, int64_t target)
+/* One stack's events of one kind, their weights rounded as they come:
+ * each event gets the step of the rounded running sum, so the group adds
+ * up to the rounded sum of its real weights; ev_group_end then gives the
+ * last one whatever makes the group's sum exactly the total the other
+ * formats write (a rounding step, from the order of the additions). */
+struct ev_group {
+	size_t first;           /* its first event in ev->events */
+	double run;             /* sum of the real weights so far */
+	int64_t given;          /* sum of the rounded weights so far */
+};
+
+static void ev_group_push(struct events *ev, struct ev_group *g, struct hp_prof_event e, double weight)
 {
-	double run = 0;
-	int64_t given = 0;
-	for (size_t k = first; k < ev->n; k++) {
-		run += (double)ev->events[k].weight / 1024.0;   /* weights were stored x1024, see callers */
-		int64_t upto = llround(run);
-		ev->events[k].weight = upto - given;
-		given = upto;
-	}
-	if (ev->n > first)
-		ev->events[ev->n - 1].weight += target - given;
+	g->run += weight;
+	int64_t upto = llround(g->run);
+	e.weight = upto - g->given;
+	g->given = upto;
+	ev_push(ev, &e);
+}
+
+static void ev_group_end(struct events *ev, const struct ev_group *g, int64_t target)
+{
+	if (ev->n > g->first)
+		ev->events[ev->n - 1].weight += target - g->given;
 }
 
 static int build_events(struct events *ev, struct snap_ctx *ctx, const struct hp_prof_sample *samples,
@@ -708,44 +718,36 @@ static int build_events(struct events *ev, struct snap_ctx *ctx, const struct hp
 			continue;
 		}
 		uint32_t si = slot_sample[slot] - 1;
-		size_t first = ev->n;
-		double kept = 0;
+		struct ev_group g = { .first = ev->n };
 		for (; k < ev->nallocs && ev->allocs[k].site == slot; k++) {
 			const struct hp_alloc_rec *r = &ev->allocs[k];
-			kept += r->weight;
-			ev_push(ev, &(struct hp_prof_event){ si, r->thread, r->time_ns, (int64_t)r->size,
-							     llround(r->weight * 1024.0), 0, HP_EVENT_ALLOC });
+			ev_group_push(ev, &g, (struct hp_prof_event){ si, r->thread, r->time_ns, (int64_t)r->size, 0, 0,
+								      HP_EVENT_ALLOC }, r->weight);
 		}
-		int64_t total = samples[si].alloc_bytes, of_kept = llround(kept);
-		if (total - of_kept > 0) {
-			/* The reservoir's share is what it kept; the rest of
-			 * the stack's total is one remainder event. */
-			ev_group(ev, first, of_kept);
-			ev_push(ev, &(struct hp_prof_event){ si, HP_PROF_NO_THREAD, now_ns, 0, (total - of_kept) * 1024, 0,
-							     HP_EVENT_ALLOC });
-			ev->events[ev->n - 1].weight = total - of_kept;
-		} else {
-			ev_group(ev, first, total);
-		}
+		int64_t rest = samples[si].alloc_bytes - g.given;
+		if (rest > 0)   /* what the reservoir let go: one remainder event */
+			ev_push(ev, &(struct hp_prof_event){ si, HP_PROF_NO_THREAD, now_ns, 0, rest, 0, HP_EVENT_ALLOC });
+		else
+			ev_group_end(ev, &g, samples[si].alloc_bytes);
 	}
 	/* Live samples, by stack: verified first, then recent. */
 	qsort(ctx->recs, ctx->nrecs, sizeof(*ctx->recs), by_slot_live);
 	for (size_t i = 0; i < ctx->nrecs && !ev->oom;) {
 		uint32_t slot = ctx->recs[i].slot;
 		bool verified = ctx->recs[i].verified;
-		size_t first = ev->n;
+		struct ev_group g = { .first = ev->n };
 		uint32_t si = slot < nslots ? slot_sample[slot] : 0;
 		for (; i < ctx->nrecs && ctx->recs[i].slot == slot && ctx->recs[i].verified == verified; i++) {
 			const struct live_rec *r = &ctx->recs[i];
-			if (!si)
-				continue;
-			double wt = verified ? r->weight * scale : r->weight;
-			ev_push(ev, &(struct hp_prof_event){ si - 1, r->thread, r->time_ns, (int64_t)r->size,
-							     llround(wt * 1024.0), (int32_t)r->markings,
-							     verified ? HP_EVENT_LIVE : HP_EVENT_RECENT });
+			if (si)
+				ev_group_push(ev, &g,
+					      (struct hp_prof_event){ si - 1, r->thread, r->time_ns, (int64_t)r->size, 0,
+								      (int32_t)r->markings,
+								      verified ? HP_EVENT_LIVE : HP_EVENT_RECENT },
+					      verified ? r->weight * scale : r->weight);
 		}
 		if (si)
-			ev_group(ev, first, verified ? samples[si - 1].inuse_bytes : samples[si - 1].recent_bytes);
+			ev_group_end(ev, &g, verified ? samples[si - 1].inuse_bytes : samples[si - 1].recent_bytes);
 	}
 	if (ev->oom || ctx->recs_oom)
 		return -ENOMEM;
