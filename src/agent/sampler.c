@@ -881,25 +881,35 @@ static int write_format(enum hp_format f, const struct hp_profile *p, const char
 }
 
 /* Every configured format: one to PATH itself, several each to
- * PATH.<extension> (format=jfr+pprof: p.jfr, p.pb.gz from file=p). All are
- * tried; the first failure is returned. */
-static int write_formats(const struct hp_profile *p, const char *path, char *err, size_t errlen)
+ * PATH.<extension> (format=jfr+pprof: p.jfr, p.pb.gz from file=p), named
+ * in `shown` for the log (PATH, or PATH.{pb.gz,jfr}). All are tried; the
+ * first failure is returned. */
+static int write_formats(const struct hp_profile *p, const char *path, char *err, size_t errlen, char *shown,
+			 size_t shownlen)
 {
-	unsigned fs = prof.o.formats ? prof.o.formats : 1u << prof.o.format;
-	if (!(fs & (fs - 1)))
+	unsigned fs = prof.o.formats;
+	if (!(fs & (fs - 1))) {
+		snprintf(shown, shownlen, "%s", path);
 		return write_format(prof.o.format, p, path, err, errlen);
+	}
 	int first = 0;
+	size_t n = (size_t)snprintf(shown, shownlen, "%s.{", path);
 	for (int f = 0; f <= HP_FORMAT_JFR; f++) {
 		if (!(fs & (1u << f)))
 			continue;
+		const char *ext = hp_format_extension((enum hp_format)f);
 		char one[PATH_MAX + 16], e[512] = "";
-		snprintf(one, sizeof(one), "%s.%s", path, hp_format_extension((enum hp_format)f));
+		snprintf(one, sizeof(one), "%s.%s", path, ext);
 		int rc = write_format((enum hp_format)f, p, one, e, sizeof(e));
 		if (rc && !first) {
 			first = rc;
 			snprintf(err, errlen, "%s", e);
 		}
+		if (n < shownlen)
+			n += (size_t)snprintf(shown + n, shownlen - n, "%s%s", shown[n - 1] == '{' ? "" : ",", ext);
 	}
+	if (n < shownlen)
+		snprintf(shown + n, shownlen - n, "}");
 	return first;
 }
 
@@ -1052,21 +1062,9 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 	}
 	char path[600], err[512] = "";
 	hp_options_output_path(&prof.o, path, sizeof(path));
-	rc = write_formats(&p, path, err, sizeof(err));
+	char shown[PATH_MAX + 64];
+	rc = write_formats(&p, path, err, sizeof(err), shown, sizeof(shown));
 	if (rc == 0) {
-		char shown[PATH_MAX + 64];
-		unsigned fs = prof.o.formats;
-		if (fs & (fs - 1)) {    /* several formats: PATH.{jfr,pb.gz} */
-			size_t n = (size_t)snprintf(shown, sizeof(shown), "%s.{", path);
-			for (int f = 0; f <= HP_FORMAT_JFR && n < sizeof(shown); f++)
-				if (fs & (1u << f))
-					n += (size_t)snprintf(shown + n, sizeof(shown) - n, "%s%s", shown[n - 1] == '{' ? "" : ",",
-							      hp_format_extension((enum hp_format)f));
-			if (n < sizeof(shown))
-				snprintf(shown + n, sizeof(shown) - n, "}");
-		} else {
-			snprintf(shown, sizeof(shown), "%s", path);
-		}
 		logf_("wrote %s (%zu sites, %s; %s)", shown, nsamples, c2, c4);
 	} else if (!final) {
 		logf_("%s; profile data kept, the next write (period, dump, stop or exit) retries", err[0] ? err : strerror(-rc));
@@ -1076,8 +1074,9 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 		if (fallback_path(path, alt, sizeof(alt)) < 0)
 			logf_("%s; no fallback directory ($TMPDIR, the working directory) differs from it: this profile is lost",
 			      err[0] ? err : strerror(-rc));
-		else if (write_formats(&p, alt, err2, sizeof(err2)) == 0)
-			logf_("%s; wrote %s instead (%zu sites, %s; %s)", err[0] ? err : strerror(-rc), alt, nsamples, c2, c4);
+		else if (write_formats(&p, alt, err2, sizeof(err2), shown, sizeof(shown)) == 0)
+			logf_("%s; wrote %s instead (%zu sites, %s; %s)", err[0] ? err : strerror(-rc), shown, nsamples, c2,
+			      c4);
 		else
 			logf_("%s; the fallback failed too (%s): this profile is lost", err[0] ? err : strerror(-rc), err2);
 	}
