@@ -1324,6 +1324,20 @@ int hp_profiler_running(void)
 	return atomic_load(&prof.running);
 }
 
+/* A start that fails gives back what it set up so far: the tables and the
+ * upload sender. Each part is safe to free when it was never set up. */
+static void undo_start(JNIEnv *jni)
+{
+	if (prof.upload) {
+		hp_upload_stop(prof.upload, 0, NULL);
+		prof.upload = NULL;
+	}
+	hp_live_free(&prof.live, jni);
+	hp_sites_free(&prof.sites);
+	prof.keep_samples = false;
+	hp_samplelog_free(&prof.log);
+}
+
 int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_options *o, JNIEnv *jni,
 		      int live_phase, char *err, size_t errlen)
 {
@@ -1393,6 +1407,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 		rc = hp_samplelog_init(&prof.log, prof.keep_samples);
 	if (rc) {
 		snprintf(err, errlen, "heapprobe: out of memory for the site and live tables");
+		undo_start(jni);
 		return rc;
 	}
 	if (o->upload[0]) {
@@ -1400,10 +1415,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 		 * nothing to undo but the tables. */
 		rc = hp_upload_start(&prof.upload, o->upload, o->app, o->labels, o->upload_queue, err, errlen);
 		if (rc) {
-			if (o->live)
-				hp_live_free(&prof.live, jni);
-			hp_sites_free(&prof.sites);
-			hp_samplelog_free(&prof.log);
+			undo_start(jni);
 			return rc;
 		}
 		prof.up_from_s = now.tv_sec;
@@ -1421,11 +1433,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	if ((*j)->SetHeapSamplingInterval(j, (jint)o->interval) != JVMTI_ERROR_NONE) {
 		snprintf(err, errlen, "heapprobe: SetHeapSamplingInterval(%llu) refused",
 			 (unsigned long long)o->interval);
-		if (o->live)
-			hp_live_free(&prof.live, jni);
-		hp_sites_free(&prof.sites);
-		prof.keep_samples = false;
-		hp_samplelog_free(&prof.log);
+		undo_start(jni);
 		sem_destroy(&prof.wake);
 		return -EINVAL;
 	}
