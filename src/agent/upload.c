@@ -93,10 +93,12 @@ static void *sender(void *arg)
 			pthread_cond_wait(&u->cond, &u->lock);
 		if (!u->count || (u->stopping && now_ms() >= u->deadline_ms))
 			break;
-		/* Send the oldest; it stays queued (and may be dropped by a
-		 * push meanwhile) until it is delivered. */
+		/* Take the oldest out of the queue while it is sent: a push
+		 * meanwhile may drop queued periods, never the one on the wire. */
 		struct item it = u->q[u->head];
-		unsigned char *gz = it.gz;
+		u->q[u->head].gz = NULL;
+		u->head = (u->head + 1) % u->qcap;
+		u->count--;
 		/* 10 s a request; when stopping, no later than the deadline:
 		 * the JVM's exit waits for this thread. */
 		long timeout = 10000;
@@ -106,17 +108,22 @@ static void *sender(void *arg)
 		char why[256] = "libcurl unavailable";
 		int rc = c ? post(u, c, &it, timeout, why, sizeof(why)) : -1;
 		pthread_mutex_lock(&u->lock);
-		bool still_head = u->count && u->q[u->head].gz == gz;
 		if (rc == 0) {
 			u->st.delivered++;
 			backoff = 1000;
-			if (still_head) {
-				free(gz);
-				u->q[u->head].gz = NULL;
-				u->head = (u->head + 1) % u->qcap;
-				u->count--;
-			}
+			free(it.gz);
 		} else {
+			/* Back at the head to be retried, if the newer periods
+			 * that came meanwhile left room; else it is the oldest
+			 * and goes. */
+			if (u->count < u->qcap) {
+				u->head = (u->head + u->qcap - 1) % u->qcap;
+				u->q[u->head] = it;
+				u->count++;
+			} else {
+				free(it.gz);
+				u->st.dropped++;
+			}
 			u->st.attempts_failed++;
 			snprintf(u->st.last_error, sizeof(u->st.last_error), "%s", why);
 			int64_t w = backoff;
@@ -194,8 +201,8 @@ void hp_upload_push(struct hp_upload *u, unsigned char *gz, size_t len, int64_t 
 		return;
 	}
 	if (u->count == u->qcap) {
-		/* Full: the oldest period goes (the sender notices it is no
-		 * longer the head if it was sending it). */
+		/* Full: the oldest queued period goes (the one being sent,
+		 * if any, is out of the queue). */
 		free(u->q[u->head].gz);
 		u->q[u->head].gz = NULL;
 		u->head = (u->head + 1) % u->qcap;
