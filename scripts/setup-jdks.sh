@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=${1:-build/jdks}
-declare -A pins=([11]=11.0.13.1 [21]=21.0.8.2 [25]=25.0.2.1)
+declare -A pins=([11]=11.0.13.1 [21]=21.0.8.2 [25]=25.0.2.1 [11-jre]=11.0.9.0)
 mkdir -p "$dest"
 for feature in "${!pins[@]}"; do
 	version=${pins[$feature]}

@@ -1,9 +1,12 @@
 /* The JVMTI agent: java -agentpath:libheapprobe.so=OPTIONS, or
  * jcmd PID JVMTI.agent_load /path/libheapprobe.so "OPTIONS". */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jvmti.h>
 
@@ -110,8 +113,9 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *spec, void *reserved)
 		fprintf(stderr, "%s\n", err);
 		return JNI_ERR;         /* fails the JVM start, like a bad -XX flag */
 	}
-	if (options.dump || options.stop) {
-		fprintf(stderr, "heapprobe: 'dump' and 'stop' are commands for an agent loaded into a running JVM\n");
+	if (options.dump || options.stop || options.status || options.top || options.reply[0]) {
+		fprintf(stderr, "heapprobe: 'dump', 'stop', 'status', 'top' and 'reply' are commands for an agent loaded "
+			"into a running JVM (the heapprobe command or jcmd JVMTI.agent_load)\n");
 		return JNI_ERR;
 	}
 	if (open_probe(vm, &options) || agent_env(vm))
@@ -147,51 +151,111 @@ static jint attach_failed(void)
 	return JNI_ERR;
 }
 
+/* A command's messages: to its reply= file while it runs, else the log. */
+static void say(const struct hp_agent_options *o, const char *msg)
+{
+	FILE *out = hp_log_open(o);
+	fprintf(out, "%s\n", msg);
+	hp_log_close(out);
+}
+
+static jint on_attach(JavaVM *vm, const struct hp_agent_options *o)
+{
+	char err[1024];
+	JNIEnv *jni = NULL;
+	bool running = hp_profiler_running();
+	if (o->status) {
+		/* Answers without opening anything: a JVM asked for its status
+		 * keeps no env of ours. */
+		hp_profiler_status(hp_log_open(o));
+		return JNI_OK;
+	}
+	if ((o->dump || o->stop || o->top) && !running) {
+		snprintf(err, sizeof(err), "heapprobe: no profiler is running in this JVM: nothing to %s",
+			 o->dump ? "dump" : o->stop ? "stop" : "show");
+		say(o, err);
+		return JNI_ERR;
+	}
+	if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK || open_probe(vm, o))
+		return attach_failed();
+	if (o->info || o->verify)
+		write_info(o);
+	if (o->info_at_exit) {
+		/* Over jcmd as at start-up: the report waits for the JVM's end. */
+		if (agent_env(vm))
+			return loaded_ok ? JNI_ERR : attach_failed();
+		arm_exit_report(o);
+		say(o, "heapprobe: the info report will be written when the JVM exits");
+	}
+	if (o->top) {
+		if (hp_profiler_top(jni, hp_log_open(o), o->top))
+			return JNI_ERR;
+	} else if (o->dump) {
+		if (hp_profiler_dump(jni, "profile on request", o))
+			return JNI_ERR;
+	} else if (o->stop) {
+		if (hp_profiler_stop(jni, o, o->discard))
+			return JNI_ERR;
+		if (o->discard)
+			say(o, "heapprobe: stopped; no last profile written (discard)");
+	} else if (o->profile) {
+		if (running) {
+			say(o, "heapprobe: a profiler is already running in this JVM; 'stop' it first, or 'dump'");
+			return JNI_ERR;
+		}
+		if (hp_profiler_start(vm, probe, o, jni, 1, err, sizeof(err))) {
+			say(o, err);
+			return attach_failed();
+		}
+		options = *o;
+		char path[600];
+		hp_options_output_path(o, path, sizeof(path));
+		snprintf(err, sizeof(err), "heapprobe: profiling, interval %llu bytes, live %s; profiles to %s",
+			 (unsigned long long)o->interval, o->live ? "on" : "off", path);
+		say(o, err);
+	}
+	loaded_ok = 1;
+	return JNI_OK;
+}
+
 /* Loaded into a running JVM, or a command to the agent already there. A bad
- * option returns an error to jcmd and changes nothing in the JVM. jcmd's
- * own parser splits name=value, so options go in quotes:
+ * option returns an error to the caller and changes nothing in the JVM.
+ * With reply=PATH (the heapprobe command) the command's messages and
+ * answers are appended to PATH, which the caller reads once the JVM has
+ * answered; else they go to the log (stderr). jcmd's own parser splits
+ * name=value, so options go in quotes there:
  *   jcmd PID JVMTI.agent_load /path/libheapprobe.so '"interval=64k,file=/tmp/p.pb.gz"' */
 JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *spec, void *reserved)
 {
 	char err[1024];
 	struct hp_agent_options o;
-	JNIEnv *jni = NULL;
-	if (hp_options_parse(spec, &o, err, sizeof(err))) {
-		fprintf(stderr, "%s\n", err);
-		return JNI_ERR;
-	}
-	if ((o.dump || o.stop) && !hp_profiler_running()) {
-		fprintf(stderr, "heapprobe: no profiler is running in this JVM: nothing to %s\n", o.dump ? "dump" : "stop");
-		return JNI_ERR;
-	}
-	if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK || open_probe(vm, &o))
-		return attach_failed();
-	if (o.info || o.verify)
-		write_info(&o);
-	if (o.info_at_exit) {
-		/* Over jcmd as at start-up: the report waits for the JVM's end. */
-		if (agent_env(vm))
-			return loaded_ok ? JNI_ERR : attach_failed();
-		arm_exit_report(&o);
-		FILE *out = hp_log_open(&o);
-		fprintf(out, "heapprobe: the info report will be written when the JVM exits\n");
-		hp_log_close(out);
-	}
-	if (o.dump) {
-		if (hp_profiler_dump(jni, "profile on request"))
-			return JNI_ERR;
-	} else if (o.stop) {
-		if (hp_profiler_stop(jni))
-			return JNI_ERR;
-	} else if (o.profile) {
-		if (hp_profiler_start(vm, probe, &o, jni, 1, err, sizeof(err))) {
-			fprintf(stderr, "%s\n", err);
-			return attach_failed();
+	int prc = hp_options_parse(spec, &o, err, sizeof(err));
+	/* The reply file, even for a bad option: the caller reads the error
+	 * there. Appended, never truncated or replaced (O_NOFOLLOW: the
+	 * caller made it; a link planted there is refused). */
+	FILE *reply = NULL;
+	if (o.reply[0]) {
+		int fd = open(o.reply, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		reply = fd >= 0 ? fdopen(fd, "a") : NULL;
+		if (!reply) {
+			fprintf(stderr, "heapprobe: cannot open reply file %s: %s\n", o.reply, strerror(errno));
+			if (fd >= 0)
+				close(fd);
 		}
-		options = o;
+		hp_log_set_reply(reply);
 	}
-	loaded_ok = 1;
-	return JNI_OK;
+	jint rc;
+	if (prc) {
+		say(&o, err);
+		rc = JNI_ERR;
+	} else {
+		rc = on_attach(vm, &o);
+	}
+	if (reply) {
+		hp_log_set_reply(NULL);
+		fclose(reply);
+	}
+	return rc;
 }
 
 JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)

@@ -10,7 +10,7 @@
 
 static const char valid_options[] =
 	"interval=<size>, live[=true|false], min_age=<n>, depth=<n>, file=<path>, "
-	"format=pprof|collapsed|html|jfr[+...], period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=concurrent|full|off, dump, stop, info, info=exit, "
+	"format=pprof|collapsed|html|jfr[+...], period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=concurrent|full|off, dump, stop, stop,discard, status, top=<n>, reply=<path>, info, info=exit, "
 	"verify, log=<path>, upload=<url>, app=<name>, labels=<k=v;k=v>, upload_queue=<n>";
 
 /* "512k", "1m", "100" -> bytes. false on junk, overflow or empty. */
@@ -147,6 +147,7 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 				}
 				at += flen + 1;
 			}
+			out->format_given = ok;
 			range = "format is pprof, collapsed, html or jfr, or several joined by + (format=jfr+pprof)";
 		} else if (IS("period")) {
 			ok = v && parse_uint(v, vlen, 0, 86400 * 365, &out->period);
@@ -173,6 +174,20 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 			profiler = false;
 		} else if (IS("stop") && !v) {
 			out->stop = true;
+			profiler = false;
+		} else if (IS("discard") && !v) {
+			out->discard = true;
+			profiler = false;
+		} else if (IS("status") && !v) {
+			out->status = true;
+			profiler = false;
+		} else if (IS("top")) {
+			ok = v && parse_uint(v, vlen, 1, 10000, &out->top);
+			range = "top is a number of sites from 1 to 10000";
+			profiler = false;
+		} else if (IS("reply")) {
+			ok = copy_path(out->reply, sizeof(out->reply), v, vlen);
+			range = "reply is a path of 1 to 511 bytes";
 			profiler = false;
 		} else if (IS("info") && (!v || (vlen == 4 && !strncmp(v, "exit", 4)))) {
 			if (v)
@@ -220,10 +235,23 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 			break;
 		p = end + 1;
 	}
-	/* `info` or `verify` alone only report; anything else profiles. */
-	out->profile = any_profiler_option || (!only_reports && !out->dump && !out->stop);
-	if (out->dump && out->stop) {
-		snprintf(err, errlen, "heapprobe: 'dump' and 'stop' go in separate commands ('stop' also dumps)");
+	/* `info` or `verify` alone only report; a command only commands;
+	 * anything else profiles. dump and stop take file= and format= for
+	 * their one write, which does not make them a start. */
+	bool command = out->dump || out->stop || out->status || out->top;
+	if (command && (out->dump || out->stop))
+		any_profiler_option = false;
+	out->profile = any_profiler_option || (!only_reports && !command);
+	if ((out->dump + out->stop + out->status + (out->top > 0)) > 1) {
+		snprintf(err, errlen, "heapprobe: 'dump', 'stop', 'status' and 'top' go in separate commands ('stop' also dumps)");
+		return -EINVAL;
+	}
+	if (out->discard && !out->stop) {
+		snprintf(err, errlen, "heapprobe: 'discard' goes with 'stop' (stop without a last profile)");
+		return -EINVAL;
+	}
+	if (out->profile && command) {
+		snprintf(err, errlen, "heapprobe: 'status' and 'top' take no profiler options (only reply= and log=)");
 		return -EINVAL;
 	}
 	return 0;
@@ -275,8 +303,17 @@ void hp_options_output_path(const struct hp_agent_options *o, char *out, size_t 
 	out[n] = '\0';
 }
 
+static __thread FILE *reply_out;
+
+void hp_log_set_reply(FILE *f)
+{
+	reply_out = f;
+}
+
 FILE *hp_log_open(const struct hp_agent_options *o)
 {
+	if (reply_out)
+		return reply_out;
 	if (!o->log[0])
 		return stderr;
 	FILE *f = fopen(o->log, "a");
@@ -289,6 +326,10 @@ FILE *hp_log_open(const struct hp_agent_options *o)
 
 void hp_log_close(FILE *f)
 {
+	if (f == reply_out) {
+		fflush(f);
+		return;
+	}
 	if (f && f != stderr)
 		fclose(f);
 }

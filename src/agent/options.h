@@ -35,8 +35,14 @@ struct hp_agent_options {
 	unsigned max_live;          /* cap on tracked live samples */
 	enum hp_stacks_mode stacks;
 	enum hp_mark_policy mark;
-	/* commands to an agent already running (dynamic attach) */
-	bool dump, stop;
+	bool format_given;          /* format= named (dump/stop: this write's format) */
+	/* commands to an agent already running (dynamic attach; the heapprobe
+	 * command sends them): dump and stop write to this command's file= and
+	 * format= when given; stop,discard writes nothing; status and top=N
+	 * answer in text (to reply= when given). */
+	bool dump, stop, discard, status;
+	unsigned top;               /* top=N: the N largest live sites as tab-separated lines; 0 = not asked */
+	char reply[512];            /* this command's messages and answers go here instead of the log */
 	/* reports */
 	bool info;                  /* print the info report at VM start */
 	bool info_at_exit;          /* info=exit: print it at VM death instead */
@@ -58,9 +64,16 @@ void hp_options_output_path(const struct hp_agent_options *o, char *out, size_t 
 
 const char *hp_format_extension(enum hp_format f);
 
-/* Where messages go: the log= file (appended), else stderr; a log that
- * cannot be opened is said once on stderr. Close with hp_log_close. */
+/* Where messages go: the calling thread's reply file while a command
+ * with reply= runs (hp_log_set_reply), else the log= file (appended), else
+ * stderr; a log that cannot be opened is said once on stderr. Close with
+ * hp_log_close. */
 FILE *hp_log_open(const struct hp_agent_options *o);
 void hp_log_close(FILE *f);
+/* While set (non-NULL), hp_log_open on this thread returns `f`: a command's
+ * messages go back to whoever sent it (the heapprobe command reads the
+ * file after the JVM answers). Thread-local: the agent thread's periodic
+ * messages keep going to the log. */
+void hp_log_set_reply(FILE *f);
 
 #endif

@@ -119,6 +119,13 @@ static struct profiler {
 	_Atomic(const volatile int64_t *) classes_unloaded;
 	bool unloads_in_pauses;         /* the collector unloads classes only in pauses */
 	_Atomic uint64_t walk_failed[HP_FW_RESULTS + 1];   /* by -result - 1; last: WALK_NO_EPOCH */
+	/* The last profile written (status): where, when, why; or the last
+	 * failure. Under dump_lock. */
+	char last_written[PATH_MAX + 64];
+	char last_why[64];
+	int64_t last_write_ns;
+	char last_error[512];
+	uint64_t profiles_written;
 } prof = { .dump_lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -884,13 +891,13 @@ static int write_format(enum hp_format f, const struct hp_profile *p, const char
  * PATH.<extension> (format=jfr+pprof: p.jfr, p.pb.gz from file=p), named
  * in `shown` for the log (PATH, or PATH.{pb.gz,jfr}). All are tried; the
  * first failure is returned. */
-static int write_formats(const struct hp_profile *p, const char *path, char *err, size_t errlen, char *shown,
-			 size_t shownlen)
+static int write_formats(const struct hp_profile *p, const struct hp_agent_options *d, const char *path, char *err,
+			 size_t errlen, char *shown, size_t shownlen)
 {
-	unsigned fs = prof.o.formats;
+	unsigned fs = d->formats;
 	if (!(fs & (fs - 1))) {
 		snprintf(shown, shownlen, "%s", path);
-		return write_format(prof.o.format, p, path, err, errlen);
+		return write_format(d->format, p, path, err, errlen);
 	}
 	int first = 0;
 	size_t n = (size_t)snprintf(shown, shownlen, "%s.{", path);
@@ -944,8 +951,19 @@ static int fallback_path(const char *path, char *out, size_t cap)
 	return -ENOENT;
 }
 
+/* What a snapshot is for, when not the configured outputs: a command's
+ * own file= and format= (dump, stop), or the top sites as text (top=N). */
+struct snap_req {
+	const struct hp_agent_options *dest;    /* file= and format(s) of this write; NULL: the profiler's */
+	FILE *top;                              /* top=N: lines to here instead of any file */
+	unsigned top_n;
+};
+
+static void write_top(FILE *out, unsigned n, const struct hp_profile *p, const struct snap_ctx *c, double scale,
+		      const char *estimate);
+
 /* Builds the profile and writes it. Runs on a thread with a JNIEnv. */
-static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final)
+static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, const struct snap_req *req)
 {
 	struct hp_sites *t = &prof.sites;
 	uint32_t nslots = t->mask + 1;
@@ -1053,6 +1071,11 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 		p.nthreads = ev.nthreads;
 		p.heap = ev.have_heap ? &ev.heap : NULL;
 	}
+	if (req && req->top) {
+		write_top(req->top, req->top_n, &p, &ctx, scale, c2);
+		rc = 0;
+		goto out;
+	}
 	if (prof.upload)
 		push_upload(&p, samples, slot_sample, nslots, now_ns);
 	/* With upload=, periodic profiles go to the server only. */
@@ -1060,12 +1083,31 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 		rc = 0;
 		goto out;
 	}
+	const struct hp_agent_options *d = &prof.o;
+	if (req && req->dest && req->dest->file[0])
+		d = req->dest;
+	struct hp_agent_options dd;
+	if (req && req->dest && req->dest->format_given) {
+		dd = *d;
+		dd.format = req->dest->format;
+		dd.formats = req->dest->formats;
+		d = &dd;
+	}
 	char path[600], err[512] = "";
-	hp_options_output_path(&prof.o, path, sizeof(path));
+	hp_options_output_path(d, path, sizeof(path));
 	char shown[PATH_MAX + 64];
-	rc = write_formats(&p, path, err, sizeof(err), shown, sizeof(shown));
+	rc = write_formats(&p, d, path, err, sizeof(err), shown, sizeof(shown));
 	if (rc == 0) {
+		snprintf(prof.last_written, sizeof(prof.last_written), "%s", shown);
+		snprintf(prof.last_why, sizeof(prof.last_why), "%s", why);
+		prof.last_write_ns = now_ns;
+		prof.last_error[0] = '\0';
+		prof.profiles_written++;
 		logf_("wrote %s (%zu sites, %s; %s)", shown, nsamples, c2, c4);
+	}
+	if (rc != 0)
+		snprintf(prof.last_error, sizeof(prof.last_error), "%s", err[0] ? err : strerror(-rc));
+	if (rc == 0) {
 	} else if (!final) {
 		logf_("%s; profile data kept, the next write (period, dump, stop or exit) retries", err[0] ? err : strerror(-rc));
 	} else {
@@ -1074,7 +1116,7 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 		if (fallback_path(path, alt, sizeof(alt)) < 0)
 			logf_("%s; no fallback directory ($TMPDIR, the working directory) differs from it: this profile is lost",
 			      err[0] ? err : strerror(-rc));
-		else if (write_formats(&p, alt, err2, sizeof(err2), shown, sizeof(shown)) == 0)
+		else if (write_formats(&p, d, alt, err2, sizeof(err2), shown, sizeof(shown)) == 0)
 			logf_("%s; wrote %s instead (%zu sites, %s; %s)", err[0] ? err : strerror(-rc), shown, nsamples, c2,
 			      c4);
 		else
@@ -1111,7 +1153,7 @@ static void mark_before_profile(bool periodic)
 
 /* final: the last profile of this profiler (stop, exit), retried to a
  * fallback when its path fails. */
-static int dump(JNIEnv *jni, const char *why, bool may_mark, bool periodic, bool final)
+static int dump(JNIEnv *jni, const char *why, bool may_mark, bool periodic, bool final, const struct snap_req *req)
 {
 	pthread_mutex_lock(&prof.dump_lock);
 	/* Checked under the lock: a stop frees the tables under it too. */
@@ -1119,15 +1161,153 @@ static int dump(JNIEnv *jni, const char *why, bool may_mark, bool periodic, bool
 	if (prof.sites.slots) {
 		if (may_mark)
 			mark_before_profile(periodic);
-		rc = write_snapshot(jni, why, periodic, final);
+		rc = write_snapshot(jni, why, periodic, final, req);
 	}
 	pthread_mutex_unlock(&prof.dump_lock);
 	return rc;
 }
 
-int hp_profiler_dump(JNIEnv *jni, const char *why)
+int hp_profiler_dump(JNIEnv *jni, const char *why, const struct hp_agent_options *dest)
 {
-	return dump(jni, why, true, false, false);
+	struct snap_req req = { .dest = dest };
+	return dump(jni, why, true, false, false, &req);
+}
+
+/* top=N: a marking is asked for as for a periodic profile, only while
+ * requested markings stay under 1/50 of the wall clock (marks.h), so that
+ * a view refreshed after every collection cannot keep the collector
+ * busy with the markings it then waits for. */
+int hp_profiler_top(JNIEnv *jni, FILE *out, unsigned n)
+{
+	struct snap_req req = { .top = out, .top_n = n };
+	return dump(jni, "top", true, true, false, &req);
+}
+
+/* ---- the heapprobe command's answers ----------------------------------- */
+
+static int by_view_desc(const void *a, const void *b)
+{
+	const struct hp_prof_sample *x = *(const struct hp_prof_sample *const *)a;
+	const struct hp_prof_sample *y = *(const struct hp_prof_sample *const *)b;
+	int64_t vx = x->inuse_bytes + x->recent_bytes, vy = y->inuse_bytes + y->recent_bytes;
+	return vx < vy ? 1 : vx > vy ? -1 : 0;
+}
+
+/* Tab-separated lines, one record per line, the first field its kind, so
+ * that the command (src/cli/top.c) lays them out for its terminal and a
+ * script can read them:
+ *   heap  <post-GC bytes> <what it is> <source> <collections>
+ *   view  <inuse bytes> <95% lo> <95% hi> <recent bytes> <samples> <markings> <estimate>
+ *   site  <inuse bytes> <lo> <hi> <inuse objects> <recent bytes> <alloc bytes> <class> <frames leaf first, ';'>
+ * Sites in order of inuse + recent bytes; at most 16 frames each. Tabs and
+ * newlines cannot occur in JVM names, so fields need no quoting. */
+static void write_top(FILE *out, unsigned n, const struct hp_profile *p, const struct snap_ctx *c, double scale,
+		      const char *estimate)
+{
+	struct hp_heap_usage u = { .sz = sizeof(u) };
+	if (hp_heap_usage(prof.probe, HP_USAGE_POST_GC, &u) == 0 && u.live)
+		fprintf(out, "heap\t%llu\t%s\t%s\t%llu\n", (unsigned long long)u.live, hp_usage_kind_name(u.live_kind),
+			u.live_kind == HP_USAGE_MARKED_LIVE ? "marking" : hp_mode_name(u.live_mode),
+			(unsigned long long)u.live_gc_count);
+	else
+		fprintf(out, "heap\t0\tnone\tno collection yet\t0\n");
+	struct hp_marking mk = { .sz = sizeof(mk) };
+	hp_marking(prof.probe, &mk);
+	double half = 1.96 * sqrt(c->var) * scale, bytes = c->bytes * scale;
+	/* The estimate text without tabs (it has none; newlines neither). */
+	fprintf(out, "view\t%.0f\t%.0f\t%.0f\t%.0f\t%llu\t%llu\t%s\n", bytes, fmax(0.0, bytes - half), bytes + half,
+		c->recent_bytes, (unsigned long long)hp_striped_sum(&prof.samples, memory_order_relaxed),
+		(unsigned long long)mk.count, estimate);
+	const struct hp_prof_sample **order = malloc(sizeof(*order) * (p->nsamples + 1));
+	if (!order) {
+		fprintf(out, "error\tout of memory\n");
+		return;
+	}
+	for (size_t i = 0; i < p->nsamples; i++)
+		order[i] = &p->samples[i];
+	qsort(order, p->nsamples, sizeof(*order), by_view_desc);
+	for (size_t i = 0; i < p->nsamples && i < n; i++) {
+		const struct hp_prof_sample *smp = order[i];
+		if (smp->inuse_bytes + smp->recent_bytes <= 0)
+			break;
+		fprintf(out, "site\t%lld\t%lld\t%lld\t%lld\t%lld\t%lld\t%s\t", (long long)smp->inuse_bytes,
+			(long long)smp->inuse_bytes_lo, (long long)smp->inuse_bytes_hi, (long long)smp->inuse_objects,
+			(long long)smp->recent_bytes, (long long)smp->alloc_bytes, (smp->class_name ? smp->class_name : ""));
+		for (size_t k = 0; k < smp->nframes && k < 16; k++)
+			fprintf(out, "%s%s", k ? ";" : "", (p->frames[smp->frames[k]].function ? p->frames[smp->frames[k]].function : "?"));
+		fputc('\n', out);
+	}
+	free(order);
+}
+
+static void fmt_time(int64_t ns, char *buf, size_t cap)
+{
+	time_t t = (time_t)(ns / 1000000000);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(buf, cap, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+void hp_profiler_status(FILE *out)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	fprintf(out, "pid: %d\n", (int)getpid());
+	if (!atomic_load(&prof.running)) {
+		fprintf(out, "profiler: not running\n");
+		return;
+	}
+	char when[64];
+	fmt_time(prof.start_realtime_ns, when, sizeof(when));
+	fprintf(out, "profiler: running since %s (%.0f s)\n", when, (now_ns - prof.start_realtime_ns) / 1e9);
+	static const char *const marks[] = { "concurrent", "full", "off" };
+	static const char *const stacks[] = { "cache", "verify", "jvmti" };
+	fprintf(out, "interval: %llu bytes\n", (unsigned long long)prof.o.interval);
+	fprintf(out, "live: %s (mark=%s, min_age=%u, max_live=%u)\n", prof.o.live ? "on" : "off", marks[prof.o.mark],
+		prof.o.min_age, prof.o.max_live);
+	fprintf(out, "stacks: %s, depth %u\n", stacks[prof.o.stacks], prof.o.depth);
+	fprintf(out, "samples: %llu\n", (unsigned long long)hp_striped_sum(&prof.samples, memory_order_relaxed));
+	fprintf(out, "sites: %u\n", atomic_load(&prof.sites.count));
+	fprintf(out, "live samples tracked: %llu\n", prof.o.live ? (unsigned long long)hp_live_count(&prof.live) : 0ull);
+	struct hp_marking mk = { .sz = sizeof(mk) };
+	if (hp_marking(prof.probe, &mk) == 0)
+		fprintf(out, "markings: %llu (source: %s); requested by us: %llu\n", (unsigned long long)mk.count,
+			mk.source ? mk.source : "?", (unsigned long long)prof.marks.requests);
+	fprintf(out, "collections seen: %llu\n", (unsigned long long)atomic_load(&prof.gc_events));
+	char path[600], cwd[PATH_MAX];
+	hp_options_output_path(&prof.o, path, sizeof(path));
+	bool rel = path[0] != '/' && getcwd(cwd, sizeof(cwd));
+	char fmts[64] = "";
+	for (int f = 0; f <= HP_FORMAT_JFR; f++)
+		if (prof.o.formats & (1u << f)) {
+			static const char *const names[] = { "pprof", "collapsed", "html", "jfr" };
+			size_t l = strlen(fmts);
+			snprintf(fmts + l, sizeof(fmts) - l, "%s%s", l ? "+" : "", names[f]);
+		}
+	fprintf(out, "output: %s%s%s (format %s; %s)\n", rel ? cwd : "", rel ? "/" : "", path, fmts,
+		prof.upload ? "periodic profiles to the server" : prof.o.period ? "also every period" : "at dump, stop and exit");
+	if (prof.o.period)
+		fprintf(out, "period: %u s\n", prof.o.period);
+	pthread_mutex_lock(&prof.dump_lock);
+	if (prof.profiles_written) {
+		fmt_time(prof.last_write_ns, when, sizeof(when));
+		fprintf(out, "profiles written: %llu; last: %s at %s (%s)\n", (unsigned long long)prof.profiles_written,
+			prof.last_written, when, prof.last_why);
+	} else {
+		fprintf(out, "profiles written: 0\n");
+	}
+	if (prof.last_error[0])
+		fprintf(out, "last write failed: %s\n", prof.last_error);
+	pthread_mutex_unlock(&prof.dump_lock);
+	if (prof.upload) {
+		struct hp_upload_stats st;
+		hp_upload_stats(prof.upload, &st);
+		fprintf(out, "upload: %s (app %s): %llu delivered, %llu dropped, %llu attempts failed, %u queued%s%s\n",
+			prof.o.upload, prof.o.app[0] ? prof.o.app : "heapprobe", (unsigned long long)st.delivered,
+			(unsigned long long)st.dropped, (unsigned long long)st.attempts_failed, st.queued,
+			st.last_error[0] ? "; last error: " : "", st.last_error);
+	}
 }
 
 /* ---- exit marking ---------------------------------------------------------
@@ -1253,7 +1433,7 @@ static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 		struct timespec now;
 		clock_gettime(CLOCK_REALTIME, &now);
 		if (prof.o.period && now.tv_sec >= next.tv_sec) {
-			dump(jni, "periodic profile", true, true, false);
+			dump(jni, "periodic profile", true, true, false, NULL);
 			next.tv_sec = now.tv_sec + prof.o.period;
 		}
 	}
@@ -1306,7 +1486,7 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 	sem_post(&prof.wake);
 	for (int i = 0; i < 200 && atomic_load(&prof.thread_alive); i++)
 		usleep(10000);
-	dump(jni, "profile at exit", false, false, true);
+	dump(jni, "profile at exit", false, false, true, NULL);
 	stop_upload();
 	atomic_store(&prof.running, 0);
 }
@@ -1455,7 +1635,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	return 0;
 }
 
-int hp_profiler_stop(JNIEnv *jni)
+int hp_profiler_stop(JNIEnv *jni, const struct hp_agent_options *dest, bool discard)
 {
 	if (!atomic_load(&prof.running))
 		return -ESRCH;
@@ -1471,7 +1651,8 @@ int hp_profiler_stop(JNIEnv *jni)
 	sem_post(&prof.wake);
 	for (int i = 0; i < 500 && atomic_load(&prof.thread_alive); i++)
 		usleep(10000);
-	int rc = dump(jni, "profile at stop", true, false, true);
+	struct snap_req req = { .dest = dest };
+	int rc = discard ? 0 : dump(jni, "profile at stop", true, false, true, &req);
 	stop_upload();
 	remove_exit_hook(jni);
 	(*j)->SetEventNotificationMode(j, JVMTI_DISABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL);

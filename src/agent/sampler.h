@@ -3,6 +3,7 @@
 #define HP_SAMPLER_H
 
 #include <jvmti.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "agent/options.h"
@@ -14,11 +15,21 @@
  * err. */
 int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_options *o, JNIEnv *jni,
 		      int live_phase, char *err, size_t errlen);
-/* Writes a profile now. */
-int hp_profiler_dump(JNIEnv *jni, const char *why);
-/* Stops sampling, writes a last profile, releases every reference, so that
- * a later attach can start afresh. */
-int hp_profiler_stop(JNIEnv *jni);
+/* Writes a profile now: to dest's file= and format= when dest names a
+ * file or a format (a command's own), else where the profiler writes. */
+int hp_profiler_dump(JNIEnv *jni, const char *why, const struct hp_agent_options *dest);
+/* Stops sampling, writes a last profile (to dest's file=/format= as for
+ * dump; none when discard), releases every reference, so that a later
+ * attach can start afresh. */
+int hp_profiler_stop(JNIEnv *jni, const struct hp_agent_options *dest, bool discard);
+/* The profiler's state as "key: value" lines (running or not, options,
+ * samples, sites, markings, where profiles went). Any thread. */
+void hp_profiler_status(FILE *out);
+/* The n largest live sites as tab-separated lines for the heapprobe
+ * command's top view (sampler.c: write_top has the layout). A marking is
+ * asked for as for a periodic profile (mark= policy, under 1/50 of the
+ * wall clock). 0 or -ESRCH when not running. */
+int hp_profiler_top(JNIEnv *jni, FILE *out, unsigned n);
 int hp_profiler_running(void);
 /* Disposes the profiler's jvmtiEnv if it is not running (a failed start
  * must not leave callbacks behind a library about to be unloaded). */
