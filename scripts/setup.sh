@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config binutils elfutils xz-utils
 	libelf-dev libdw-dev libffi-dev libcriterion-dev zlib1g-dev liblzma-dev libxxhash-dev protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev
-	openjdk-17-jdk-headless clang libclang-rt-14-dev curl python3 ca-certificates)
+	openjdk-17-jdk-headless clang libclang-rt-14-dev curl python3 ca-certificates tmux util-linux)
 # Debian's DWARF for its JDK 17 (must match the JDK's exact version; installing
 # it upgrades the JDK to match), and a headless browser to render the HTML
 # profile. Optional: the tests say what they skip without them.

@@ -11,7 +11,9 @@
  * JVM's /tmp (session.c), and profiles asked for with FILE are written
  * there by the JVM and copied to FILE by us, as the user who typed the
  * command. Exit codes: attach.h, enum hp_cli_exit. */
+#include <dirent.h>
 #include <errno.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,7 @@
 static const char usage[] =
 	"usage: heapprobe [--lib PATH] [--timeout SECONDS] PID COMMAND [ARGS]\n"
 	"       heapprobe [--lib PATH] [--timeout SECONDS] top PID [OPTIONS]\n"
+	"       heapprobe list             the JVMs you may attach to (jps without a JDK)\n"
 	"commands:\n"
 	"  start [OPTIONS]             start profiling (agent options, comma- or space-separated: interval=64k file=/p.pb.gz ...)\n"
 	"  dump [FILE] [OPTIONS]       write a profile now: to FILE here (format from its extension or format=),\n"
@@ -212,6 +215,52 @@ static int timed(struct hp_session *s, int seconds, const char *file, const char
 	return write_to(s, "stop", file, NULL);
 }
 
+/* `heapprobe list`: the JVMs this user may attach to (jps for runtimes
+ * without it), with what jvmstat says of them. */
+static int list_jvms(void)
+{
+	DIR *d = opendir("/proc");
+	if (!d) {
+		perror("heapprobe: /proc");
+		return HP_EXIT_LOCAL;
+	}
+	printf("%8s %8s %-10s %-6s %-10s %s\n", "PID", "NSPID", "USER", "JAVA", "HEAPPROBE", "COMMAND");
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		struct hp_target t;
+		char err[512];
+		if (hp_target_open((pid_t)pid, &t, err, sizeof(err)))
+			continue;
+		char maps[64], line[1024];
+		snprintf(maps, sizeof(maps), "/proc/%ld/maps", pid);
+		FILE *f = fopen(maps, "r");
+		bool ours = false;
+		while (f && !ours && fgets(line, sizeof(line), f))
+			ours = strstr(line, "/libheapprobe") != NULL;
+		if (f)
+			fclose(f);
+		struct hp_jvmstat js;
+		char ver[32] = "?", cmd[160] = "", caps[80] = "";
+		if (hp_jvmstat_open(&t, &js) == 0) {
+			hp_jvmstat_string(&js, "java.property.java.vm.specification.version", ver, sizeof(ver));
+			hp_jvmstat_string(&js, "sun.rt.javaCommand", cmd, sizeof(cmd));
+			hp_jvmstat_string(&js, "sun.rt.jvmCapabilities", caps, sizeof(caps));
+			hp_jvmstat_close(&js);
+		}
+		struct passwd *pw = getpwuid(t.uid);
+		char user[32];
+		snprintf(user, sizeof(user), "%s", pw ? pw->pw_name : "?");
+		printf("%8ld %8d %-10s %-6s %-10s %s%s\n", pid, (int)t.nspid, user, ver, ours ? "loaded" : "-",
+		       cmd[0] ? cmd : t.comm, caps[0] == '0' ? "  (attach disabled)" : "");
+	}
+	closedir(d);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *lib = NULL;
@@ -240,6 +289,8 @@ int main(int argc, char **argv)
 		fputs(usage, stdout);
 		return 0;
 	}
+	if (i < argc && !strcmp(argv[i], "list"))
+		return list_jvms();
 	bool top = i < argc && !strcmp(argv[i], "top");
 	if (top)
 		i++;

@@ -114,11 +114,14 @@ static bool library_visible(struct hp_session *s)
 }
 
 /* Puts a copy of the library into the JVM's /tmp under a name fixed by its
- * content (/tmp/libheapprobe-<xxh64>.so): the dynamic linker knows a
- * loaded library by its path, so every later command must name the same
- * path to reach the same agent, and a different build must not. The copy
- * is removed after each load (the JVM keeps its mapping) and made again
- * for the next. */
+ * content (/tmp/heapprobe-lib-<uid>/libheapprobe-<xxh64>.so): the dynamic
+ * linker knows a loaded library by its path, so every later command must
+ * name the same path to reach the same agent, and a different build must
+ * not. The directory is the JVM user's own (0700, checked: never one
+ * another user planted), so nobody else can swap the file between our
+ * write and the JVM's dlopen. The copy and the directory are removed
+ * after each load (the JVM keeps its mapping) and made again for the
+ * next. */
 static int make_copy(struct hp_session *s, char *err, size_t errlen)
 {
 	size_t len;
@@ -135,7 +138,24 @@ static int make_copy(struct hp_session *s, char *err, size_t errlen)
 		return brc;
 	}
 	unsigned long long h = (unsigned long long)XXH3_64bits(bytes, len);
-	snprintf(s->lib_jvm, sizeof(s->lib_jvm), "/tmp/libheapprobe-%016llx.so", h);
+	char dir_jvm[64];
+	snprintf(dir_jvm, sizeof(dir_jvm), "/tmp/heapprobe-lib-%u", (unsigned)s->t.uid);
+	hp_target_path(&s->t, dir_jvm, s->lib_dir, sizeof(s->lib_dir));
+	struct stat st;
+	if (mkdir(s->lib_dir, 0700) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot make %s: %s", s->lib_dir, strerror(errno));
+		free(bytes);
+		s->lib_dir[0] = '\0';
+		return HP_EXIT_LOCAL;
+	}
+	if (lstat(s->lib_dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != s->t.uid || (st.st_mode & 0077)) {
+		snprintf(err, errlen, "%s is not a private directory of uid %u: not copying the library there", s->lib_dir,
+			 (unsigned)s->t.uid);
+		free(bytes);
+		s->lib_dir[0] = '\0';
+		return HP_EXIT_LOCAL;
+	}
+	snprintf(s->lib_jvm, sizeof(s->lib_jvm), "%s/libheapprobe-%016llx.so", dir_jvm, h);
 	char tmp[600];
 	hp_target_path(&s->t, s->lib_jvm, s->lib_copy, sizeof(s->lib_copy));
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", s->lib_copy);
@@ -247,6 +267,10 @@ void hp_session_close(struct hp_session *s)
 		unlink(s->lib_copy);
 		s->lib_copy[0] = '\0';
 	}
+	if (s->lib_dir[0]) {
+		rmdir(s->lib_dir);
+		s->lib_dir[0] = '\0';
+	}
 	hp_jvmstat_close(&s->js);
 	hp_target_unbecome(&s->t);
 }
@@ -305,6 +329,7 @@ int hp_session_agent(struct hp_session *s, const char *options, char **answer, c
 	if (copied) {
 		/* Mapped by now; the path only matters as a name (make_copy). */
 		unlink(s->lib_copy);
+		rmdir(s->lib_dir);      /* unless another session's copy is there */
 	}
 	if (rc)
 		return rc;

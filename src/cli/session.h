@@ -20,6 +20,7 @@ struct hp_session {
 	char lib_local[4096];       /* our libheapprobe.so */
 	char lib_jvm[4096];         /* the path the JVM loads */
 	char lib_copy[512];         /* our path of the copy we made, "" if none */
+	char lib_dir[128];          /* ... and of its private directory */
 	char dir_jvm[128];          /* the private directory, as the JVM sees it */
 	char dir_local[256];        /* ... as we reach it */
 	bool quiet;                 /* no agent messages on stderr */

@@ -168,6 +168,15 @@ static int finish(struct target *t)
 	return -1;
 }
 
+/* The work directory goes once a test is through with it. */
+static void cleanup(struct target *t)
+{
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->work);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", t->work);
+}
+
 static struct jvm_result sh(const char *fmt, ...)
 {
 	char cmd[4096];
@@ -199,7 +208,7 @@ static void assert_no_strays(const char *root, const char *cwd, pid_t nspid)
 			cr_expect(strcmp(e->d_name, ap), "stray %s/%s", d, e->d_name);
 			cr_expect(strncmp(e->d_name, hd, strlen(hd)), "stray %s/%s", d, e->d_name);
 			if (root[0])    /* a private /tmp: no library copy may stay */
-				cr_expect(strncmp(e->d_name, "libheapprobe-", 13), "stray %s/%s", d, e->d_name);
+				cr_expect(strncmp(e->d_name, "heapprobe-lib-", 14), "stray %s/%s", d, e->d_name);
 		}
 		closedir(dir);
 	}
@@ -233,6 +242,14 @@ static void full_cycle(const char *java, const char *name)
 	cr_expect(strstr(r.output, "profiler: running"), "%s", r.output);
 	cr_expect(strstr(r.output, "interval: 32768 bytes"), "%s", r.output);
 	cr_expect(!strstr(r.output, "samples: 0\n"), "%s", r.output);
+	jvm_result_free(&r);
+	/* list: this JVM, its main class, our library loaded */
+	char row[64];
+	snprintf(row, sizeof(row), "\n%8d ", t.pid);
+	r = HP("list");
+	cr_expect_eq(r.exit_code, 0, "%s", r.output);
+	const char *mine = strstr(r.output, row);
+	cr_expect(mine && strstr(mine, "loaded") && strstr(mine, "CliTarget"), "list: %s", r.output);
 	jvm_result_free(&r);
 
 	char out[512], html[512], stopf[512];
@@ -285,6 +302,7 @@ static void full_cycle(const char *java, const char *name)
 	char def[512];
 	snprintf(def, sizeof(def), "%s/heapprobe-%d.pb.gz", t.work, t.pid);
 	cr_expect(access(def, F_OK) != 0, "%s left behind", def);
+	cleanup(&t);
 }
 
 TestSuite(cli, .timeout = 300);
@@ -370,6 +388,7 @@ Test(cli, jvm_in_other_namespaces)
 	snprintf(root, sizeof(root), "/proc/%d/root", t.pid);
 	assert_no_strays(root, t.work, inner);
 	finish(&t);
+	cleanup(&t);
 }
 
 Test(cli, no_such_process)
@@ -403,6 +422,7 @@ Test(cli, not_a_jvm_is_never_signalled)
 	assert_no_strays("", t.work, t.child);
 	kill(t.child, SIGKILL);
 	waitpid(t.child, NULL, 0);
+	cleanup(&t);
 }
 
 Test(cli, attach_disabled)
@@ -420,6 +440,7 @@ Test(cli, attach_disabled)
 	cr_expect(log && !strstr(log, "Full thread dump"), "the JVM was sent SIGQUIT: %s", log);
 	free(log);
 	cr_expect_eq(finish(&t), 0);
+	cleanup(&t);
 }
 
 /* -XX:-UsePerfData: no jvmstat file; the version comes from the JVM's
@@ -436,6 +457,7 @@ Test(cli, without_perfdata)
 	jvm_result_free(&r);
 	assert_no_strays("", t.work, t.pid);
 	cr_expect_eq(finish(&t), 0);
+	cleanup(&t);
 }
 
 Test(cli, jvm_of_another_user)
@@ -449,6 +471,7 @@ Test(cli, jvm_of_another_user)
 	jvm_result_free(&r);
 	assert_no_strays("", t.work, t.pid);
 	cr_expect_eq(finish(&t), 0);
+	cleanup(&t);
 }
 
 Test(cli, jdk8_without_jep331)
@@ -465,6 +488,7 @@ Test(cli, jdk8_without_jep331)
 	cr_expect_eq(kill(t.child, 0), 0, "the process died: it was signalled");
 	assert_no_strays("", t.work, t.child);
 	cr_expect_eq(finish(&t), 0);
+	cleanup(&t);
 }
 
 /* A stopped JVM never answers: exit 8 after --timeout, no trigger file
@@ -497,6 +521,7 @@ Test(cli, jvm_that_does_not_answer)
 	kill(t.pid, SIGCONT);
 	assert_no_strays("", t.work, t.pid);
 	cr_expect_eq(finish(&t), 0);
+	cleanup(&t);
 }
 
 Test(cli, usage_errors)
@@ -523,7 +548,7 @@ Test(cli, usage_errors)
 }
 
 /* top in tmux: the sites on screen, q quits, the JVM left as found. */
-static void run_top(struct target *t, bool already_running)
+static void run_top(struct target *t, bool already_running, const char *quit_key)
 {
 	char session[64], pane[1024];
 	snprintf(session, sizeof(session), "hptop%d", t->pid);
@@ -547,7 +572,7 @@ static void run_top(struct target *t, bool already_running)
 	cr_expect(strstr(screen, "CliTarget.keep"), "screen: %s", screen);
 	cr_expect(strstr(screen, "byte[]"), "screen: %s", screen);
 	free(screen);
-	r = sh("tmux send-keys -t %s q", session);
+	r = sh("tmux send-keys -t %s %s", session, quit_key);
 	jvm_result_free(&r);
 	char *code = NULL;
 	for (int i = 0; i < 100 && !code; i++) {
@@ -569,14 +594,16 @@ Test(cli, top_in_tmux)
 	struct target t;
 	mkwork(&t, "top");
 	start_java(&t, HP_JAVA, NULL);
-	run_top(&t, false);
+	run_top(&t, false, "q");
+	run_top(&t, false, "C-c");      /* Ctrl-C quits as cleanly */
 	/* with a profiler already running, top shows it and leaves it on */
 	struct jvm_result r = HP("%d start interval=64k", t.pid);
 	cr_assert_eq(r.exit_code, 0, "%s", r.output);
 	jvm_result_free(&r);
-	run_top(&t, true);
+	run_top(&t, true, "q");
 	r = HP("%d stop", t.pid);
 	jvm_result_free(&r);
 	assert_no_strays("", t.work, t.pid);
 	cr_expect_eq(finish(&t), 0);
+	cleanup(&t);
 }
