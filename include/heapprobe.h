@@ -229,6 +229,24 @@ HP_API int hp_set_gc_callback(struct hp_probe *probe, hp_gc_callback cb, void *c
  * generation, so a sampler knows a sample is alive (not merely "not yet
  * found dead") once a marking that began after its allocation has ended.
  */
+enum hp_marking_kind {
+	HP_MARKING_NONE = 0,
+	HP_MARKING_FULL,            /* a stop-the-world full collection */
+	HP_MARKING_CONCURRENT,      /* a concurrent cycle the collector's counters show (G1) */
+	HP_MARKING_REQUESTED,       /* a cycle hp_request_marking asked for that no counter shows (ZGC, Shenandoah) */
+};
+
+/* What a counted marking covered. Every marking heapprobe counts covers
+ * the whole heap: young-only markings (generational ZGC's minor cycles,
+ * generational Shenandoah's young cycles) cannot tell an old object dead
+ * and are not counted. */
+enum hp_marking_scope {
+	HP_MARKING_WHOLE_HEAP = 0,
+};
+
+/* "none", "full", "concurrent", "requested". */
+HP_API const char *hp_marking_kind_name(enum hp_marking_kind kind);
+
 struct hp_marking {
 	size_t sz;                  /* sizeof(struct hp_marking), set by caller */
 	uint64_t count;             /* whole-heap markings completed that the probe knows of: full +
@@ -239,12 +257,36 @@ struct hp_marking {
 	const char *source;         /* how this collector's markings are counted, or why not */
 	uint64_t live;              /* live object bytes the last marking found, 0 if not known */
 	const char *live_source;    /* where `live` comes from, or why there is none */
+	/* The last marking the probe saw complete (appended in 0.2: a caller
+	 * whose sz stops above gets the fields above only). The probe sees a
+	 * marking at the end of the collector pause after which its counter
+	 * moved (GarbageCollectionFinish), or when hp_request_marking returns
+	 * for one no counter shows (ZGC, Shenandoah). Written after `count`
+	 * moves: a reader racing a new marking may pair the new count with the
+	 * previous marking's fields. */
+	enum hp_marking_kind last_kind;     /* HP_MARKING_NONE until one is seen */
+	enum hp_marking_scope last_scope;
+	uint64_t last_seen_ns;      /* CLOCK_MONOTONIC when the probe saw it end; 0 = none */
+	uint64_t last_gc_count;     /* collections finished then (hp_gc_count) */
+	uint64_t last_count;        /* `count` then: markings up to and including it */
 };
 
 /* Plain loads, no JNI, no lock: fit for GC callbacks and allocation hooks,
  * once set up (the probe sets it up at VM start; any call outside a GC
  * callback retries). 0, -EAGAIN before set-up, -EINVAL. */
 HP_API int hp_marking(struct hp_probe *probe, struct hp_marking *out);
+
+/* Called once per marking the probe sees complete (hp_marking's last_*
+ * fields describe it; `m` is filled as hp_marking would with the full
+ * size): on the GC thread at the end of the pause after which the
+ * collector's counter moved, with the GarbageCollectionFinish rules (no
+ * JNI, no allocation that can block, no blocking lock), or on the thread
+ * whose hp_request_marking completed a marking no counter shows (the same
+ * rules apply: write the callback for the stricter one). One callback per
+ * probe; NULL removes it (returns once no call is in flight). Needs a
+ * JavaVM given to hp_open. 0, -EINVAL, -ENOTSUP (no GC events), -ENOMEM. */
+typedef void (*hp_marking_callback)(const struct hp_marking *m, void *ctx);
+HP_API int hp_set_marking_callback(struct hp_probe *probe, hp_marking_callback cb, void *ctx);
 
 #define HP_MARK_ALLOW_FULL (1u << 0)   /* no concurrent marking (Serial, Parallel): a full GC */
 

@@ -192,6 +192,9 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 	} else {
 		c->failures++;
 	}
+	/* Every pause, a collection or not (G1's Remark and Cleanup end the
+	 * concurrent cycles their counter counts). */
+	hp_marking_observe(p, u.gc_count, false);
 	hp_gc_callback_leave();
 }
 

@@ -43,11 +43,11 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "heapusage/events.h"
 #include "heapusage/gcthread.h"
 #include "heapusage/layout.h"
 #include "heapusage/perfdata.h"
@@ -67,6 +67,14 @@ struct hp_marking_state {
 	uint64_t heap_bytes;                    /* bound for marked_live */
 	char source[200];
 	char live_source[200];
+	/* The last marking seen complete (hp_marking_observe). Whoever moves
+	 * seen_count by CAS owns the fields after it; a GC thread never waits. */
+	uint64_t seen_count, seen_full;
+	int last_kind;
+	uint64_t last_seen_ns, last_gc_count, last_count;
+	uint64_t gc_count_now;          /* collections at the last GC event */
+	struct hp_marking_cb_pair { hp_marking_callback cb; void *ctx; } *cb;
+	int cb_running;
 };
 
 /* Fault injection (HEAPPROBE_FAULTS=hide-marking): no marking counter and
@@ -219,6 +227,90 @@ int hp_marking(struct hp_probe *p, struct hp_marking *out)
 		out->live_source = m->live_source[0] ? m->live_source : "none";
 		hp_marking_live(p, &out->live);
 	}
+	if (sz >= offsetof(struct hp_marking, last_count) + sizeof(out->last_count)) {
+		out->last_kind = (enum hp_marking_kind)__atomic_load_n(&m->last_kind, __ATOMIC_ACQUIRE);
+		out->last_scope = HP_MARKING_WHOLE_HEAP;
+		out->last_seen_ns = __atomic_load_n(&m->last_seen_ns, __ATOMIC_ACQUIRE);
+		out->last_gc_count = __atomic_load_n(&m->last_gc_count, __ATOMIC_ACQUIRE);
+		out->last_count = __atomic_load_n(&m->last_count, __ATOMIC_ACQUIRE);
+	}
+	return 0;
+}
+
+const char *hp_marking_kind_name(enum hp_marking_kind kind)
+{
+	switch (kind) {
+	case HP_MARKING_FULL: return "full";
+	case HP_MARKING_CONCURRENT: return "concurrent";
+	case HP_MARKING_REQUESTED: return "requested";
+	case HP_MARKING_NONE: break;
+	}
+	return "none";
+}
+
+void hp_marking_observe(struct hp_probe *p, uint64_t gc_count, bool requested)
+{
+	struct hp_marking_state *m = p ? p->marking : NULL;
+	if (!m || !__atomic_load_n(&m->located, __ATOMIC_ACQUIRE))
+		return;
+	/* The GC events pass the collection count at every pause; a request
+	 * (0) takes the last one they passed. */
+	if (gc_count)
+		__atomic_store_n(&m->gc_count_now, gc_count, __ATOMIC_RELEASE);
+	else
+		gc_count = __atomic_load_n(&m->gc_count_now, __ATOMIC_ACQUIRE);
+	struct hp_marking now = { .sz = sizeof(now) };
+	if (hp_marking(p, &now))
+		return;
+	uint64_t old = __atomic_load_n(&m->seen_count, __ATOMIC_ACQUIRE);
+	if (now.count <= old ||
+	    !__atomic_compare_exchange_n(&m->seen_count, &old, now.count, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;         /* nothing new, or another thread reports it */
+	uint64_t full_before = __atomic_exchange_n(&m->seen_full, now.full, __ATOMIC_ACQ_REL);
+	int kind = now.full > full_before ? HP_MARKING_FULL : requested ? HP_MARKING_REQUESTED : HP_MARKING_CONCURRENT;
+	__atomic_store_n(&m->last_kind, kind, __ATOMIC_RELEASE);
+	__atomic_store_n(&m->last_seen_ns, hp_now_ns(), __ATOMIC_RELEASE);
+	__atomic_store_n(&m->last_gc_count, gc_count, __ATOMIC_RELEASE);
+	__atomic_store_n(&m->last_count, now.count, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&m->cb_running, 1, __ATOMIC_SEQ_CST);
+	struct hp_marking_cb_pair *pair = __atomic_load_n(&m->cb, __ATOMIC_SEQ_CST);
+	if (pair) {
+		hp_marking(p, &now);
+		pair->cb(&now, pair->ctx);
+	}
+	__atomic_sub_fetch(&m->cb_running, 1, __ATOMIC_SEQ_CST);
+}
+
+int hp_set_marking_callback(struct hp_probe *p, hp_marking_callback cb, void *ctx)
+{
+	if (!p)
+		return -EINVAL;
+	if (!p->capture)
+		return -ENOTSUP;
+	struct hp_marking_state *m = state(p);
+	if (!m)
+		return -ENOMEM;
+	hp_marking_locate(p);
+	if (!m->seen_count) {
+		/* Markings before the callback was set are not reported. */
+		struct hp_marking now = { .sz = sizeof(now) };
+		if (hp_marking(p, &now) == 0) {
+			__atomic_store_n(&m->seen_count, now.count, __ATOMIC_RELEASE);
+			__atomic_store_n(&m->seen_full, now.full, __ATOMIC_RELEASE);
+		}
+	}
+	struct hp_marking_cb_pair *pair = NULL;
+	if (cb) {
+		pair = malloc(sizeof(*pair));
+		if (!pair)
+			return -ENOMEM;
+		pair->cb = cb;
+		pair->ctx = ctx;
+	}
+	struct hp_marking_cb_pair *old = __atomic_exchange_n(&m->cb, pair, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&m->cb_running, __ATOMIC_SEQ_CST))
+		sched_yield();
+	free(old);
 	return 0;
 }
 
@@ -326,8 +418,12 @@ static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t
 		return rc;
 	hp_marking(p, &after);
 	__atomic_add_fetch(&m->requested, 1, __ATOMIC_RELEASE);
-	if (after.count == before.count)
+	bool uncounted = after.count == before.count;
+	if (uncounted)
 		__atomic_add_fetch(&m->extra, 1, __ATOMIC_RELEASE);     /* nothing else counted it */
+	/* A marking the GC events did not report yet (no counter, or the
+	 * counter moved without a pause after it): reported from here. */
+	hp_marking_observe(p, 0, uncounted);
 	if (why && len)
 		snprintf(why, len, "%s", concurrent ? "concurrent cycle" : "full collection");
 	return 0;
@@ -335,6 +431,8 @@ static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t
 
 void hp_marking_free(struct hp_probe *p)
 {
+	if (p->marking)
+		free(p->marking->cb);
 	free(p->marking);
 	p->marking = NULL;
 }

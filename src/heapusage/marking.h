@@ -3,6 +3,9 @@
 #ifndef HP_MARKING_H
 #define HP_MARKING_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "heapprobe.h"
 
 struct hp_probe;
@@ -17,5 +20,12 @@ void hp_marking_free(struct hp_probe *p);
  * XStatHeap::_at_mark_end.live). Plain loads. 0, or -ENODATA (none known,
  * or no cycle yet). */
 int hp_marking_live(struct hp_probe *p, uint64_t *out);
+
+/* Reports a marking completed since the last call, if any, to the
+ * marking callback (hp_set_marking_callback): from the GC-finish event
+ * (plain loads and one CAS: GC-callback safe) with the collections count,
+ * and after a request (`requested`: one no counter may show; gc_count 0:
+ * the count the last GC event passed). */
+void hp_marking_observe(struct hp_probe *p, uint64_t gc_count, bool requested);
 
 #endif

@@ -5,8 +5,8 @@ import java.util.List;
  * A JVM for the heapprobe command's tests: a steady live set allocated at
  * one site (CliTarget.keep) turning over slowly, garbage at another
  * (CliTarget.churn), no System.gc(). java.base only, so it runs on a
- * jlink'd runtime. Runs until the file named by args[0] exists (or 10
- * minutes); prints "ready" once.
+ * jlink'd runtime. Runs until the file named by args[0] exists, or for
+ * args[2] seconds (default 10 minutes); prints "ready" once.
  */
 public class CliTarget {
     static final List<byte[]> kept = new ArrayList<>();
@@ -22,7 +22,7 @@ public class CliTarget {
         for (int i = 0; i < liveChunks; i++) kept.add(keep());
         System.out.println("ready");
         System.out.flush();
-        long deadline = System.currentTimeMillis() + 600_000;
+        long deadline = System.currentTimeMillis() + (args.length > 2 ? Long.parseLong(args[2]) * 1000 : 600_000);
         int i = 0;
         while (!stop.exists() && System.currentTimeMillis() < deadline) {
             for (int k = 0; k < 20_000; k++) sink = churn();
