@@ -168,7 +168,7 @@ drop:
  * than a chunk's IsSameObject calls. */
 #define SWEEP_CHUNK 256
 
-void hp_live_sweep(struct hp_live *l, JNIEnv *jni)
+void hp_live_sweep(struct hp_live *l, JNIEnv *jni, hp_live_fn alive, hp_live_fn dead, void *ctx)
 {
 	for (int i = 0; i < HP_LIVE_STRIPES; i++) {
 		struct hp_live_stripe *s = &l->stripes[i];
@@ -179,15 +179,23 @@ void hp_live_sweep(struct hp_live *l, JNIEnv *jni)
 				break;
 			}
 			uint32_t to = from + SWEEP_CHUNK < s->cap ? from + SWEEP_CHUNK : s->cap;
-			for (uint32_t k = from; k < to; k++)
-				if (s->entries[k].ref && (*jni)->IsSameObject(jni, s->entries[k].ref, NULL))
+			for (uint32_t k = from; k < to; k++) {
+				if (!s->entries[k].ref)
+					continue;
+				if ((*jni)->IsSameObject(jni, s->entries[k].ref, NULL)) {
+					if (dead)
+						dead(&s->entries[k], ctx);
 					release(l, s, jni, k);
+				} else if (alive) {
+					alive(&s->entries[k], ctx);
+				}
+			}
 			pthread_mutex_unlock(&s->lock);
 		}
 	}
 }
 
-void hp_live_each(struct hp_live *l, JNIEnv *jni, void (*fn)(const struct hp_live_entry *e, void *ctx), void *ctx)
+void hp_live_each(struct hp_live *l, JNIEnv *jni, hp_live_fn fn, hp_live_fn dead, void *ctx)
 {
 	for (int i = 0; i < HP_LIVE_STRIPES; i++) {
 		struct hp_live_stripe *s = &l->stripes[i];
@@ -195,10 +203,13 @@ void hp_live_each(struct hp_live *l, JNIEnv *jni, void (*fn)(const struct hp_liv
 		for (uint32_t k = 0; s->entries && k < s->cap; k++) {
 			if (!s->entries[k].ref)
 				continue;
-			if ((*jni)->IsSameObject(jni, s->entries[k].ref, NULL))
+			if ((*jni)->IsSameObject(jni, s->entries[k].ref, NULL)) {
+				if (dead)
+					dead(&s->entries[k], ctx);
 				release(l, s, jni, k);
-			else
+			} else {
 				fn(&s->entries[k], ctx);
+			}
 		}
 		pthread_mutex_unlock(&s->lock);
 	}

@@ -48,11 +48,16 @@ void hp_live_free(struct hp_live *l, JNIEnv *jni);
 void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, uint64_t size, uint32_t pause_now,
 		 int64_t time_ns, uint32_t thread);
 
-/* Frees the references of samples that died. Agent thread, after a GC. */
-void hp_live_sweep(struct hp_live *l, JNIEnv *jni);
+typedef void (*hp_live_fn)(const struct hp_live_entry *e, void *ctx);
 
-/* Calls fn for every sample still alive (stripe locked meanwhile). */
-void hp_live_each(struct hp_live *l, JNIEnv *jni, void (*fn)(const struct hp_live_entry *e, void *ctx), void *ctx);
+/* Frees the references of samples that died, calling dead (if set) for
+ * each first, and alive (if set) for each sample still alive. Agent
+ * thread, after a GC; stripes locked a chunk at a time. */
+void hp_live_sweep(struct hp_live *l, JNIEnv *jni, hp_live_fn alive, hp_live_fn dead, void *ctx);
+
+/* Calls fn for every sample still alive (stripe locked meanwhile), and
+ * dead (if set) for each found dead, whose reference it frees. */
+void hp_live_each(struct hp_live *l, JNIEnv *jni, hp_live_fn fn, hp_live_fn dead, void *ctx);
 
 uint64_t hp_live_count(struct hp_live *l);
 

@@ -10,7 +10,7 @@
 
 static const char valid_options[] =
 	"interval=<size>, live[=true|false], min_age=<n>, depth=<n>, file=<path>, "
-	"format=pprof|collapsed|html|jfr[+...], period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=concurrent|full|off, dump, stop, stop,discard, status, top=<n>, reply=<path>, info, info=exit, "
+	"format=pprof|collapsed|html|jfr|text[+...], period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=concurrent|full|off, dump, stop, stop,discard, status, top=<n>, reply=<path>, info, info=exit, "
 	"verify, log=<path>, upload=<url>, app=<name>, labels=<k=v;k=v>, upload_queue=<n>";
 
 /* "512k", "1m", "100" -> bytes. false on junk, overflow or empty. */
@@ -132,7 +132,7 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 			range = "file is a path of 1 to 511 bytes (%p: the PID, %t: the time)";
 		} else if (IS("format")) {
 			/* in enum hp_format's order */
-			static const char *const formats[] = { "pprof", "collapsed", "html", "jfr", NULL };
+			static const char *const formats[] = { "pprof", "collapsed", "html", "jfr", "text", NULL };
 			/* One, or several joined by '+' (each to FILE.<ext>). */
 			out->formats = 0;
 			ok = v != NULL;
@@ -148,7 +148,7 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 				at += flen + 1;
 			}
 			out->format_given = ok;
-			range = "format is pprof, collapsed, html or jfr, or several joined by + (format=jfr+pprof)";
+			range = "format is pprof, collapsed, html, jfr or text, or several joined by + (format=jfr+pprof)";
 		} else if (IS("period")) {
 			ok = v && parse_uint(v, vlen, 0, 86400 * 365, &out->period);
 			range = "period is seconds from 0 (no periodic profile) to 31536000 (a year)";
@@ -263,6 +263,7 @@ const char *hp_format_extension(enum hp_format f)
 	case HP_FORMAT_COLLAPSED: return "collapsed";
 	case HP_FORMAT_HTML: return "html";
 	case HP_FORMAT_JFR: return "jfr";
+	case HP_FORMAT_TEXT: return "txt";
 	case HP_FORMAT_PPROF: break;
 	}
 	return "pb.gz";

@@ -7,7 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum hp_format { HP_FORMAT_PPROF = 0, HP_FORMAT_COLLAPSED, HP_FORMAT_HTML, HP_FORMAT_JFR };
+enum hp_format { HP_FORMAT_PPROF = 0, HP_FORMAT_COLLAPSED, HP_FORMAT_HTML, HP_FORMAT_JFR, HP_FORMAT_TEXT };
+#define HP_FORMAT_LAST HP_FORMAT_TEXT
 
 /* How a sample's stack is found (sampler.c): GetStackTrace answers cached
  * by the frame walker's key, checked every 1024th hit (default); every

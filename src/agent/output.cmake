@@ -28,6 +28,7 @@ target_sources(hp_objects PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/collapsed.c
   ${CMAKE_CURRENT_LIST_DIR}/html.c
   ${CMAKE_CURRENT_LIST_DIR}/jfr.c
+  ${CMAKE_CURRENT_LIST_DIR}/text.c
   ${HP_PROTO_OUT}/profile.pb-c.c)
 # PUBLIC: the tests decode profiles with the generated unpack functions.
 target_include_directories(hp_objects PUBLIC ${HP_PROTO_OUT})

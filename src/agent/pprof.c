@@ -212,7 +212,10 @@ static int build(struct pb_build *b, const struct hp_profile *p)
 	b->period_type.unit = bytes;
 	m->period_type = &b->period_type;
 	m->period = p->period;
-	m->time_nanos = p->time_nanos;
+	/* The moment the profile describes (its end), as Go stamps its heap
+	 * profiles: two periodic profiles compared with -diff_base show the
+	 * growth between their times. The duration is the sampling before. */
+	m->time_nanos = p->time_nanos + p->duration_nanos;
 	m->duration_nanos = p->duration_nanos;
 	if ((rc = sid(b, "class", &class_key)) < 0)
 		return rc;

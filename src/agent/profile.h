@@ -63,6 +63,43 @@ struct hp_prof_heap {
 	const char *marked_source;
 };
 
+/* Live bytes over time (history.h), for the formats that show it (HTML's
+ * timeline, text). Points are the records of the two rings by time. */
+enum hp_prof_point_kind { HP_POINT_MARKING = 0, HP_POINT_YOUNG = 1 };
+
+struct hp_prof_point {
+	int64_t time_nanos;         /* CLOCK_REALTIME */
+	uint8_t kind;               /* enum hp_prof_point_kind */
+	uint32_t collections;       /* pauses since the previous point */
+	uint64_t heap_used;         /* post-GC heap figure then, 0 = none */
+	double live, recent, freed; /* all sites: verified bytes, recent bytes, freed since the previous point */
+};
+
+/* A leak suspect (history.c: the test). */
+struct hp_prof_suspect {
+	uint32_t sample;            /* index into hp_profile.samples: stack and class */
+	double live;                /* verified bytes at the last marking */
+	double per_min;             /* growth, bytes per minute (least squares over the window) */
+	double z, z_recent;         /* growth over the window and over its second half, in standard errors */
+	uint32_t window;            /* markings in the window */
+	double span_s;              /* seconds it covers */
+	double age_bytes[4];        /* its verified bytes by markings survived: 1, 2-3, 4-7, 8+ */
+};
+
+struct hp_prof_history {
+	const struct hp_prof_point *points;
+	size_t npoints;
+	/* The largest sites' verified live bytes at each point: series[s *
+	 * npoints + i] for series_samples[s] (0 where the record has none). */
+	const uint32_t *series_samples;
+	size_t nseries;
+	const double *series;
+	const struct hp_prof_suspect *suspects;     /* confident ones, most growth per minute first */
+	size_t nsuspects;
+	uint32_t markings;          /* marking records in the history */
+	uint64_t bytes;             /* memory the history holds */
+};
+
 struct hp_profile {
 	const struct hp_frame *frames;
 	size_t nframes;
@@ -81,6 +118,7 @@ struct hp_profile {
 	const struct hp_prof_thread *threads;
 	size_t nthreads;
 	const struct hp_prof_heap *heap;    /* NULL: none */
+	const struct hp_prof_history *history;      /* NULL: none (live tracking off) */
 };
 
 /* pprof sample types: alloc_objects, alloc_space, inuse_objects, inuse_space
@@ -101,6 +139,11 @@ int hp_write_collapsed(const struct hp_profile *p, enum hp_profile_view view, co
 /* One self-contained HTML page (no network) with alloc and live flame graphs
  * and a table of sites with their live estimate and confidence interval. */
 int hp_write_html(const struct hp_profile *p, const char *path, char *err, size_t errlen);
+/* A plain-text report for terminals and CI logs: the heap figure, the top
+ * live sites with their stacks, and, last, a section that starts with the
+ * line "leak suspects:" and lists one suspect per line ("1. pkg.Class.method
+ * ..."), nothing after the header when there is none. */
+int hp_write_text(const struct hp_profile *p, const char *path, char *err, size_t errlen);
 /* A JDK Flight Recorder file (one chunk, the format `jfr` and JDK Mission
  * Control read): jdk.ObjectAllocationSample per allocation sample,
  * heapprobe.LiveObject per live sample, jdk.GCHeapSummary and

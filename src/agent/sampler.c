@@ -61,6 +61,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/history.h"
 #include "agent/live.h"
 #include "agent/marks.h"
 #include "agent/profile.h"
@@ -107,6 +108,9 @@ static struct profiler {
 	/* Markings and what they verified (marks.h); written by the GC callback
 	 * and, for requests, under dump_lock. */
 	struct hp_marks marks;
+	/* Live bytes per site over time (history.h); under dump_lock. */
+	struct hp_history history;
+	bool have_history;
 	jobject exit_hook;              /* shutdown hook Thread whose start asks for a last marking */
 	pthread_mutex_t dump_lock;
 	bool have_lines;
@@ -155,6 +159,22 @@ static double sample_probability(uint64_t size)
 		return 1.0;
 	double p = -expm1(-(double)size / r);
 	return p > 0 ? p : 1e-12;
+}
+
+/* A tracked sample's Horvitz-Thompson bytes B = size / pi and variance
+ * term size^2 (1 - pi) / pi^2 = B (B - size); pi = P(sampled) / thinning. */
+static double entry_bytes(const struct hp_live_entry *e, double *var)
+{
+	double pi = sample_probability(e->size) / e->thin;
+	double b = (double)e->size / pi;
+	*var = b * (b - (double)e->size);
+	return b;
+}
+
+/* Markings the rings have counted (the count hp_marks_age is relative to). */
+static uint64_t markings_counted(void)
+{
+	return atomic_load(&prof.marks.seen.n) + atomic_load(&prof.marks.requested.n);
 }
 
 /* Where a sample's time goes, for work on the per-sample cost: built with
@@ -418,11 +438,59 @@ static void describe_stacks(char *out, size_t cap)
 		snprintf(out + len, cap - (size_t)len, "; cache OFF: %s", c->reason);
 }
 
+/* ---- history ------------------------------------------------------------- */
+
+/* A sample found dead by any sweep: its bytes are freed, and if it was
+ * counted at the last marking record, its going is part of the change. */
+static void hist_dead(const struct hp_live_entry *e, void *ctx)
+{
+	if (!prof.have_history)
+		return;
+	double var, b = entry_bytes(e, &var);
+	hp_history_dead(&prof.history, e->site, b, var, hp_marks_age(&prof.marks, e->pause_at_alloc),
+			markings_counted());
+}
+
+static void hist_alive(const struct hp_live_entry *e, void *ctx)
+{
+	double var, b = entry_bytes(e, &var);
+	hp_history_alive(&prof.history, e->site, b, var, hp_marks_age(&prof.marks, e->pause_at_alloc),
+			 *(const uint64_t *)ctx);
+}
+
+/* After collections (agent thread) and after a requested marking (before
+ * a profile): frees dead samples' references, and records the history
+ * when a marking completed since the last record or a young record is due.
+ * Dump lock held. */
+static void history_tick(JNIEnv *jni)
+{
+	if (!prof.o.live || !prof.sites.slots)
+		return;
+	uint64_t m = markings_counted();
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	uint64_t pauses = atomic_load(&prof.gc_events);
+	if (!prof.have_history || !hp_history_due(&prof.history, m, now, pauses)) {
+		hp_live_sweep(&prof.live, jni, NULL, hist_dead, NULL);
+		return;
+	}
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	hp_live_sweep(&prof.live, jni, hist_alive, hist_dead, &m);
+	struct hp_heap_usage u = { .sz = sizeof(u) };
+	uint64_t heap = hp_heap_usage(prof.probe, HP_USAGE_POST_GC | HP_USAGE_NO_JNI, &u) == 0 ? u.live : 0;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	uint64_t spent = (uint64_t)((c1.tv_sec - c0.tv_sec) * 1000000000 + (c1.tv_nsec - c0.tv_nsec));
+	hp_history_record(&prof.history, m, now, pauses, heap, spent);
+}
+
 /* ---- snapshot ------------------------------------------------------------ */
 
 struct live_acc {
 	double objects, bytes, var;
 	double recent_objects, recent_bytes;
+	double age_bytes[4];            /* verified bytes by markings survived: 1, 2-3, 4-7, 8+ */
 };
 
 /* A live sample as the JFR writer wants it (format=jfr only). */
@@ -478,6 +546,7 @@ static void add_live(const struct hp_live_entry *e, void *vctx)
 		return;
 	}
 	double v = s * s * (1.0 - pi) / (pi * pi);
+	a->age_bytes[age >= 8 ? 3 : age >= 4 ? 2 : age >= 2 ? 1 : 0] += s * w;
 	a->objects += w;
 	a->bytes += s * w;
 	a->var += v;
@@ -876,6 +945,7 @@ static int write_format(enum hp_format f, const struct hp_profile *p, const char
 	case HP_FORMAT_PPROF: return hp_write_pprof(p, path, err, errlen);
 	case HP_FORMAT_HTML: return hp_write_html(p, path, err, errlen);
 	case HP_FORMAT_JFR: return hp_write_jfr(p, path, err, errlen);
+	case HP_FORMAT_TEXT: return hp_write_text(p, path, err, errlen);
 	case HP_FORMAT_COLLAPSED: break;
 	}
 	int rc = hp_write_collapsed(p, prof.o.live ? HP_VIEW_INUSE : HP_VIEW_ALLOC, path, err, errlen);
@@ -901,7 +971,7 @@ static int write_formats(const struct hp_profile *p, const struct hp_agent_optio
 	}
 	int first = 0;
 	size_t n = (size_t)snprintf(shown, shownlen, "%s.{", path);
-	for (int f = 0; f <= HP_FORMAT_JFR; f++) {
+	for (int f = 0; f <= HP_FORMAT_LAST; f++) {
 		if (!(fs & (1u << f)))
 			continue;
 		const char *ext = hp_format_extension((enum hp_format)f);
@@ -951,6 +1021,98 @@ static int fallback_path(const char *path, char *out, size_t cap)
 	return -ENOENT;
 }
 
+/* The history as the writers see it (profile.h): the records by time, the
+ * largest sites' series, the leak suspects. Dump lock held. */
+#define HIST_SERIES 8
+#define HIST_SUSPECTS 32
+
+struct hist_view {
+	struct hp_prof_history h;
+	struct hp_prof_point *points;
+	uint32_t *series_samples;
+	double *series;
+	struct hp_prof_suspect *suspects;
+};
+
+static int by_live_desc(const void *x, const void *y)
+{
+	const struct hp_hist_site *a = x, *b = y;
+	return a->live < b->live ? 1 : a->live > b->live ? -1 : 0;
+}
+
+static void build_history(struct hist_view *v, const struct snap_ctx *ctx, const uint32_t *slot_sample,
+			  uint32_t nslots)
+{
+	memset(v, 0, sizeof(*v));
+	size_t n = hp_history_count(&prof.history);
+	if (!prof.have_history || n == 0)
+		return;
+	v->points = calloc(n, sizeof(*v->points));
+	v->series_samples = calloc(HIST_SERIES + HIST_SUSPECTS, sizeof(*v->series_samples));
+	v->suspects = calloc(HIST_SUSPECTS, sizeof(*v->suspects));
+	struct hp_hist_suspect found[HIST_SUSPECTS];
+	if (!v->points || !v->series_samples || !v->suspects)
+		return;
+	const struct hp_hist_rec *last = NULL;
+	for (size_t i = 0; i < n; i++) {
+		enum hp_hist_kind kind;
+		const struct hp_hist_rec *r = hp_history_at(&prof.history, i, &kind);
+		v->points[i] = (struct hp_prof_point){ r->time_ns, (uint8_t)kind, r->collections, r->heap_used,
+						       r->live, r->recent, r->freed };
+		last = r;
+	}
+	/* Suspects, and the series: suspects first, then the largest sites at
+	 * the last record. */
+	size_t ns = hp_history_suspects(&prof.history, found, HIST_SUSPECTS), nser = 0;
+	uint32_t sites[HIST_SERIES + HIST_SUSPECTS];
+	for (size_t i = 0; i < ns; i++) {
+		uint32_t slot = found[i].site;
+		if (slot >= nslots || !slot_sample[slot])
+			continue;
+		struct hp_prof_suspect *o = &v->suspects[v->h.nsuspects++];
+		*o = (struct hp_prof_suspect){ slot_sample[slot] - 1, found[i].live, found[i].per_min, found[i].z,
+					       found[i].z_recent, found[i].window, found[i].span_s, { 0 } };
+		memcpy(o->age_bytes, ctx->acc[slot].age_bytes, sizeof(o->age_bytes));
+		sites[nser++] = slot;
+	}
+	struct hp_hist_site *top = last->nsites ? malloc(sizeof(*top) * last->nsites) : NULL;
+	if (top) {
+		memcpy(top, last->sites, sizeof(*top) * last->nsites);
+		qsort(top, last->nsites, sizeof(*top), by_live_desc);
+		for (uint32_t i = 0, taken = 0; i < last->nsites && taken < HIST_SERIES; i++) {
+			bool dup = false;
+			for (size_t k = 0; k < nser; k++)
+				dup |= sites[k] == top[i].site;
+			if (dup || top[i].live <= 0 || top[i].site >= nslots || !slot_sample[top[i].site])
+				continue;
+			sites[nser++] = top[i].site;
+			taken++;
+		}
+		free(top);
+	}
+	v->series = calloc(nser * n + 1, sizeof(*v->series));
+	if (!v->series)
+		nser = 0;
+	for (size_t k = 0; k < nser; k++) {
+		v->series_samples[k] = slot_sample[sites[k]] - 1;
+		for (size_t i = 0; i < n; i++) {
+			enum hp_hist_kind kind;
+			const struct hp_hist_site *e = hp_history_site(hp_history_at(&prof.history, i, &kind), sites[k]);
+			v->series[k * n + i] = e ? e->live : 0.0;
+		}
+	}
+	v->h = (struct hp_prof_history){ v->points, n, v->series_samples, nser, v->series, v->suspects,
+					 v->h.nsuspects, (uint32_t)prof.history.marking.n, prof.history.bytes };
+}
+
+static void free_history_view(struct hist_view *v)
+{
+	free(v->points);
+	free(v->series_samples);
+	free(v->series);
+	free(v->suspects);
+}
+
 /* What a snapshot is for, when not the configured outputs: a command's
  * own file= and format= (dump, stop), or the top sites as text (top=N). */
 struct snap_req {
@@ -971,6 +1133,7 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 	struct hp_prof_sample *samples = calloc(nslots, sizeof(*samples));
 	uint32_t *slot_sample = calloc(nslots, sizeof(*slot_sample));   /* site slot -> sample index + 1 */
 	struct events ev = { 0 };
+	struct hist_view hv = { 0 };
 	uint32_t *frame_ids = NULL;
 	struct hp_frame *frames = NULL;
 	uint32_t *ftab = NULL;
@@ -980,7 +1143,7 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 
 	ctx.min_age = prof.o.min_age > 1 ? prof.o.min_age : 1;
 	if (prof.o.live)
-		hp_live_each(&prof.live, jni, add_live, &ctx);
+		hp_live_each(&prof.live, jni, add_live, hist_dead, &ctx);
 	char estimate[600];
 	double scale = choose_scale(&ctx, estimate, sizeof(estimate));
 
@@ -1064,6 +1227,11 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 		.period = (int64_t)prof.o.interval, .time_nanos = prof.start_realtime_ns,
 		.duration_nanos = now_ns - prof.start_realtime_ns, .comments = comments, .ncomments = 4,
 	};
+	if (prof.o.live) {
+		build_history(&hv, &ctx, slot_sample, nslots);
+		if (hv.h.npoints)
+			p.history = &hv.h;
+	}
 	if (prof.keep_samples && build_events(&ev, &ctx, samples, slot_sample, nslots, scale, now_ns) == 0) {
 		p.events = ev.events;
 		p.nevents = ev.n;
@@ -1127,6 +1295,7 @@ out:
 	free(ctx.recs);
 	free(slot_sample);
 	free_events(&ev);
+	free_history_view(&hv);
 	free(samples);
 	free(frames);
 	free(frame_ids);
@@ -1159,8 +1328,10 @@ static int dump(JNIEnv *jni, const char *why, bool may_mark, bool periodic, bool
 	/* Checked under the lock: a stop frees the tables under it too. */
 	int rc = -ESRCH;
 	if (prof.sites.slots) {
-		if (may_mark)
+		if (may_mark) {
 			mark_before_profile(periodic);
+			history_tick(jni);      /* the marking just made, in the history */
+		}
 		rc = write_snapshot(jni, why, periodic, final, req);
 	}
 	pthread_mutex_unlock(&prof.dump_lock);
@@ -1279,9 +1450,9 @@ void hp_profiler_status(FILE *out)
 	hp_options_output_path(&prof.o, path, sizeof(path));
 	bool rel = path[0] != '/' && getcwd(cwd, sizeof(cwd));
 	char fmts[64] = "";
-	for (int f = 0; f <= HP_FORMAT_JFR; f++)
+	for (int f = 0; f <= HP_FORMAT_LAST; f++)
 		if (prof.o.formats & (1u << f)) {
-			static const char *const names[] = { "pprof", "collapsed", "html", "jfr" };
+			static const char *const names[] = { "pprof", "collapsed", "html", "jfr", "text" };
 			size_t l = strlen(fmts);
 			snprintf(fmts + l, sizeof(fmts) - l, "%s%s", l ? "+" : "", names[f]);
 		}
@@ -1428,8 +1599,12 @@ static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 			atomic_store(&prof.classes_unloaded, hp_perfdata_classes_unloaded(prof.probe));
 			tries_left--;
 		}
-		if (atomic_exchange(&prof.gc_pending, 0) && prof.o.live)
-			hp_live_sweep(&prof.live, jni);     /* free dead samples' references promptly */
+		if (atomic_exchange(&prof.gc_pending, 0) && prof.o.live) {
+			/* free dead samples' references promptly; record the history */
+			pthread_mutex_lock(&prof.dump_lock);
+			history_tick(jni);
+			pthread_mutex_unlock(&prof.dump_lock);
+		}
 		struct timespec now;
 		clock_gettime(CLOCK_REALTIME, &now);
 		if (prof.o.period && now.tv_sec >= next.tv_sec) {
@@ -1513,6 +1688,9 @@ static void undo_start(JNIEnv *jni)
 		prof.upload = NULL;
 	}
 	hp_live_free(&prof.live, jni);
+	if (prof.have_history)
+		hp_history_free(&prof.history);
+	prof.have_history = false;
 	hp_sites_free(&prof.sites);
 	prof.keep_samples = false;
 	hp_samplelog_free(&prof.log);
@@ -1583,6 +1761,10 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	int rc = hp_sites_init(&prof.sites, MAX_SITES);
 	if (!rc && o->live)
 		rc = hp_live_init(&prof.live, o->max_live);
+	if (!rc && o->live) {
+		rc = hp_history_init(&prof.history, prof.sites.mask + 1);
+		prof.have_history = rc == 0;
+	}
 	if (!rc)
 		rc = hp_samplelog_init(&prof.log, prof.keep_samples);
 	if (rc) {
@@ -1659,6 +1841,9 @@ int hp_profiler_stop(JNIEnv *jni, const struct hp_agent_options *dest, bool disc
 	pthread_mutex_lock(&prof.dump_lock);
 	if (prof.o.live)
 		hp_live_free(&prof.live, jni);
+	if (prof.have_history)
+		hp_history_free(&prof.history);
+	prof.have_history = false;
 	atomic_store(&prof.walk_ready, 0);
 	hp_stackcache_free(&prof.stack_cache, jni);
 	hp_sites_free(&prof.sites);

@@ -37,7 +37,7 @@ static const char usage[] =
 	"  info                        the JVM's heap-usage report (every source heapprobe reads, validated)\n"
 	"  -d SECONDS -f FILE [OPTIONS]    start, wait SECONDS (Ctrl-C: earlier), write FILE, stop\n"
 	"  top PID [interval=SIZE]     live view of the top live sites, refreshed after each collection; q or Ctrl-C quits\n"
-	"FILE extensions: .pb.gz .pprof (pprof), .html, .jfr, .collapsed .txt (collapsed stacks); others: pprof\n"
+	"FILE extensions: .pb.gz .pprof (pprof), .html, .jfr, .collapsed (collapsed stacks), .txt (text report); others: pprof\n"
 	"exit codes: 0 ok, 1 the JVM refused or failed the command, 2 usage, 3 no such process, 4 not a Java VM,\n"
 	"  5 permission (a JVM of another user), 6 attach disabled in the JVM, 7 JVM older than JDK 11 (no JEP 331),\n"
 	"  8 the JVM did not answer in time, 9 local error (library, writing FILE)\n";
@@ -54,7 +54,7 @@ static const char *format_of(const char *file)
 {
 	static const struct { const char *ext, *format; } map[] = {
 		{ ".pb.gz", "pprof" }, { ".pprof", "pprof" }, { ".pb", "pprof" }, { ".html", "html" },
-		{ ".htm", "html" },    { ".jfr", "jfr" },     { ".collapsed", "collapsed" }, { ".txt", "collapsed" },
+		{ ".htm", "html" },    { ".jfr", "jfr" },     { ".collapsed", "collapsed" }, { ".txt", "text" },
 	};
 	size_t fl = strlen(file);
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {

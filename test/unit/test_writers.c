@@ -334,7 +334,7 @@ Test(writers, pprof_decodes_with_the_conventions)
 	cr_assert_str_eq(str_at(m, m->period_type->type), "space");
 	cr_assert_str_eq(str_at(m, m->period_type->unit), "bytes");
 	cr_assert_eq(m->period, 524288);
-	cr_assert_eq(m->time_nanos, 1700000000123456789LL);
+	cr_assert_eq(m->time_nanos, 1700000000123456789LL + 2500000000LL);   /* the end: the moment it describes */
 	cr_assert_eq(m->duration_nanos, 2500000000LL);
 	cr_assert_eq(m->n_comment, 2);
 	cr_assert_str_eq(str_at(m, m->comment[0]), comments[0]);
