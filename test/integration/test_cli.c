@@ -35,13 +35,18 @@ struct target {
 	char log[300];
 };
 
-static void mkwork(struct target *t, const char *name)
+static void mkwork_in(struct target *t, const char *base, const char *name)
 {
-	snprintf(t->work, sizeof(t->work), "%s/cli-%s-XXXXXX", HP_BUILD_DIR, name);
+	snprintf(t->work, sizeof(t->work), "%s/cli-%s-XXXXXX", base, name);
 	cr_assert(mkdtemp(t->work), "mkdtemp %s: %s", t->work, strerror(errno));
 	chmod(t->work, 0777);       /* JVMs run as nobody write here too */
 	snprintf(t->stop, sizeof(t->stop), "%s/stop", t->work);
 	snprintf(t->log, sizeof(t->log), "%s/jvm.log", t->work);
+}
+
+static void mkwork(struct target *t, const char *name)
+{
+	mkwork_in(t, HP_BUILD_DIR, name);
 }
 
 static char *slurp(const char *path)
@@ -343,18 +348,20 @@ Test(cli, jdk25_runtime)
 Test(cli, jvm_in_other_namespaces)
 {
 	struct target t;
-	mkwork(&t, "ns");
+	/* Outside /tmp (the build tree may be under it, and the JVM gets a
+	 * /tmp of its own): the work directory with the classes copied in. */
+	mkwork_in(&t, "/var/tmp", "ns");
 	char libdir[300], lib[400], cmd[4096];
 	snprintf(libdir, sizeof(libdir), "%s/lib", t.work);
 	mkdir(libdir, 0755);
 	snprintf(lib, sizeof(lib), "%s/libheapprobe.so", libdir);
-	struct jvm_result r = sh("cp %s %s", HP_AGENT_PATH, lib);
-	cr_assert_eq(r.exit_code, 0);
+	struct jvm_result r = sh("cp %s %s && cp %s/CliTarget*.class %s/", HP_AGENT_PATH, lib, HP_TEST_CLASSES, t.work);
+	cr_assert_eq(r.exit_code, 0, "%s", r.output);
 	jvm_result_free(&r);
 	snprintf(cmd, sizeof(cmd),
 		 "mount -t tmpfs none /tmp && mount -t tmpfs none %s && cd %s && "
 		 "exec setpriv --reuid=65534 --regid=65534 --clear-groups %s -Xmx256m -cp %s CliTarget %s 4096",
-		 libdir, t.work, HP_JAVA, HP_TEST_CLASSES, t.stop);
+		 libdir, t.work, HP_JAVA, t.work, t.stop);
 	const char *argv[] = { "unshare", "--pid", "--mount", "--fork", "--mount-proc", "--propagation", "private",
 			       "sh", "-c", cmd, NULL };
 	start(&t, argv, true);
