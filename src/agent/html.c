@@ -264,7 +264,167 @@ static const char css[] =
 	"th,td{padding:.2em .7em;border-bottom:1px solid #e2e2e2;text-align:left;vertical-align:top}"
 	"th{background:#f4f4f4}td.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}"
 	"td.fn{font-family:ui-monospace,monospace;word-break:break-all}"
-	".muted{color:#777}";
+	".muted{color:#777}"
+	"ul.legend{list-style:none;padding:0;margin:.3em 0;display:flex;flex-wrap:wrap;gap:.3em 1.2em;"
+	"font:12px ui-monospace,monospace}"
+	".sw{display:inline-block;width:.9em;height:.9em;margin-right:.35em;vertical-align:-1px}"
+	".sw.dash{border-top:2px dashed #222;height:0;vertical-align:3px}";
+
+/* ---- history: the timeline and the leak suspects ------------------------
+ *
+ * Drawn here as inline SVG (no script): the largest sites' verified live
+ * bytes stacked over time, the post-GC heap figure as a dashed line beside
+ * them, a grey line at each marking and a tick at each young record; the
+ * legend names the sites as text. */
+
+#define TL_W 960
+#define TL_H 300
+#define TL_L 70         /* left margin: the byte axis */
+#define TL_R 10
+#define TL_T 10
+#define TL_B 40         /* bottom: the time axis */
+
+static const char *const palette[] = { "#e4572e", "#17bebb", "#ffc914", "#76b041", "#2e86ab", "#a23b72",
+				       "#f18f01", "#6a4c93", "#c73e1d", "#3b8ea5" };
+
+static const char *series_name(const struct hp_profile *p, uint32_t sample)
+{
+	const struct hp_prof_sample *s = &p->samples[sample];
+	for (size_t k = 0; k < s->nframes; k++)
+		if (is_java_frame(&p->frames[s->frames[k]]))
+			return p->frames[s->frames[k]].function;
+	return "(no Java frame)";
+}
+
+static void write_timeline(struct hp_out *o, const struct hp_profile *p)
+{
+	const struct hp_prof_history *h = p->history;
+	size_t n = h->npoints;
+	double t0 = (double)h->points[0].time_nanos, span = (double)(h->points[n - 1].time_nanos - h->points[0].time_nanos);
+	if (span <= 0)
+		span = 1;
+	double ymax = 1;
+	for (size_t i = 0; i < n; i++) {
+		double sum = 0;
+		for (size_t k = 0; k < h->nseries; k++)
+			sum += h->series[k * n + i];
+		ymax = fmax(ymax, fmax(sum, (double)h->points[i].heap_used));
+	}
+	ymax *= 1.05;
+	double pw = TL_W - TL_L - TL_R, ph = TL_H - TL_T - TL_B;
+#define X(i) (TL_L + pw * ((double)h->points[i].time_nanos - t0) / span)
+#define Y(v) (TL_T + ph * (1.0 - (v) / ymax))
+	hp_out_printf(o, "<svg id=\"timeline\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
+		      "xmlns=\"http://www.w3.org/2000/svg\" font-family=\"system-ui,sans-serif\" font-size=\"11\">\n",
+		      TL_W, TL_H, TL_W, TL_H);
+	hp_out_printf(o, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" fill=\"#fafafa\" stroke=\"#ccc\"/>\n",
+		      TL_L, TL_T, pw, ph);
+	/* byte axis: 0, half, top */
+	for (int g = 0; g <= 2; g++) {
+		double v = ymax / 1.05 * g / 2;
+		char b[32];
+		fmt_bytes(b, sizeof(b), (int64_t)v);
+		hp_out_printf(o, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e5e5e5\"/>"
+			      "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" fill=\"#555\">%s</text>\n",
+			      TL_L, TL_W - TL_R, Y(v), Y(v), TL_L - 4, Y(v) + 4, b);
+	}
+	/* markings and young records */
+	for (size_t i = 0; i < n; i++) {
+		if (h->points[i].kind == HP_POINT_MARKING)
+			hp_out_printf(o, "<line class=\"marking\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%.0f\" "
+				      "stroke=\"#bbb\" stroke-width=\"0.6\"/>\n", X(i), X(i), TL_T, TL_T + ph);
+		else
+			hp_out_printf(o, "<line class=\"young\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
+				      "stroke=\"#888\"/>\n", X(i), X(i), TL_T + ph, TL_T + ph + 4);
+	}
+	/* stacked areas, the first series at the bottom */
+	double *base = calloc(n, sizeof(*base));
+	for (size_t k = 0; base && k < h->nseries; k++) {
+		const char *name = series_name(p, h->series_samples[k]);
+		hp_out_printf(o, "<polygon class=\"site\" fill=\"%s\" fill-opacity=\"0.85\" stroke=\"none\" points=\"",
+			      palette[k % (sizeof(palette) / sizeof(palette[0]))]);
+		for (size_t i = 0; i < n; i++)
+			hp_out_printf(o, "%.1f,%.1f ", X(i), Y(base[i] + h->series[k * n + i]));
+		for (size_t i = n; i-- > 0;)
+			hp_out_printf(o, "%.1f,%.1f ", X(i), Y(base[i]));
+		hp_out_str(o, "\"><title>");
+		html_text(o, name);
+		hp_out_str(o, "</title></polygon>\n");
+		for (size_t i = 0; i < n; i++)
+			base[i] += h->series[k * n + i];
+	}
+	free(base);
+	/* the post-GC heap figure */
+	hp_out_str(o, "<polyline id=\"heap\" fill=\"none\" stroke=\"#222\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\" "
+		      "points=\"");
+	for (size_t i = 0; i < n; i++)
+		if (h->points[i].heap_used)
+			hp_out_printf(o, "%.1f,%.1f ", X(i), Y((double)h->points[i].heap_used));
+	hp_out_str(o, "\"><title>live heap after the last collection</title></polyline>\n");
+	/* time axis */
+	hp_out_printf(o, "<text x=\"%d\" y=\"%.0f\" fill=\"#555\">0 s</text><text x=\"%d\" y=\"%.0f\" "
+		      "text-anchor=\"end\" fill=\"#555\">%.0f s</text>\n", TL_L, TL_T + ph + 16, TL_W - TL_R,
+		      TL_T + ph + 16, span / 1e9);
+	hp_out_printf(o, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\" fill=\"#555\">time since the first "
+		      "record (grey lines: markings; ticks: young collections)</text>\n", TL_L + pw / 2, TL_T + ph + 16);
+#undef X
+#undef Y
+	hp_out_str(o, "</svg>\n");
+	/* legend: names as text */
+	hp_out_str(o, "<ul class=\"legend\">\n");
+	for (size_t k = 0; k < h->nseries; k++) {
+		hp_out_printf(o, "<li><span class=\"sw\" style=\"background:%s\"></span>",
+			      palette[k % (sizeof(palette) / sizeof(palette[0]))]);
+		html_text(o, series_name(p, h->series_samples[k]));
+		hp_out_str(o, " <span class=\"muted\">");
+		html_text(o, hp_str(p->samples[h->series_samples[k]].class_name));
+		hp_out_str(o, "</span></li>\n");
+	}
+	hp_out_str(o, "<li><span class=\"sw dash\"></span>live heap after the last collection</li>\n</ul>\n");
+}
+
+static void write_history(struct hp_out *o, const struct hp_profile *p)
+{
+	const struct hp_prof_history *h = p->history;
+	hp_out_str(o, "<section>\n<h2>Live bytes over time</h2>\n");
+	if (!h || h->npoints < 2) {
+		hp_out_str(o, "<p class=\"muted\">No history yet: it needs two records (markings or young "
+			      "collections).</p>\n");
+	} else {
+		hp_out_printf(o, "<p class=\"meta\">Verified live bytes of the largest sites at each record "
+			      "(%u markings, %zu records; %zu KiB held).</p>\n", h->markings, h->npoints,
+			      (size_t)(h->bytes / 1024));
+		write_timeline(o, p);
+	}
+	hp_out_str(o, "<h2>Leak suspects</h2>\n");
+	if (!h || !h->nsuspects) {
+		hp_out_str(o, "<p id=\"no-suspects\" class=\"muted\">No leak suspect: no site's verified live bytes "
+			      "kept rising beyond their sampling error over the last markings (the test needs 3).</p>\n");
+		hp_out_str(o, "</section>\n");
+		return;
+	}
+	hp_out_str(o, "<table id=\"suspects\">\n<thead><tr><th>#</th><th>Site (leaf-most Java frame)</th><th>Class</th>"
+		      "<th>Growth per minute</th><th>z (window / second half)</th><th>Live</th><th>Window</th>"
+		      "<th>Age in markings survived (1 / 2-3 / 4-7 / 8+)</th></tr></thead>\n<tbody>\n");
+	for (size_t i = 0; i < h->nsuspects; i++) {
+		const struct hp_prof_suspect *x = &h->suspects[i];
+		const struct hp_prof_sample *s = &p->samples[x->sample];
+		hp_out_printf(o, "<tr><td class=\"n\">%zu</td><td class=\"fn\">", i + 1);
+		html_text(o, series_name(p, x->sample));
+		hp_out_str(o, "</td><td class=\"fn\">");
+		html_text(o, hp_str(s->class_name));
+		hp_out_str(o, "</td><td class=\"n\">+");
+		out_bytes(o, (int64_t)x->per_min);
+		hp_out_printf(o, "</td><td class=\"n\">%.1f / %.1f</td><td class=\"n\">", x->z, x->z_recent);
+		out_bytes(o, (int64_t)x->live);
+		double ages = x->age_bytes[0] + x->age_bytes[1] + x->age_bytes[2] + x->age_bytes[3];
+		hp_out_printf(o, "</td><td class=\"n\">%u markings, %.0f s</td><td class=\"n\">", x->window, x->span_s);
+		for (int a = 0; a < 4; a++)
+			hp_out_printf(o, "%s%.0f%%", a ? " / " : "", ages > 0 ? 100 * x->age_bytes[a] / ages : 0.0);
+		hp_out_str(o, "</td></tr>\n");
+	}
+	hp_out_str(o, "</tbody>\n</table>\n</section>\n");
+}
 
 /* The flame graph: our own, kept small. D.names: strings; D.stacks:
  * [[name index, root first...], alloc bytes, live bytes]. */
@@ -493,6 +653,7 @@ int hp_write_html(const struct hp_profile *p, const char *path, char *err, size_
 			       "<noscript><p class=\"muted\">The flame graphs need JavaScript; the table below does "
 			       "not.</p></noscript>\n</section>\n");
 		write_sites(&o, sites, nsites, live_total);
+		write_history(&o, p);
 		write_data(&o, p);
 		hp_out_str(&o, "<script>\n");
 		hp_out_str(&o, js);

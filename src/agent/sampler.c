@@ -438,6 +438,23 @@ static void describe_stacks(char *out, size_t cap)
 		snprintf(out + len, cap - (size_t)len, "; cache OFF: %s", c->reason);
 }
 
+/* The heap figure beside the profile (JFR's jdk.GCHeapSummary, the text
+ * report's and the HTML page's heading). */
+static bool heap_figure(struct hp_prof_heap *out, int64_t now_ns)
+{
+	struct hp_heap_usage u = { .sz = sizeof(u) };
+	struct hp_marking m = { .sz = sizeof(m) };
+	if (hp_heap_usage(prof.probe, HP_USAGE_POST_GC, &u) != 0)
+		return false;
+	*out = (struct hp_prof_heap){ now_ns, u.used, u.committed, (uint32_t)u.gc_count, hp_usage_kind_name(u.kind),
+				      hp_mode_name(u.mode), 0, "" };
+	if (hp_marking(prof.probe, &m) == 0) {
+		out->marked_live = m.live;
+		out->marked_source = m.live_source ? m.live_source : "";
+	}
+	return true;
+}
+
 /* ---- history ------------------------------------------------------------- */
 
 /* A sample found dead by any sweep: its bytes are freed, and if it was
@@ -838,18 +855,7 @@ static int build_events(struct events *ev, struct snap_ctx *ctx, const struct hp
 	pthread_mutex_unlock(&prof.log.lock);
 	if (!ev->threads)
 		return -ENOMEM;
-	/* The heap figure beside the profile. */
-	struct hp_heap_usage u = { .sz = sizeof(u) };
-	struct hp_marking m = { .sz = sizeof(m) };
-	if (hp_heap_usage(prof.probe, HP_USAGE_POST_GC, &u) == 0) {
-		ev->have_heap = true;
-		ev->heap = (struct hp_prof_heap){ now_ns, u.used, u.committed, (uint32_t)u.gc_count,
-						  hp_usage_kind_name(u.kind), hp_mode_name(u.mode), 0, "" };
-		if (hp_marking(prof.probe, &m) == 0) {
-			ev->heap.marked_live = m.live;
-			ev->heap.marked_source = m.live_source ? m.live_source : "";
-		}
-	}
+	ev->have_heap = heap_figure(&ev->heap, now_ns);
 	return 0;
 }
 
@@ -1227,6 +1233,9 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 		.period = (int64_t)prof.o.interval, .time_nanos = prof.start_realtime_ns,
 		.duration_nanos = now_ns - prof.start_realtime_ns, .comments = comments, .ncomments = 4,
 	};
+	struct hp_prof_heap heap;
+	if (heap_figure(&heap, now_ns))
+		p.heap = &heap;
 	if (prof.o.live) {
 		build_history(&hv, &ctx, slot_sample, nslots);
 		if (hv.h.npoints)
@@ -1237,7 +1246,8 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 		p.nevents = ev.n;
 		p.threads = ev.threads;
 		p.nthreads = ev.nthreads;
-		p.heap = ev.have_heap ? &ev.heap : NULL;
+		if (ev.have_heap)
+			p.heap = &ev.heap;
 	}
 	if (req && req->top) {
 		write_top(req->top, req->top_n, &p, &ctx, scale, c2);

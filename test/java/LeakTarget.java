@@ -23,6 +23,13 @@ public class LeakTarget {
     static volatile Object sink;
 
     static byte[] steady() { return new byte[2048]; }
+
+    // Filling and turning over the steady set from one call site: one
+    // allocation site whose live bytes stay constant.
+    static void keepSteady(int i, int chunks) {
+        byte[] b = steady();
+        if (steadySet.size() < chunks) steadySet.add(b); else steadySet.set(i % chunks, b);
+    }
     static Object garbage() { return new int[32]; }
     static byte[] leak() { return new byte[1024]; }
     static byte[] cacheFill() { return new byte[1024]; }
@@ -32,17 +39,23 @@ public class LeakTarget {
         long seconds = Long.parseLong(args[1]);
         int kibPerSecond = args.length > 2 ? Integer.parseInt(args[2]) : 2048;
         int steadyChunks = 16 * 1024;
-        for (int i = 0; i < steadyChunks; i++) steadySet.add(steady());
-        System.out.println("ready");
-        System.out.flush();
-        long start = System.nanoTime(), end = start + seconds * 1_000_000_000L;
-        long phase2 = start + (mode.equals("plateau") ? seconds / 3 : seconds / 2) * 1_000_000_000L;
+        long start = 0, end = Long.MAX_VALUE, phase2 = 0;
         boolean announced = false;
         int i = 0, c = 0;
         long grown = 0;     // KiB leaked or cached so far
         while (System.nanoTime() < end) {
+            // One line fills the steady set, then turns it over: one site
+            // (a site is the whole stack, caller lines included).
+            keepSteady(i++, steadyChunks);
+            if (i < steadyChunks) continue;
+            if (i == steadyChunks) {
+                System.out.println("ready");
+                System.out.flush();
+                start = System.nanoTime();
+                end = start + seconds * 1_000_000_000L;
+                phase2 = start + (mode.equals("plateau") ? seconds / 3 : seconds / 2) * 1_000_000_000L;
+            }
             for (int k = 0; k < 2000; k++) sink = garbage();
-            steadySet.set(i++ % steadyChunks, steady());
             long now = System.nanoTime();
             boolean growing = mode.equals("leak") || now < phase2;
             if (!growing && !announced && !mode.equals("none")) {
