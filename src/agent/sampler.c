@@ -1111,6 +1111,22 @@ static void build_history(struct hist_view *v, const struct snap_ctx *ctx, const
 					 v->h.nsuspects, (uint32_t)prof.history.marking.n, prof.history.bytes };
 }
 
+/* What the history holds and what recording it cost, for the comment. */
+static void describe_history(char *out, size_t cap)
+{
+	if (!prof.have_history) {
+		snprintf(out, cap, "history: none (live tracking off)");
+		return;
+	}
+	const struct hp_history *h = &prof.history;
+	snprintf(out, cap, "history: %llu marking and %llu young-collection records kept of %llu made, %llu bytes "
+		 "held, %.3f ms CPU in records (%.1f us per record)",
+		 (unsigned long long)(h->marking.n < HP_HIST_RECORDS ? h->marking.n : HP_HIST_RECORDS),
+		 (unsigned long long)(h->young.n < HP_HIST_RECORDS ? h->young.n : HP_HIST_RECORDS),
+		 (unsigned long long)h->records, (unsigned long long)h->bytes, (double)h->record_ns / 1e6,
+		 h->records ? (double)h->record_ns / 1e3 / (double)h->records : 0.0);
+}
+
 static void free_history_view(struct hist_view *v)
 {
 	free(v->points);
@@ -1212,7 +1228,7 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 		nsamples++;
 	}
 
-	char c1[256], c2[1400], c3[256], c4[512];
+	char c1[256], c2[1400], c3[256], c4[512], c5[320];
 	snprintf(c1, sizeof(c1), "heapprobe %s: %llu samples at interval %llu bytes, %llu sites, %llu live samples "
 		 "tracked, %llu dropped by thinning, %llu samples beyond the site table",
 		 why, (unsigned long long)hp_striped_sum(&prof.samples, memory_order_relaxed), (unsigned long long)prof.o.interval,
@@ -1221,17 +1237,18 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 	describe_live(c2, sizeof(c2), &ctx, scale, estimate);
 	snprintf(c3, sizeof(c3), "inuse intervals: 95%% Horvitz-Thompson sampling error per site");
 	describe_stacks(c4, sizeof(c4));
+	describe_history(c5, sizeof(c5));
 	/* Site names and class names stay valid without the lock: only the
 	 * arrays that hold them may move, and we have taken the pointers. */
 	pthread_mutex_unlock(&t->lock);
-	const char *comments[] = { c1, c2, c3, c4 };
+	const char *comments[] = { c1, c2, c3, c4, c5 };
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 	struct hp_profile p = {
 		.frames = frames, .nframes = nframes, .samples = samples, .nsamples = nsamples,
 		.period = (int64_t)prof.o.interval, .time_nanos = prof.start_realtime_ns,
-		.duration_nanos = now_ns - prof.start_realtime_ns, .comments = comments, .ncomments = 4,
+		.duration_nanos = now_ns - prof.start_realtime_ns, .comments = comments, .ncomments = 5,
 	};
 	struct hp_prof_heap heap;
 	if (heap_figure(&heap, now_ns))
