@@ -184,11 +184,10 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 		publish(c, &u);
 		__atomic_store_n(&c->live_bytes, u.used, __ATOMIC_RELEASE);
 		cross_check(p, c, &u, full);
-		__atomic_add_fetch(&p->gc_cb_running, 1, __ATOMIC_SEQ_CST);
-		struct hp_gc_callback_pair *pair = __atomic_load_n(&p->gc_cb, __ATOMIC_SEQ_CST);
+		const struct hp_cb_pair *pair = hp_cb_slot_begin(&p->gc_cb);
 		if (pair)
-			pair->cb(&u, pair->ctx);
-		__atomic_sub_fetch(&p->gc_cb_running, 1, __ATOMIC_SEQ_CST);
+			((hp_gc_callback)pair->fn)(&u, pair->ctx);
+		hp_cb_slot_end(&p->gc_cb);
 	} else {
 		c->failures++;
 	}

@@ -1,5 +1,9 @@
 #include "heapusage/gcthread.h"
 
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+
 #include "heapusage/probe.h"
 
 /* Default TLS model: initial-exec would save a __tls_get_addr call but can
@@ -29,4 +33,32 @@ JNIEnv *hp_jni_env(struct hp_probe *p)
 	if ((*p->vm)->GetEnv(p->vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK)
 		return NULL;
 	return env;
+}
+
+int hp_cb_slot_set(struct hp_cb_slot *s, void (*fn)(void), void *ctx)
+{
+	struct hp_cb_pair *pair = NULL;
+	if (fn) {
+		pair = malloc(sizeof(*pair));
+		if (!pair)
+			return -ENOMEM;
+		pair->fn = fn;
+		pair->ctx = ctx;
+	}
+	struct hp_cb_pair *old = __atomic_exchange_n(&s->pair, pair, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&s->running, __ATOMIC_SEQ_CST))
+		sched_yield();
+	free(old);
+	return 0;
+}
+
+const struct hp_cb_pair *hp_cb_slot_begin(struct hp_cb_slot *s)
+{
+	__atomic_add_fetch(&s->running, 1, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&s->pair, __ATOMIC_SEQ_CST);
+}
+
+void hp_cb_slot_end(struct hp_cb_slot *s)
+{
+	__atomic_sub_fetch(&s->running, 1, __ATOMIC_SEQ_CST);
 }

@@ -21,4 +21,24 @@ bool hp_in_gc_callback(void);
  * legal here, else NULL. */
 JNIEnv *hp_jni_env(struct hp_probe *p);
 
+/* A host's callback that GC threads call through (hp_set_gc_callback,
+ * hp_set_marking_callback): the function and its context published as one
+ * pointer, so a collection never pairs one with the other's old value, and
+ * the calls in flight counted, so that replacing it can wait them out. */
+struct hp_cb_pair {
+	void (*fn)(void);           /* cast back to its own type by the caller */
+	void *ctx;
+};
+struct hp_cb_slot {
+	struct hp_cb_pair *pair;
+	int running;
+};
+/* Publishes fn/ctx (fn NULL: none) and returns once no thread is inside
+ * the old one, which it frees. Never from a GC callback. 0 or -ENOMEM. */
+int hp_cb_slot_set(struct hp_cb_slot *s, void (*fn)(void), void *ctx);
+/* Around a call through the slot: begin counts the call and returns the
+ * pair (NULL: none set); end uncounts it. Lock-free. */
+const struct hp_cb_pair *hp_cb_slot_begin(struct hp_cb_slot *s);
+void hp_cb_slot_end(struct hp_cb_slot *s);
+
 #endif

@@ -43,7 +43,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,8 +72,7 @@ struct hp_marking_state {
 	int last_kind;
 	uint64_t last_seen_ns, last_gc_count, last_count;
 	uint64_t gc_count_now;          /* collections at the last GC event */
-	struct hp_marking_cb_pair { hp_marking_callback cb; void *ctx; } *cb;
-	int cb_running;
+	struct hp_cb_slot cb;           /* an hp_marking_callback (gcthread.h) */
 };
 
 /* Fault injection (HEAPPROBE_FAULTS=hide-marking): no marking counter and
@@ -272,13 +270,12 @@ void hp_marking_observe(struct hp_probe *p, uint64_t gc_count, bool requested)
 	__atomic_store_n(&m->last_seen_ns, hp_now_ns(), __ATOMIC_RELEASE);
 	__atomic_store_n(&m->last_gc_count, gc_count, __ATOMIC_RELEASE);
 	__atomic_store_n(&m->last_count, now.count, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&m->cb_running, 1, __ATOMIC_SEQ_CST);
-	struct hp_marking_cb_pair *pair = __atomic_load_n(&m->cb, __ATOMIC_SEQ_CST);
+	const struct hp_cb_pair *pair = hp_cb_slot_begin(&m->cb);
 	if (pair) {
 		hp_marking(p, &now);
-		pair->cb(&now, pair->ctx);
+		((hp_marking_callback)pair->fn)(&now, pair->ctx);
 	}
-	__atomic_sub_fetch(&m->cb_running, 1, __ATOMIC_SEQ_CST);
+	hp_cb_slot_end(&m->cb);
 }
 
 int hp_set_marking_callback(struct hp_probe *p, hp_marking_callback cb, void *ctx)
@@ -299,19 +296,7 @@ int hp_set_marking_callback(struct hp_probe *p, hp_marking_callback cb, void *ct
 			__atomic_store_n(&m->seen_full, now.full, __ATOMIC_RELEASE);
 		}
 	}
-	struct hp_marking_cb_pair *pair = NULL;
-	if (cb) {
-		pair = malloc(sizeof(*pair));
-		if (!pair)
-			return -ENOMEM;
-		pair->cb = cb;
-		pair->ctx = ctx;
-	}
-	struct hp_marking_cb_pair *old = __atomic_exchange_n(&m->cb, pair, __ATOMIC_SEQ_CST);
-	while (__atomic_load_n(&m->cb_running, __ATOMIC_SEQ_CST))
-		sched_yield();
-	free(old);
-	return 0;
+	return hp_cb_slot_set(&m->cb, (void (*)(void))cb, ctx);
 }
 
 
@@ -432,7 +417,7 @@ static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t
 void hp_marking_free(struct hp_probe *p)
 {
 	if (p->marking)
-		free(p->marking->cb);
+		hp_cb_slot_set(&p->marking->cb, NULL, NULL);
 	free(p->marking);
 	p->marking = NULL;
 }

@@ -261,21 +261,8 @@ int hp_set_gc_callback(struct hp_probe *p, hp_gc_callback cb, void *ctx)
 		return -EINVAL;
 	if (!p->capture)
 		return -ENOTSUP;
-	struct hp_gc_callback_pair *pair = NULL;
-	if (cb) {
-		pair = malloc(sizeof(*pair));
-		if (!pair)
-			return -ENOMEM;
-		pair->cb = cb;
-		pair->ctx = ctx;
-	}
-	struct hp_gc_callback_pair *old = __atomic_exchange_n(&p->gc_cb, pair, __ATOMIC_SEQ_CST);
-	/* Once no GC thread is inside the old callback, the caller may free
-	 * its context, and we the pair. (Never called from a GC callback.) */
-	while (__atomic_load_n(&p->gc_cb_running, __ATOMIC_SEQ_CST))
-		sched_yield();
-	free(old);
-	return 0;
+	/* Never called from a GC callback: waiting for the old one is safe. */
+	return hp_cb_slot_set(&p->gc_cb, (void (*)(void))cb, ctx);
 }
 
 void hp_close(struct hp_probe *p)

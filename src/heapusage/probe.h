@@ -5,6 +5,7 @@
 #include <jvmti.h>
 
 #include "heapprobe.h"
+#include "heapusage/gcthread.h"
 #include "heapusage/gckind.h"
 #include "heapusage/modes.h"
 #include "heapusage/symdata.h"
@@ -68,8 +69,7 @@ struct hp_probe {
 	char events_reason[HP_REASON_LEN];
 	/* The host's callback and its context, published as one pointer so a
 	 * collection never pairs one with the other's old value. */
-	struct hp_gc_callback_pair { hp_gc_callback cb; void *ctx; } *gc_cb;
-	int gc_cb_running;              /* callbacks in flight (GC threads) */
+	struct hp_cb_slot gc_cb;        /* an hp_gc_callback (gcthread.h) */
 	/* Marking counters and requests (marking.c). */
 	struct hp_marking_state *marking;
 };

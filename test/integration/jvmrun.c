@@ -1,6 +1,7 @@
 #include "jvmrun.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -106,4 +107,39 @@ double collapsed_sum(const char *path, const char *leaf, const char *frame)
 	}
 	fclose(f);
 	return sum;
+}
+
+struct jvm_result jvm_sh(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	return jvm_run(argv, NULL, 120);
+}
+
+char *jvm_slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, n = 0, r;
+	char *b = malloc(cap + 1);
+	while (b && (r = fread(b + n, 1, cap - n, f)) > 0) {
+		n += r;
+		if (n == cap) {
+			char *nb = realloc(b, (cap *= 2) + 1);
+			if (!nb) {
+				free(b);
+				b = NULL;
+			}
+			b = nb;
+		}
+	}
+	fclose(f);
+	if (b)
+		b[n] = '\0';
+	return b;
 }

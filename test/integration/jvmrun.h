@@ -25,4 +25,10 @@ const char *jvm_field(const struct jvm_result *r, const char *key, char *buf, si
  * stack contains `frame` when leaf is NULL; -1 if the file is missing. */
 double collapsed_sum(const char *path, const char *leaf, const char *frame);
 
+/* /bin/sh -c the formatted command, its output and exit code (120 s at most). */
+struct jvm_result jvm_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The whole file, NUL-terminated and malloc'd; NULL if it cannot be read. */
+char *jvm_slurp(const char *path);
+
 #endif

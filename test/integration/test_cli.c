@@ -49,24 +49,6 @@ static void mkwork(struct target *t, const char *name)
 	mkwork_in(t, HP_BUILD_DIR, name);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	size_t cap = 1 << 16, n = 0;
-	char *b = malloc(cap + 1);
-	size_t r;
-	while ((r = fread(b + n, 1, cap - n, f)) > 0) {
-		n += r;
-		if (n == cap)
-			b = realloc(b, (cap *= 2) + 1);
-	}
-	b[n] = '\0';
-	fclose(f);
-	return b;
-}
-
 /* The JVM's PID by the stop file in its command line (the child may be a
  * launcher: unshare, setpriv). */
 static pid_t find_jvm(const char *stop)
@@ -122,14 +104,14 @@ static void start(struct target *t, const char *const *argv, bool jvm)
 		_exit(127);
 	}
 	for (int i = 0; i < 600; i++) {
-		char *log = slurp(t->log);
+		char *log = jvm_slurp(t->log);
 		bool ready = log && strstr(log, "ready");
 		free(log);
 		if (ready)
 			break;
 		int st;
 		if (waitpid(t->child, &st, WNOHANG) == t->child) {
-			char *l = slurp(t->log);
+			char *l = jvm_slurp(t->log);
 			cr_assert_fail("%s exited before ready: %s", argv[0], l ? l : "");
 		}
 		usleep(100000);
@@ -182,19 +164,8 @@ static void cleanup(struct target *t)
 		fprintf(stderr, "cannot remove %s\n", t->work);
 }
 
-static struct jvm_result sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
-	return jvm_run(argv, NULL, 120);
-}
-
 /* heapprobe ARGS, its stdout+stderr and exit code. */
-#define HP(...) sh(HP_CLI " " __VA_ARGS__)
+#define HP(...) jvm_sh(HP_CLI " " __VA_ARGS__)
 
 /* Nothing of ours left where the JVM looks or where we worked. */
 static void assert_no_strays(const char *root, const char *cwd, pid_t nspid)
@@ -267,7 +238,7 @@ static void full_cycle(const char *java, const char *name)
 	r = HP("%d dump %s", t.pid, html);
 	cr_assert_eq(r.exit_code, 0, "dump html: %s", r.output);
 	jvm_result_free(&r);
-	char *page = slurp(html);
+	char *page = jvm_slurp(html);
 	cr_expect(page && strstr(page, "<html") && strstr(page, "CliTarget.keep"), "html profile lacks the site");
 	free(page);
 
@@ -275,7 +246,7 @@ static void full_cycle(const char *java, const char *name)
 	r = HP("%d stop %s", t.pid, stopf);
 	cr_assert_eq(r.exit_code, 0, "stop: %s", r.output);
 	jvm_result_free(&r);
-	r = sh("go tool pprof -sample_index=inuse_space -top %s 2>&1", stopf);
+	r = jvm_sh("go tool pprof -sample_index=inuse_space -top %s 2>&1", stopf);
 	cr_expect(strstr(r.output, "CliTarget.keep"), "pprof cannot read %s or lacks the site: %s", stopf, r.output);
 	jvm_result_free(&r);
 	r = HP("%d status", t.pid);
@@ -317,7 +288,7 @@ TestSuite(cli, .timeout = 300);
 Test(cli, jlink_java_base_runtime)
 {
 	cr_assert(access(HP_JLINK_JRE "/bin/jcmd", F_OK) != 0, "the jlink image has jcmd");
-	struct jvm_result r = sh(HP_JLINK_JRE "/bin/java --list-modules");
+	struct jvm_result r = jvm_sh(HP_JLINK_JRE "/bin/java --list-modules");
 	cr_assert(strstr(r.output, "java.base@") && !strstr(r.output, "jdk.attach"), "modules: %s", r.output);
 	jvm_result_free(&r);
 	full_cycle(HP_JLINK_JRE "/bin/java", "jlink");
@@ -355,7 +326,7 @@ Test(cli, jvm_in_other_namespaces)
 	snprintf(libdir, sizeof(libdir), "%s/lib", t.work);
 	mkdir(libdir, 0755);
 	snprintf(lib, sizeof(lib), "%s/libheapprobe.so", libdir);
-	struct jvm_result r = sh("cp %s %s && cp %s/CliTarget*.class %s/", HP_AGENT_PATH, lib, HP_TEST_CLASSES, t.work);
+	struct jvm_result r = jvm_sh("cp %s %s && cp %s/CliTarget*.class %s/", HP_AGENT_PATH, lib, HP_TEST_CLASSES, t.work);
 	cr_assert_eq(r.exit_code, 0, "%s", r.output);
 	jvm_result_free(&r);
 	snprintf(cmd, sizeof(cmd),
@@ -368,7 +339,7 @@ Test(cli, jvm_in_other_namespaces)
 	/* inside, the JVM is not the PID we see */
 	char status[64];
 	snprintf(status, sizeof(status), "/proc/%d/status", t.pid);
-	char *st = slurp(status);
+	char *st = jvm_slurp(status);
 	char *nsl = st ? strstr(st, "NSpid:") : NULL;
 	cr_assert(nsl, "no NSpid");
 	int outer, inner;
@@ -443,7 +414,7 @@ Test(cli, attach_disabled)
 	cr_expect(strstr(r.output, "DisableAttachMechanism"), "%s", r.output);
 	jvm_result_free(&r);
 	assert_no_strays("", t.work, t.pid);
-	char *log = slurp(t.log);
+	char *log = jvm_slurp(t.log);
 	cr_expect(log && !strstr(log, "Full thread dump"), "the JVM was sent SIGQUIT: %s", log);
 	free(log);
 	cr_expect_eq(finish(&t), 0);
@@ -472,7 +443,7 @@ Test(cli, jvm_of_another_user)
 	struct target t;
 	mkwork(&t, "otheruser");
 	start_java(&t, HP_JAVA, NULL);
-	struct jvm_result r = sh("setpriv --reuid=65534 --regid=65534 --clear-groups " HP_CLI " %d status", t.pid);
+	struct jvm_result r = jvm_sh("setpriv --reuid=65534 --regid=65534 --clear-groups " HP_CLI " %d status", t.pid);
 	cr_expect_eq(r.exit_code, EXIT_PERMISSION, "%s", r.output);
 	cr_expect(strstr(r.output, "belongs to root"), "%s", r.output);
 	jvm_result_free(&r);
@@ -560,14 +531,14 @@ static void run_top(struct target *t, bool already_running, const char *quit_key
 	char session[64], pane[1024];
 	snprintf(session, sizeof(session), "hptop%d", t->pid);
 	snprintf(pane, sizeof(pane), "%s/top.exit", t->work);
-	struct jvm_result r = sh("tmux new-session -d -s %s -x 180 -y 40 '" HP_CLI " top %d interval=32k; "
+	struct jvm_result r = jvm_sh("tmux new-session -d -s %s -x 180 -y 40 '" HP_CLI " top %d interval=32k; "
 				 "echo $? > %s; sleep 60'", session, t->pid, pane);
 	cr_assert_eq(r.exit_code, 0, "tmux: %s", r.output);
 	jvm_result_free(&r);
 	char *screen = NULL;
 	for (int i = 0; i < 60; i++) {
 		usleep(500000);
-		r = sh("tmux capture-pane -p -t %s", session);
+		r = jvm_sh("tmux capture-pane -p -t %s", session);
 		free(screen);
 		screen = strdup(r.output);
 		jvm_result_free(&r);
@@ -579,16 +550,16 @@ static void run_top(struct target *t, bool already_running, const char *quit_key
 	cr_expect(strstr(screen, "CliTarget.keep"), "screen: %s", screen);
 	cr_expect(strstr(screen, "byte[]"), "screen: %s", screen);
 	free(screen);
-	r = sh("tmux send-keys -t %s %s", session, quit_key);
+	r = jvm_sh("tmux send-keys -t %s %s", session, quit_key);
 	jvm_result_free(&r);
 	char *code = NULL;
 	for (int i = 0; i < 100 && !code; i++) {
 		usleep(100000);
-		code = slurp(pane);
+		code = jvm_slurp(pane);
 	}
 	cr_expect(code && atoi(code) == 0, "top's exit code: %s", code ? code : "none (did not quit)");
 	free(code);
-	r = sh("tmux kill-session -t %s", session);
+	r = jvm_sh("tmux kill-session -t %s", session);
 	jvm_result_free(&r);
 	r = HP("%d status", t->pid);
 	cr_expect(strstr(r.output, already_running ? "profiler: running" : "profiler: not running"),

@@ -24,18 +24,6 @@ static char *report_path(const char *name)
 	return p;
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	static char buf[65536];
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return strdup(buf);
-}
-
 static double field(const char *text, const char *key)
 {
 	char k[128];
@@ -80,7 +68,7 @@ Test(embed, counters_shared)
 	const char *agents[] = { agent, NULL };
 	struct jvm_result r = run(agents, "-XX:+UseG1GC", 3);
 	cr_assert_eq(r.exit_code, 0, "%s", r.output);
-	char *rep = slurp(out);
+	char *rep = jvm_slurp(out);
 	cr_assert(rep, "no report; JVM said: %s", r.output);
 	double events = field(rep, "vendor.gc_finish_events"), calls = field(rep, "vendor.hp_post_gc_calls");
 	cr_expect_gt(events, 0, "%s", rep);
@@ -106,7 +94,7 @@ static void sampler_case(const char *lib, const char *gc, const char *kind, cons
 	const char *agents[] = { agent, NULL };
 	struct jvm_result r = run(agents, gc, 6);
 	cr_assert_eq(r.exit_code, 0, "%s", r.output);
-	char *rep = slurp(out);
+	char *rep = jvm_slurp(out);
 	cr_assert(rep, "no report; JVM said: %s", r.output);
 	cr_expect(strstr(rep, "vendor.sampler: on"), "%s", rep);
 	cr_expect_gt(field(rep, "vendor.samples"), 1000, "%s", rep);
@@ -153,7 +141,7 @@ Test(embed, two_samplers_vendor_first)
 	cr_expect(strstr(r.output, "holds can_generate_sampled_object_alloc_events"),
 		  "heapprobe's agent did not say why it cannot sample:\n%s", r.output);
 	cr_expect(strstr(r.output, "jdk.feature:"), "heapprobe's info report missing:\n%s", r.output);
-	char *rep = slurp(out);
+	char *rep = jvm_slurp(out);
 	cr_assert(rep, "no report: %s", r.output);
 	cr_expect(strstr(rep, "vendor.sampler: on"), "%s", rep);
 	cr_expect_gt(field(rep, "vendor.samples"), 1000, "%s", rep);
@@ -174,7 +162,7 @@ Test(embed, two_samplers_heapprobe_first)
 	const char *agents[] = { hp, vendor, NULL };
 	struct jvm_result r = run(agents, "-XX:+UseG1GC", 3);
 	cr_assert_eq(r.exit_code, 0, "%s", r.output);
-	char *rep = slurp(out);
+	char *rep = jvm_slurp(out);
 	cr_assert(rep, "no report: %s", r.output);
 	cr_expect(strstr(rep, "vendor.sampler: off: cannot get can_generate_sampled_object_alloc_events"), "%s", rep);
 	cr_expect_gt(collapsed_sum(prof, NULL, "CliTarget.keep"), 0, "heapprobe's profile lacks CliTarget.keep");

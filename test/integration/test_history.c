@@ -31,21 +31,6 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *b = malloc((size_t)n + 1);
-	size_t r = fread(b, 1, (size_t)n, f);
-	b[r] = '\0';
-	fclose(f);
-	return b;
-}
-
 /* LeakTarget MODE with the agent writing `format` every 2 s to dir/p-%t.EXT
  * and at exit to dir/exit.EXT. */
 static void run_target(struct run *r, const char *mode, const char *gc, const char *format, const char *ext,
@@ -94,7 +79,7 @@ static void free_run(struct run *r)
  * missing. */
 static char *suspects_of(const char *path)
 {
-	char *t = slurp(path);
+	char *t = jvm_slurp(path);
 	cr_assert(t, "no report %s", path);
 	char *h = strstr(t, "\nleak suspects:\n");
 	char *out = h ? strdup(h + strlen("\nleak suspects:\n")) : NULL;
@@ -104,7 +89,7 @@ static char *suspects_of(const char *path)
 
 static int markings_of(const char *path)
 {
-	char *t = slurp(path);
+	char *t = jvm_slurp(path);
 	const char *h = t ? strstr(t, "\nhistory: ") : NULL;
 	int n = h ? atoi(h + strlen("\nhistory: ")) : -1;
 	free(t);
@@ -202,6 +187,8 @@ Test(history, none_g1) { no_suspect("G1", NULL); }
 Test(history, none_z) { no_suspect("Z", NULL); }
 Test(history, none_parallel) { no_suspect("Parallel", ",mark=full"); }
 Test(history, leak_that_stops_g1) { stops_growing("stops", "LeakTarget.leak", "G1", NULL); }
+Test(history, leak_that_stops_z) { stops_growing("stops", "LeakTarget.leak", "Z", NULL); }
+Test(history, leak_that_stops_parallel) { stops_growing("stops", "LeakTarget.leak", "Parallel", ",mark=full"); }
 Test(history, plateau_g1) { stops_growing("plateau", "LeakTarget.cacheFill", "G1", NULL); }
 Test(history, plateau_z) { stops_growing("plateau", "LeakTarget.cacheFill", "Z", NULL); }
 Test(history, plateau_parallel) { stops_growing("plateau", "LeakTarget.cacheFill", "Parallel", ",mark=full"); }
@@ -211,17 +198,6 @@ static bool have(const char *prog)
 	char cmd[256];
 	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", prog);
 	return system(cmd) == 0;
-}
-
-static struct jvm_result sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
-	return jvm_run(argv, NULL, 120);
 }
 
 /* The HTML page's timeline and suspects table, drawn by headless Chromium:
@@ -234,10 +210,10 @@ Test(history, html_timeline_in_chromium)
 		cr_skip_test("no chromium (scripts/setup.sh installs it)");
 	struct run r;
 	run_target(&r, "leak", "G1", "html", "html", NULL);
-	char *page = slurp(r.last);
+	char *page = jvm_slurp(r.last);
 	cr_assert(page && strstr(page, "<svg id=\"timeline\""), "no timeline in %s", r.last);
 	free(page);
-	struct jvm_result j = sh("%s --headless --no-sandbox --disable-gpu --enable-logging=stderr --v=0 "
+	struct jvm_result j = jvm_sh("%s --headless --no-sandbox --disable-gpu --enable-logging=stderr --v=0 "
 				 "--virtual-time-budget=3000 --dump-dom 'file://%s' 2>%s/chromium.log", chromium, r.last, r.dir);
 	cr_assert_eq(j.exit_code, 0, "chromium failed");
 	cr_expect(strstr(j.output, "<svg id=\"timeline\""), "timeline not in the DOM");
@@ -255,10 +231,10 @@ Test(history, html_timeline_in_chromium)
 	jvm_result_free(&j);
 	char logp[400];
 	snprintf(logp, sizeof(logp), "%s/chromium.log", r.dir);
-	char *log = slurp(logp);
+	char *log = jvm_slurp(logp);
 	cr_expect(!log || (!strstr(log, "Uncaught") && !strstr(log, "CONSOLE")), "script errors:\n%s", log);
 	free(log);
-	j = sh("%s --headless --no-sandbox --disable-gpu --window-size=1100,1900 --screenshot=%s/timeline.png "
+	j = jvm_sh("%s --headless --no-sandbox --disable-gpu --window-size=1100,1900 --screenshot=%s/timeline.png "
 	       "'file://%s' 2>/dev/null", chromium, HP_BUILD_DIR, r.last);
 	struct stat st;
 	char png[400];
@@ -276,13 +252,13 @@ Test(history, pprof_diff_base)
 	run_target(&r, "leak", "G1", "pprof", "pb.gz", NULL);
 	char first[600];
 	snprintf(first, sizeof(first), "%s/%s", r.dir, r.files[1]);  /* the second: a marking has verified it */
-	struct jvm_result a = sh("go tool pprof -top %s 2>&1 | grep '^Time:'", first);
-	struct jvm_result b = sh("go tool pprof -top %s 2>&1 | grep '^Time:'", r.last);
+	struct jvm_result a = jvm_sh("go tool pprof -top %s 2>&1 | grep '^Time:'", first);
+	struct jvm_result b = jvm_sh("go tool pprof -top %s 2>&1 | grep '^Time:'", r.last);
 	cr_expect(a.exit_code == 0 && b.exit_code == 0 && strcmp(a.output, b.output) != 0,
 		  "profiles do not carry distinct times: '%s' vs '%s'", a.output, b.output);
 	jvm_result_free(&a);
 	jvm_result_free(&b);
-	struct jvm_result d = sh("go tool pprof -sample_index=inuse_space -top -diff_base=%s %s 2>&1", first, r.last);
+	struct jvm_result d = jvm_sh("go tool pprof -sample_index=inuse_space -top -diff_base=%s %s 2>&1", first, r.last);
 	cr_assert_eq(d.exit_code, 0, "%s", d.output);
 	/* the top line of the diff is the leak, growing */
 	const char *hdr = strstr(d.output, "flat  flat%");
