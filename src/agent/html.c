@@ -421,6 +421,12 @@ static void write_history(struct hp_out *o, const struct hp_profile *p)
 		hp_out_printf(o, "</td><td class=\"n\">%u markings, %.0f s</td><td class=\"n\">", x->window, x->span_s);
 		for (int a = 0; a < 4; a++)
 			hp_out_printf(o, "%s%.0f%%", a ? " / " : "", ages > 0 ? 100 * x->age_bytes[a] / ages : 0.0);
+		if (x->may_be_replacement) {
+			hp_out_str(o, "<br><span class=\"muted\">late attach: may be objects older than the sampling "
+				      "being replaced, until its live bytes pass the ");
+			out_bytes(o, (int64_t)x->baseline_bytes);
+			hp_out_str(o, " in use when sampling began</span>");
+		}
 		hp_out_str(o, "</td></tr>\n");
 	}
 	hp_out_str(o, "</tbody>\n</table>\n</section>\n");

@@ -3,6 +3,7 @@
 #ifndef HP_PROFILE_H
 #define HP_PROFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,6 +85,12 @@ struct hp_prof_suspect {
 	uint32_t window;            /* markings in the window */
 	double span_s;              /* seconds it covers */
 	double age_bytes[4];        /* its verified bytes by markings survived: 1, 2-3, 4-7, 8+ */
+	/* Sampling began with much of the heap already in use (a late attach)
+	 * and the site's live bytes are still below those bytes: its growth
+	 * may be objects older than the sampling being replaced by sampled
+	 * ones, which no sampled data can tell from a leak yet. */
+	bool may_be_replacement;
+	uint64_t baseline_bytes;    /* the bytes in use when sampling began */
 };
 
 struct hp_prof_history {

@@ -1068,8 +1068,15 @@ static void build_history(struct hist_view *v, const struct snap_ctx *ctx, const
 		last = r;
 	}
 	/* Suspects, and the series: suspects first, then the largest sites at
-	 * the last record. */
+	 * the last record. After a late attach the objects in use before
+	 * sampling began are invisible: a site that replaces them with sampled
+	 * ones shows its sampled bytes rise as a leak would, until it has
+	 * replaced them all. It cannot gain more than those bytes that way, so
+	 * a suspect below them is marked, and ranked after the others, when
+	 * they were a significant part of the heap (over a quarter of what is
+	 * verified now; an agent loaded at start-up has a few MiB). */
 	size_t ns = hp_history_suspects(&prof.history, found, HIST_SUSPECTS), nser = 0;
+	bool late = (double)prof.baseline_bytes > 0.25 * last->live;
 	uint32_t sites[HIST_SERIES + HIST_SUSPECTS];
 	for (size_t i = 0; i < ns; i++) {
 		uint32_t slot = found[i].site;
@@ -1077,10 +1084,18 @@ static void build_history(struct hist_view *v, const struct snap_ctx *ctx, const
 			continue;
 		struct hp_prof_suspect *o = &v->suspects[v->h.nsuspects++];
 		*o = (struct hp_prof_suspect){ slot_sample[slot] - 1, found[i].live, found[i].per_min, found[i].z,
-					       found[i].z_recent, found[i].window, found[i].span_s, { 0 } };
+					       found[i].z_recent, found[i].window, found[i].span_s, { 0 },
+					       late && found[i].live <= (double)prof.baseline_bytes, prof.baseline_bytes };
 		memcpy(o->age_bytes, ctx->acc[slot].age_bytes, sizeof(o->age_bytes));
 		sites[nser++] = slot;
 	}
+	/* the unambiguous first, each group by growth (stable: found is sorted) */
+	for (size_t i = 1; i < v->h.nsuspects; i++)
+		for (size_t k = i; k > 0 && !v->suspects[k].may_be_replacement && v->suspects[k - 1].may_be_replacement; k--) {
+			struct hp_prof_suspect t = v->suspects[k];
+			v->suspects[k] = v->suspects[k - 1];
+			v->suspects[k - 1] = t;
+		}
 	struct hp_hist_site *top = last->nsites ? malloc(sizeof(*top) * last->nsites) : NULL;
 	if (top) {
 		memcpy(top, last->sites, sizeof(*top) * last->nsites);
@@ -1396,8 +1411,10 @@ static int by_view_desc(const void *a, const void *b)
  * script can read them:
  *   heap  <post-GC bytes> <what it is> <source> <collections>
  *   view  <inuse bytes> <95% lo> <95% hi> <recent bytes> <samples> <markings> <estimate>
+ *   suspect <rank> <growth bytes/min> <z> <z second half> <live bytes> <class> <leaf frame> <"replacing" or "">
  *   site  <inuse bytes> <lo> <hi> <inuse objects> <recent bytes> <alloc bytes> <class> <frames leaf first, ';'>
- * Sites in order of inuse + recent bytes; at most 16 frames each. Tabs and
+ * Leak suspects (history.c) most growth first, then sites in order of
+ * inuse + recent bytes, at most 16 frames each. Tabs and
  * newlines cannot occur in JVM names, so fields need no quoting. */
 static void write_top(FILE *out, unsigned n, const struct hp_profile *p, const struct snap_ctx *c, double scale,
 		      const char *estimate)
@@ -1416,6 +1433,14 @@ static void write_top(FILE *out, unsigned n, const struct hp_profile *p, const s
 	fprintf(out, "view\t%.0f\t%.0f\t%.0f\t%.0f\t%llu\t%llu\t%s\n", bytes, fmax(0.0, bytes - half), bytes + half,
 		c->recent_bytes, (unsigned long long)hp_striped_sum(&prof.samples, memory_order_relaxed),
 		(unsigned long long)mk.count, estimate);
+	for (size_t i = 0; p->history && i < p->history->nsuspects; i++) {
+		const struct hp_prof_suspect *x = &p->history->suspects[i];
+		const struct hp_prof_sample *smp = &p->samples[x->sample];
+		const char *leaf = smp->nframes && p->frames[smp->frames[0]].function ? p->frames[smp->frames[0]].function
+										: "?";
+		fprintf(out, "suspect\t%zu\t%.0f\t%.1f\t%.1f\t%.0f\t%s\t%s\t%s\n", i + 1, x->per_min, x->z, x->z_recent,
+			x->live, smp->class_name ? smp->class_name : "", leaf, x->may_be_replacement ? "replacing" : "");
+	}
 	const struct hp_prof_sample **order = malloc(sizeof(*order) * (p->nsamples + 1));
 	if (!order) {
 		fprintf(out, "error\tout of memory\n");

@@ -150,13 +150,18 @@ int hp_write_text(const struct hp_profile *p, const char *path, char *err, size_
 		const struct hp_prof_suspect *x = &h->suspects[i];
 		const struct hp_prof_sample *s = &p->samples[x->sample];
 		double ages = x->age_bytes[0] + x->age_bytes[1] + x->age_bytes[2] + x->age_bytes[3];
+		char note[200] = "", base[32];
+		if (x->may_be_replacement)
+			snprintf(note, sizeof(note), "; late attach: may be objects older than the sampling being replaced, "
+				 "until its live bytes pass the %s in use when sampling began",
+				 size_str((double)x->baseline_bytes, base, sizeof(base)));
 		hp_out_printf(&o, "%zu. %s  +%s/min over %u markings (%s), z=%.1f (second half z=%.1f), live %s, %s; "
-			      "age in markings survived: 1: %.0f%%, 2-3: %.0f%%, 4-7: %.0f%%, 8+: %.0f%%\n",
+			      "age in markings survived: 1: %.0f%%, 2-3: %.0f%%, 4-7: %.0f%%, 8+: %.0f%%%s\n",
 			      i + 1, leaf(p, s), size_str(x->per_min, a, sizeof(a)), x->window,
 			      duration_str(x->span_s, b, sizeof(b)), x->z, x->z_recent, size_str(x->live, c, sizeof(c)),
 			      s->class_name && s->class_name[0] ? s->class_name : "-",
 			      ages > 0 ? 100 * x->age_bytes[0] / ages : 0, ages > 0 ? 100 * x->age_bytes[1] / ages : 0,
-			      ages > 0 ? 100 * x->age_bytes[2] / ages : 0, ages > 0 ? 100 * x->age_bytes[3] / ages : 0);
+			      ages > 0 ? 100 * x->age_bytes[2] / ages : 0, ages > 0 ? 100 * x->age_bytes[3] / ages : 0, note);
 	}
 	return hp_out_commit(&o, err, errlen);
 }

@@ -75,7 +75,7 @@ static void render(const struct hp_session *s, char *answer, long long collectio
 	 * collector counters; `collections` is their sum, -1 without them). */
 	OUT("\033[1mheapprobe top\033[0m  JVM %d%s  refreshed %s%s   q: quit", (int)s->t.pid, jv, when,
 	    collections >= 0 ? " after a collection" : " (every 2 s: no jvmstat counters)");
-	int shown = 0;
+	int shown = 0, suspects = 0;
 	bool header = false;
 	for (char *save, *l = strtok_r(answer, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		char *f[10] = { 0 };
@@ -121,6 +121,18 @@ static void render(const struct hp_session *s, char *answer, long long collectio
 				n += (size_t)snprintf(frames + n, sizeof(frames) - n, "%s%s", n ? " < " : "", fr);
 			OUT("%10s %10s %10s %10s  %-22.22s %s", v, pm, r, al, f[7][0] ? f[7] : "-", frames);
 			shown++;
+		} else if (nf >= 8 && !strcmp(f[0], "suspect")) {
+			if (!suspects) {
+				OUT("%s", "");
+				OUT("\033[1;31mleak suspects\033[0m (verified live bytes still rising beyond sampling error)");
+			}
+			char g[32], lv[32];
+			size_str(atof(f[2]), g, sizeof(g));
+			size_str(atof(f[5]), lv, sizeof(lv));
+			OUT("%3s. %-40s +%s/min  z=%s  live %s  %s%s", f[1], f[7], g, f[3], lv, f[6],
+			    nf >= 9 && !strcmp(f[8], "replacing") ? "  (late attach: may be older objects being replaced)"
+								    : "");
+			suspects++;
 		} else if (nf >= 2 && !strcmp(f[0], "error")) {
 			OUT("error: %s", f[1]);
 		}
