@@ -5,6 +5,7 @@
  *   <key>: <value> lines (time, heap figure, sampled view, history)
  *   (blank) "top live sites ..." then one block per site: a numbered line
  *     with its bytes and class, then its frames, leaf first, indented
+ *   (blank) "last records ..." what the last collections freed (with history)
  *   (blank) "notes:" and the profile's comments, one per line
  *   (blank) "leak suspects:" and one line per suspect, most growth per
  *     minute first: "<rank>. <leaf frame pkg.Class.method> ..."; the file
@@ -137,6 +138,24 @@ int hp_write_text(const struct hp_profile *p, const char *path, char *err, size_
 	if (!shown)
 		hp_out_str(&o, "  none yet\n");
 	free(order);
+
+	/* What the last collections freed (history records, newest last). */
+	if (h && h->npoints) {
+		size_t from = h->npoints > 12 ? h->npoints - 12 : 0;
+		hp_out_str(&o, "\nlast records (what the collections freed: sampled objects found dead since the record "
+			      "before, for a marking since the marking before):\n");
+		hp_out_str(&o, "     time  record    collections  heap after GC   verified live      recent          freed\n");
+		for (size_t i = from; i < h->npoints; i++) {
+			const struct hp_prof_point *pt = &h->points[i];
+			char e[32];
+			hp_out_printf(&o, "  %6.1fs  %-8s  %11u  %13s  %14s  %10s  %13s\n",
+				      (double)(pt->time_nanos - h->points[0].time_nanos) / 1e9,
+				      pt->kind == HP_POINT_MARKING ? "marking" : "young", pt->collections,
+				      pt->heap_used ? size_str((double)pt->heap_used, a, sizeof(a)) : "-",
+				      size_str(pt->live, b, sizeof(b)), size_str(pt->recent, c, sizeof(c)),
+				      size_str(pt->freed, e, sizeof(e)));
+		}
+	}
 
 	if (p->ncomments) {
 		hp_out_str(&o, "\nnotes:\n");
