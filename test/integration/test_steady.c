@@ -312,10 +312,14 @@ Test(steady, serial_full_marking_when_asked)
 
 Test(steady, z)
 {
-	/* 2 GiB: single-generation ZGC on JDK 11 ran out of heap at 1 GiB with
-	 * the 128 MiB live set once when the machine was loaded (it cannot
-	 * collect as fast as the garbage comes on a busy CPU). */
-	xmx = "-Xmx2g";
+	/* JDK 11: 2 GiB. Its ZGC ran out of heap at 1 GiB with the 128 MiB
+	 * live set once when the machine was loaded (it cannot collect as fast
+	 * as the garbage comes on a busy CPU). Not on the others: with fewer
+	 * cycles in a bigger heap, more garbage samples wait for a cycle to
+	 * clear them, the live table thins, and the estimate's error grows
+	 * (JDK 25's generational ZGC missed the 10% bound once at 2 GiB). */
+	if (feature() == 11)
+		xmx = "-Xmx2g";
 	const char *o[] = { "-XX:+UseZGC", feature() >= 21 && feature() < 24 ? "-XX:-ZGenerational" : NULL, NULL };
 	check_steady("z", o, NULL);
 }
