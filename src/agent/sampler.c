@@ -72,6 +72,7 @@
 #include "agent/stripe.h"
 #include "heapusage/marking.h"
 #include "heapusage/probe.h"
+#include "vmstructs/framedecode.h"
 #include "vmstructs/framewalk.h"
 
 #define MAX_SITES 65536
@@ -123,6 +124,15 @@ static struct profiler {
 	_Atomic(const volatile int64_t *) classes_unloaded;
 	bool unloads_in_pauses;         /* the collector unloads classes only in pauses */
 	_Atomic uint64_t walk_failed[HP_FW_RESULTS + 1];   /* by -result - 1; last: WALK_NO_EPOCH */
+	/* Stacks decoded from the walk on a cache miss (framedecode.h), so
+	 * GetStackTrace runs only for what the decoder cannot name and as the
+	 * one-in-HP_DECODE_CHECK_EVERY checker. Set up with the walker. */
+	struct hp_framedecode decode;
+	_Atomic int decode_ready;
+	char decode_reason[320];        /* why misses go to GetStackTrace */
+	uintptr_t enter_special;        /* jmethodID of Continuation.enterSpecial (JDK 21+), or 0 */
+	_Atomic uint64_t decoded, decode_checked, asked;
+	_Atomic uint64_t decode_failed[HP_FD_RESULTS], method_failed[HP_METHOD_RESULTS];
 	/* The last profile written (status): where, when, why; or the last
 	 * failure. Under dump_lock. */
 	char last_written[PATH_MAX + 64];
@@ -206,8 +216,18 @@ __attribute__((destructor)) static void print_step_cycles(void)
 #endif
 
 /* Hits since this thread last checked a cached stack against
- * GetStackTrace. */
-static __thread uint32_t hits_since_check;
+ * GetStackTrace, and decodes since it last checked a decoded one. */
+static __thread uint32_t hits_since_check, decodes_since_check;
+
+/* One decoded stack in HP_DECODE_CHECK_EVERY per thread is compared with
+ * GetStackTrace (every one with stacks=verify). Decodes happen on cache
+ * misses only, so this is ~1.5% of the samples of a workload whose every
+ * stack is new, and less elsewhere. */
+#define HP_DECODE_CHECK_EVERY 64
+
+_Static_assert(sizeof(struct hp_java_frame) == sizeof(jvmtiFrameInfo) &&
+		       __builtin_offsetof(struct hp_java_frame, location) == __builtin_offsetof(jvmtiFrameInfo, location),
+	       "hp_java_frame is laid out as jvmtiFrameInfo");
 
 /* The index of the first frame where two stacks differ, or -1 if they
  * are the same. */
@@ -224,7 +244,7 @@ static jint first_difference(const jvmtiFrameInfo *a, jint na, const jvmtiFrameI
 
 /* The cached stack for this sample's walk key, or NULL (key and its
  * length, or a negative hp_fw_result, left in key/nkey for the insert). */
-static struct hp_stack_entry *cached_stack(JNIEnv *jni, uint64_t *key, int cap, int *nkey,
+static struct hp_stack_entry *cached_stack(JNIEnv *jni, uint64_t *key, uintptr_t *aux, int cap, int *nkey,
 						 bool *interpreted, uint64_t *epoch)
 {
 	*nkey = HP_FW_NO_JAVA_FRAMES;
@@ -239,7 +259,7 @@ static struct hp_stack_entry *cached_stack(JNIEnv *jni, uint64_t *key, int cap, 
 	const volatile int64_t *unloaded = atomic_load_explicit(&prof.classes_unloaded, memory_order_relaxed);
 	bool have_epoch = unloaded || prof.unloads_in_pauses;
 	*epoch = unloaded ? (uint64_t)*unloaded : (1ull << 63) | atomic_load_explicit(&prof.gc_events, memory_order_acquire);
-	*nkey = hp_framewalk_key(&prof.walk, jni, (int)prof.o.depth, key, cap, interpreted);
+	*nkey = hp_framewalk_key(&prof.walk, jni, (int)prof.o.depth, key, cap, interpreted, aux);
 	if (*nkey > 0 && *interpreted && !have_epoch)
 		*nkey = WALK_NO_EPOCH;          /* a Method* key with no way to see it go stale */
 	if (*nkey <= 0) {
@@ -249,57 +269,114 @@ static struct hp_stack_entry *cached_stack(JNIEnv *jni, uint64_t *key, int cap, 
 	return hp_stackcache_find(&prof.stack_cache, key, (uint32_t)*nkey, *epoch);
 }
 
+/* Names the frame where a decoded stack and GetStackTrace's differ. */
+static void name_frame(jvmtiEnv *jvmti, const jvmtiFrameInfo *f, jint n, jint at, char *out, size_t cap)
+{
+	char *name = NULL, *cls_sig = NULL;
+	jclass cls = NULL;
+	if (at >= n) {
+		snprintf(out, cap, "none: the other stack is longer");
+		return;
+	}
+	if ((*jvmti)->GetMethodName(jvmti, f[at].method, &name, NULL, NULL) == JVMTI_ERROR_NONE &&
+	    (*jvmti)->GetMethodDeclaringClass(jvmti, f[at].method, &cls) == JVMTI_ERROR_NONE && cls)
+		(*jvmti)->GetClassSignature(jvmti, cls, &cls_sig, NULL);
+	snprintf(out, cap, "%s.%s bci %lld", cls_sig ? cls_sig : "?", name ? name : "?", (long long)f[at].location);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)cls_sig);
+}
+
+/* The fast path is wrong somewhere: off for the rest of the run, with the
+ * frame that differed (GetStackTrace's, and the fast path's). */
+static void fast_path_mismatch(jvmtiEnv *jvmti, const char *what, const jvmtiFrameInfo *asked, jint n,
+			       const jvmtiFrameInfo *fast, jint nfast)
+{
+	jint at = first_difference(asked, n, fast, nfast);
+	char want[256], got[256];
+	name_frame(jvmti, asked, n, at, want, sizeof(want));
+	name_frame(jvmti, fast, nfast, at, got, sizeof(got));
+	atomic_fetch_add_explicit(&prof.stack_cache.mismatches, 1, memory_order_relaxed);
+	hp_stackcache_disable(&prof.stack_cache, "a %s stack (%d frames) differed from GetStackTrace (%d frames) at "
+			      "frame %d: GetStackTrace has %s, the %s stack %s", what, (int)nfast, (int)n, (int)at, want,
+			      what, got);
+}
+
 static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
 			  uint64_t size)
 {
-	jvmtiFrameInfo frames_buf[prof.o.depth];
+	jvmtiFrameInfo frames_buf[prof.o.depth], asked_buf[prof.o.depth];
 	const jvmtiFrameInfo *frames = frames_buf;
-	jint n = 0;
+	jint n = 0, nasked = 0;
 	uint64_t key[2 * prof.o.depth + 16], epoch = 0;
+	uintptr_t aux[prof.o.depth + 8];
 	int nkey;
-	bool interpreted = false, asked = false;
+	bool interpreted = false, asked = false, have = false;
 	STEP_START();
-	struct hp_stack_entry *hit = cached_stack(jni, key, (int)(sizeof(key) / sizeof(key[0])), &nkey,
+	struct hp_stack_entry *hit = cached_stack(jni, key, aux, (int)(sizeof(key) / sizeof(key[0])), &nkey,
 							&interpreted, &epoch);
 	bool check = hit && (prof.o.stacks == HP_STACKS_VERIFY || ++hits_since_check >= HP_STACKCACHE_VERIFY_EVERY);
+	bool fast_on = !atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed);
+	bool check_decode = false;
 	if (hit && !check) {
 		frames = hit->frames;
 		n = (jint)hit->nframes;
+		have = true;
 		atomic_fetch_add_explicit(&prof.cache_hits.s[hp_thread_stripe()].v, 1, memory_order_relaxed);
-	} else {
+	} else if (!hit && nkey > 0 && fast_on && atomic_load_explicit(&prof.decode_ready, memory_order_acquire)) {
+		int mr = 0;
+		int nd = hp_framedecode(&prof.decode, key, aux, nkey, epoch, prof.enter_special,
+					(struct hp_java_frame *)frames_buf, (int)prof.o.depth, &mr);
+		if (nd > 0) {
+			n = nd;
+			have = true;
+			atomic_fetch_add_explicit(&prof.decoded, 1, memory_order_relaxed);
+			check_decode = prof.o.stacks == HP_STACKS_VERIFY || ++decodes_since_check >= HP_DECODE_CHECK_EVERY;
+		} else if (nd < 0) {
+			atomic_fetch_add_explicit(&prof.decode_failed[-nd - 1], 1, memory_order_relaxed);
+			if (nd == HP_FD_METHOD && mr < 0)
+				atomic_fetch_add_explicit(&prof.method_failed[-mr - 1], 1, memory_order_relaxed);
+		}
+	}
+	if (!have || check || check_decode) {
 		/* The event's own jthread, not NULL ("current thread"),
 		 * though both name the allocating thread: on JDK 21 builds a
 		 * NULL thread makes GetStackTrace disable virtual-thread mount
 		 * transitions for ALL threads (JvmtiVTMSTransitionDisabler: a
 		 * global monitor and a walk of every JavaThread) where a named
 		 * platform or virtual thread costs a no-op or one thread. */
-		asked = (*jvmti)->GetStackTrace(jvmti, thread, 0, (jint)prof.o.depth, frames_buf, &n) ==
+		asked = (*jvmti)->GetStackTrace(jvmti, thread, 0, (jint)prof.o.depth, asked_buf, &nasked) ==
 			JVMTI_ERROR_NONE;
+		atomic_fetch_add_explicit(&prof.asked, 1, memory_order_relaxed);
 		if (!asked)
-			n = 0;
+			nasked = 0;
+		if (!have) {
+			frames = asked_buf;
+			n = nasked;
+			have = asked;
+		}
 	}
 	if (check) {
-		jint at;
 		hits_since_check = 0;
+		if (asked && first_difference(asked_buf, nasked, hit->frames, (jint)hit->nframes) >= 0)
+			fast_path_mismatch(jvmti, "cached", asked_buf, nasked, hit->frames, (jint)hit->nframes);
+		else if (asked)
+			atomic_fetch_add_explicit(&prof.stack_cache.verified, 1, memory_order_relaxed);
 		if (!asked) {
 			frames = hit->frames;
 			n = (jint)hit->nframes;
-		} else if ((at = first_difference(frames_buf, n, hit->frames, (jint)hit->nframes)) >= 0) {
-			char *name = NULL;
-			if (at < n)
-				(*jvmti)->GetMethodName(jvmti, frames_buf[at].method, &name, NULL, NULL);
-			atomic_fetch_add_explicit(&prof.stack_cache.mismatches, 1, memory_order_relaxed);
-			hp_stackcache_disable(&prof.stack_cache, "a cached stack (%u frames) differed from "
-					      "GetStackTrace (%d frames) at frame %d (%s)", hit->nframes, (int)n,
-					      (int)at, name ? name : "?");
-			if (name)
-				(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
-		} else {
-			atomic_fetch_add_explicit(&prof.stack_cache.verified, 1, memory_order_relaxed);
 		}
-	} else if (!hit && nkey > 0) {
-		atomic_fetch_add_explicit(&prof.stack_cache.misses, 1, memory_order_relaxed);
+	} else if (check_decode) {
+		decodes_since_check = 0;
+		if (asked && first_difference(asked_buf, nasked, frames_buf, n) >= 0) {
+			fast_path_mismatch(jvmti, "decoded", asked_buf, nasked, frames_buf, n);
+			frames = asked_buf;     /* GetStackTrace's answer, not the wrong one */
+			n = nasked;
+		} else if (asked) {
+			atomic_fetch_add_explicit(&prof.decode_checked, 1, memory_order_relaxed);
+		}
 	}
+	if (!hit && nkey > 0)
+		atomic_fetch_add_explicit(&prof.stack_cache.misses, 1, memory_order_relaxed);
 	STEP_END(T_STACK);
 	/* A cached stack whose samples had this class before knows its site. */
 	struct hp_site *site = hit && !check ? hp_stackcache_memo_site(hit, jni, klass) : NULL;
@@ -314,7 +391,7 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	atomic_fetch_add_explicit(&prof.samples.s[hp_thread_stripe()].v, 1, memory_order_relaxed);
 	if (!site)
 		return;
-	if (!hit && asked && nkey > 0 && !atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed))
+	if (!hit && have && nkey > 0 && !atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed))
 		hp_stackcache_insert(&prof.stack_cache, key, (uint32_t)nkey, interpreted, epoch, site->raw,
 				     site->nframes);
 	double w = 1.0 / sample_probability(size);
@@ -366,6 +443,86 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 
 /* ---- stack walker set-up --------------------------------------------------- */
 
+/* A virtual thread's stack, as GetStackTrace gives it, ends above the
+ * continuation's entry, Continuation.enterSpecial (JDK 21+): its
+ * jmethodID, made here, tells the decoder where to stop. 0 before JDK 21. */
+static uintptr_t enter_special_id(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	uintptr_t id = 0;
+	jclass c = (*jni)->FindClass(jni, "jdk/internal/vm/Continuation");
+	if (!c) {
+		(*jni)->ExceptionClear(jni);
+		return 0;
+	}
+	jint count = 0;
+	jmethodID *methods = NULL;
+	if ((*jvmti)->GetClassMethods(jvmti, c, &count, &methods) == JVMTI_ERROR_NONE) {
+		for (jint i = 0; i < count && !id; i++) {
+			char *name = NULL;
+			if ((*jvmti)->GetMethodName(jvmti, methods[i], &name, NULL, NULL) == JVMTI_ERROR_NONE && name &&
+			    strcmp(name, "enterSpecial") == 0)
+				id = (uintptr_t)methods[i];
+			(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+		}
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)methods);
+	}
+	(*jni)->DeleteLocalRef(jni, c);
+	return id;
+}
+
+/* The decoder names a Method by the jmethodID its class keeps, which
+ * exists only once JVMTI or JNI asked for one: GetClassMethods makes them
+ * for every method of a class, once, when the class is prepared (and for
+ * the classes already loaded when decoding starts), as async-profiler
+ * does. Without it, each stack with a method never named before would go
+ * to GetStackTrace. Costs a JVMTI call per class and 8 bytes per method. */
+static void make_method_ids(jvmtiEnv *jvmti, jclass klass)
+{
+	jint count = 0;
+	jmethodID *methods = NULL;
+	if ((*jvmti)->GetClassMethods(jvmti, klass, &count, &methods) == JVMTI_ERROR_NONE)
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)methods);
+}
+
+static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+	(void)jni, (void)thread;
+	if (atomic_load_explicit(&prof.decode_ready, memory_order_acquire))
+		make_method_ids(jvmti, klass);
+}
+
+static void make_loaded_method_ids(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	jint count = 0;
+	jclass *classes = NULL;
+	if ((*jvmti)->GetLoadedClasses(jvmti, &count, &classes) != JVMTI_ERROR_NONE)
+		return;
+	for (jint i = 0; i < count; i++) {
+		make_method_ids(jvmti, classes[i]);
+		(*jni)->DeleteLocalRef(jni, classes[i]);
+	}
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)classes);
+}
+
+/* The decoder answers cache misses; without it they go to GetStackTrace. */
+static void setup_decoder(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	char err[256] = "";
+	int rc = hp_framedecode_init(&prof.decode, prof.probe->vms, prof.probe->data, err, sizeof(err));
+	if (rc) {
+		hp_framedecode_free(&prof.decode);
+		snprintf(prof.decode_reason, sizeof(prof.decode_reason), "frame decoder unavailable: %s",
+			 err[0] ? err : strerror(-rc));
+		logf_("%s; new stacks come from GetStackTrace", prof.decode_reason);
+		return;
+	}
+	prof.enter_special = enter_special_id(jvmti, jni);
+	atomic_store_explicit(&prof.decode_ready, 1, memory_order_release);
+	/* Prepared from now on, then the ones before: none is missed. */
+	(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, NULL);
+	make_loaded_method_ids(jvmti, jni);
+}
+
 /* The frame walker needs the code cache and the interpreter, which exist
  * from VM init on, and one JavaThread* to learn where JNIEnv sits in it:
  * java.lang.Thread.eetop of the calling thread. */
@@ -401,6 +558,7 @@ static void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni)
 		logf_("%s; stacks come from GetStackTrace", prof.walk_reason);
 		return;
 	}
+	setup_decoder(jvmti, jni);
 	atomic_store(&prof.classes_unloaded, hp_perfdata_classes_unloaded(prof.probe));
 	enum hp_gc_kind gc = prof.probe->heap.kind;
 	prof.unloads_in_pauses = gc == HP_GC_SERIAL || gc == HP_GC_PARALLEL || gc == HP_GC_G1 || gc == HP_GC_EPSILON;
@@ -424,18 +582,41 @@ static void describe_stacks(char *out, size_t cap)
 		if (f > top)
 			top = f, top_reason = i;
 	}
-	int len = snprintf(out, cap, "stacks: %llu cached, %llu walked and asked GetStackTrace, %llu not walkable "
-			   "(most: %s), %llu cached checked against GetStackTrace, %llu mismatches, %llu stale, "
-			   "cache %zu bytes%s", (unsigned long long)hp_striped_sum(&prof.cache_hits, memory_order_relaxed),
-			   (unsigned long long)atomic_load(&c->misses), (unsigned long long)failed,
+	/* Why misses were not decoded: the decoder's reasons, then the
+	 * method table's (for "method without a jmethodID"). */
+	uint64_t undecoded = 0, dtop = 0;
+	const char *dreason = "none";
+	for (int i = 0; i < HP_FD_RESULTS; i++) {
+		uint64_t f = atomic_load(&prof.decode_failed[i]);
+		undecoded += f;
+		if (f > dtop)
+			dtop = f, dreason = hp_framedecode_result_name(-i - 1);
+	}
+	uint64_t mtop = 0;
+	for (int i = 0; i < HP_METHOD_RESULTS && dreason == hp_framedecode_result_name(HP_FD_METHOD); i++) {
+		uint64_t f = atomic_load(&prof.method_failed[i]);
+		if (f > mtop)
+			mtop = f, dreason = hp_method_result_name(-i - 1);
+	}
+	if (!atomic_load(&prof.decode_ready))
+		dreason = prof.decode_reason[0] ? prof.decode_reason : "decoder not set up";
+	uint64_t asked = atomic_load(&prof.asked);
+	int len = snprintf(out, cap, "stacks: %llu cached, %llu decoded, %llu asked GetStackTrace (%llu not walkable "
+			   "(most: %s), %llu walked, not decoded (most: %s)), %llu cached and %llu decoded checked "
+			   "against GetStackTrace, %llu mismatches, %llu stale, cache %zu bytes%s, %u methods",
+			   (unsigned long long)hp_striped_sum(&prof.cache_hits, memory_order_relaxed),
+			   (unsigned long long)atomic_load(&prof.decoded), (unsigned long long)asked,
+			   (unsigned long long)failed,
 			   !top ? "none"
 			   : -top_reason - 1 == WALK_NO_EPOCH ? "interpreted frame, no class-unload epoch"
 							      : hp_framewalk_result_name(-top_reason - 1),
-			   (unsigned long long)atomic_load(&c->verified), (unsigned long long)atomic_load(&c->mismatches),
-			   (unsigned long long)atomic_load(&c->stale), atomic_load(&c->bytes),
-			   atomic_load(&c->full) ? ", full" : "");
+			   (unsigned long long)undecoded, dreason, (unsigned long long)atomic_load(&c->verified),
+			   (unsigned long long)atomic_load(&prof.decode_checked),
+			   (unsigned long long)atomic_load(&c->mismatches), (unsigned long long)atomic_load(&c->stale),
+			   atomic_load(&c->bytes), atomic_load(&c->full) ? ", full" : "",
+			   atomic_load(&prof.decode_ready) ? atomic_load(&prof.decode.methods.count) : 0u);
 	if (atomic_load(&c->disabled) == 1 && len > 0 && (size_t)len < cap)
-		snprintf(out + len, cap - (size_t)len, "; cache OFF: %s", c->reason);
+		snprintf(out + len, cap - (size_t)len, "; cache and decoder OFF: %s", c->reason);
 }
 
 /* The heap figure beside the profile (JFR's jdk.GCHeapSummary, the text
@@ -1774,6 +1955,15 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	prof.walk_reason[0] = '\0';
 	for (int i = 0; i <= HP_FW_RESULTS; i++)
 		atomic_store(&prof.walk_failed[i], 0);
+	atomic_store(&prof.decode_ready, 0);
+	prof.decode_reason[0] = '\0';
+	atomic_store(&prof.decoded, 0);
+	atomic_store(&prof.decode_checked, 0);
+	atomic_store(&prof.asked, 0);
+	for (int i = 0; i < HP_FD_RESULTS; i++)
+		atomic_store(&prof.decode_failed[i], 0);
+	for (int i = 0; i < HP_METHOD_RESULTS; i++)
+		atomic_store(&prof.method_failed[i], 0);
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	prof.start_realtime_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
@@ -1843,6 +2033,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	cb.VMInit = on_vm_init;
 	cb.VMDeath = on_vm_death;
 	cb.ThreadStart = on_thread_start;
+	cb.ClassPrepare = on_class_prepare;
 	(*j)->SetEventCallbacks(j, &cb, sizeof(cb));
 	if ((*j)->SetHeapSamplingInterval(j, (jint)o->interval) != JVMTI_ERROR_NONE) {
 		snprintf(err, errlen, "heapprobe: SetHeapSamplingInterval(%llu) refused",
@@ -1875,6 +2066,7 @@ int hp_profiler_stop(JNIEnv *jni, const struct hp_agent_options *dest, bool disc
 		return -ESRCH;
 	jvmtiEnv *j = prof.jvmti;
 	(*j)->SetEventNotificationMode(j, JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
+	(*j)->SetEventNotificationMode(j, JVMTI_DISABLE, JVMTI_EVENT_CLASS_PREPARE, NULL);
 	atomic_store(&prof.running, 0);
 	/* Callbacks already inside must finish before the tables go. They
 	 * always do (one may wait out a safepoint), so wait as long as it
@@ -1898,6 +2090,8 @@ int hp_profiler_stop(JNIEnv *jni, const struct hp_agent_options *dest, bool disc
 	prof.have_history = false;
 	atomic_store(&prof.walk_ready, 0);
 	hp_stackcache_free(&prof.stack_cache, jni);
+	if (atomic_exchange(&prof.decode_ready, 0))
+		hp_framedecode_free(&prof.decode);
 	hp_sites_free(&prof.sites);
 	prof.keep_samples = false;
 	hp_samplelog_free(&prof.log);

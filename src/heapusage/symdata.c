@@ -26,7 +26,7 @@ struct hp_symdata {
 	struct hp_strmap map;
 };
 
-static const char *const key_kinds[] = { "release", "field.", "static.", "symbol.", "refresh.", "events.", "jmm.", "frame." };
+static const char *const key_kinds[] = { "release", "field.", "static.", "symbol.", "refresh.", "events.", "jmm.", "frame.", "code." };
 
 static const char *entry_key(const void *ctx, uint32_t id)
 {
@@ -108,7 +108,7 @@ int hp_symdata_parse(const char *text, size_t len, const char *name, int expect_
 			rc = -EBADMSG;
 		} else if (!known_kind(key)) {
 			hp_set_err(err, errlen, "%s:%d: unknown key '%s' (kinds: release field. static. symbol. "
-				"refresh. events. jmm. frame.)", name, lineno, key);
+				"refresh. events. jmm. frame. code.)", name, lineno, key);
 			rc = -EBADMSG;
 		} else if (!valid_token(key) || !valid_token(value)) {
 			hp_set_err(err, errlen, "%s:%d: non-printable character", name, lineno);

@@ -21,6 +21,10 @@
  *                                      concurrent cycle (ZGC, Shenandoah),
  *                                      or nothing (Epsilon never collects)
  *   jmm.<name> <value>                 JmmInterface facts
+ *   code.<fact> <value>                compiled code and method facts for
+ *                                      decoding frames (vmstructs/framedecode.h):
+ *                                      unsigned5_excluded 0|1, jmethodid
+ *                                      pointer|table
  *   frame.<constant> <words>           x86_64 frame slots VMStructs does not
  *                                      publish (the stack walker's)
  * The files are compiled into the library; HEAPPROBE_SYMBOLS_DIR (or the

@@ -265,7 +265,7 @@ static bool is_nmethod(const struct hp_framewalk *w, uintptr_t blob, uintptr_t h
 }
 
 int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java, uint64_t *key, int cap,
-		     bool *interpreted)
+		     bool *interpreted, uintptr_t *aux)
 {
 	uintptr_t thread = (uintptr_t)jni - (uintptr_t)w->env_offset;
 	uintptr_t base = *(const uintptr_t *)(thread + w->off_stack_base);
@@ -306,6 +306,8 @@ int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java
 				return HP_FW_BAD_READ;
 			if (!jsp)
 				return n;       /* the bottom */
+			if (aux)
+				aux[n / 2] = 0;
 			key[n++] = KEY_ENTRY_TAG;
 			key[n++] = 0;
 			if (!jpc && !stack_word(&st, jsp - WORD, &jpc))
@@ -323,6 +325,8 @@ int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java
 			    !stack_word(&st, fp + WORD, &ret) || !stack_word(&st, fp, &link) || !method ||
 			    (method & (WORD - 1)))
 				return HP_FW_BAD_READ;
+			if (aux)
+				aux[n / 2] = HP_FW_AUX_INTERPRETED;
 			key[n++] = method | 1;
 			key[n++] = bcp;
 			*interpreted = true;
@@ -354,10 +358,14 @@ int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java
 			 * handler patched in: the real pc is elsewhere. */
 			if (pc < code_begin || pc >= stub_begin)
 				return HP_FW_DEOPTIMIZED;
+			if (aux)
+				aux[n / 2] = blob;
 			key[n++] = pc;
 			key[n++] = (uint64_t)(uint32_t)*(const volatile int32_t *)(blob + w->off_compile_id);
 			java++;
 		} else if (physical == 0) {
+			if (aux)
+				aux[n / 2] = 0;
 			key[n++] = pc;  /* the runtime stub of an allocation slow path */
 			key[n++] = 0;
 		} else {

@@ -105,12 +105,18 @@ enum hp_fw_result {
 };
 const char *hp_framewalk_result_name(int result);
 
+/* aux word of an interpreted frame (an nmethod's is its address, a frame
+ * without Java code's 0). */
+#define HP_FW_AUX_INTERPRETED ((uintptr_t)1)
+
 /* Walks the calling thread (whose JNIEnv is `jni`) from its last Java frame
  * until `max_java` frames holding Java code are named or the bottom is
  * reached. Writes 2 words per frame into key (capacity `cap` words) and
  * returns the number of words, or an hp_fw_result. *interpreted is set when
- * a key word is a Method* (see above). */
+ * a key word is a Method* (see above). When `aux` is not NULL (room for
+ * cap / 2 words) it gets one word per frame, for framedecode.h: the
+ * nmethod of a compiled frame, HP_FW_AUX_INTERPRETED, or 0. */
 int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java, uint64_t *key, int cap,
-		     bool *interpreted);
+		     bool *interpreted, uintptr_t *aux);
 
 #endif

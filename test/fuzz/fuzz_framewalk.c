@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	static bool interpreted;
 	int max_java = 1 + (mode >> 4);
-	int n = hp_framewalk_key(&w, thread + T_ENV, max_java, key, (int)(sizeof(key) / sizeof(key[0])), &interpreted);
+	int n = hp_framewalk_key(&w, thread + T_ENV, max_java, key, (int)(sizeof(key) / sizeof(key[0])), &interpreted, NULL);
 	if (n > (int)(sizeof(key) / sizeof(key[0])))
 		__builtin_trap();
 	return 0;

@@ -106,7 +106,7 @@ Test(framewalk, good_stack_gives_stub_compiled_and_interpreted_keys)
 	build_scene(&s);
 	uint64_t key[32];
 	bool interp = false;
-	int n = hp_framewalk_key(&w, jni(), 64, key, 32, &interp);
+	int n = hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL);
 	cr_assert_eq(n, 6, "walk: %d (%s)", n, hp_framewalk_result_name(n));
 	cr_expect_eq(key[0], s.stub_pc);
 	cr_expect_eq(key[2], s.a_pc);
@@ -127,9 +127,9 @@ Test(framewalk, nmethod_found_by_kind_where_codeblob_has_one)
 	*(const char **)(a + B_NAME) = "not a name the walker may read";
 	uint64_t key[32];
 	bool interp;
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), 6);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), 6);
 	*(uint8_t *)(a + B_KIND) = 6;   /* a RuntimeStub below the top */
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_UNEXPECTED_BLOB);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_UNEXPECTED_BLOB);
 }
 
 Test(framewalk, stops_after_max_java_frames)
@@ -138,7 +138,7 @@ Test(framewalk, stops_after_max_java_frames)
 	build_scene(&s);
 	uint64_t key[32];
 	bool interp = true;
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 1, key, 32, &interp), 4);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 1, key, 32, &interp, NULL), 4);
 	cr_expect_not(interp);
 }
 
@@ -155,7 +155,7 @@ Test(framewalk, entry_frame_continues_below_the_native_frames)
 	k[100 - 6] = (uintptr_t)&k[110];        /* ...with an empty anchor: the bottom */
 	uint64_t key[32];
 	bool interp;
-	int n = hp_framewalk_key(&w, jni(), 64, key, 32, &interp);
+	int n = hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL);
 	cr_assert_eq(n, 10, "walk: %d (%s)", n, hp_framewalk_result_name(n));
 	cr_expect_eq(key[7], 0);
 	cr_expect_eq(key[8], s.a_pc);
@@ -169,7 +169,7 @@ Test(framewalk, no_last_java_frame)
 	*(uintptr_t *)(thread + T_ANCHOR + A_SP) = 0;
 	uint64_t key[32];
 	bool interp;
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_NO_JAVA_FRAMES);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_NO_JAVA_FRAMES);
 }
 
 Test(framewalk, stack_bounds_not_holding_the_caller)
@@ -179,9 +179,9 @@ Test(framewalk, stack_bounds_not_holding_the_caller)
 	*(uintptr_t *)(thread + T_STACK_SIZE) = 64;     /* ends above the walker's frame */
 	uint64_t key[32];
 	bool interp;
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_NOT_THIS_THREAD);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_NOT_THIS_THREAD);
 	*(uintptr_t *)(thread + T_STACK_SIZE) = UINTPTR_MAX;    /* wraps */
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_NOT_THIS_THREAD);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_NOT_THIS_THREAD);
 }
 
 Test(framewalk, pc_outside_the_code_heap)
@@ -191,7 +191,7 @@ Test(framewalk, pc_outside_the_code_heap)
 	*(uintptr_t *)(thread + T_ANCHOR + A_PC) = (uintptr_t)&w;
 	uint64_t key[32];
 	bool interp;
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_UNKNOWN_PC);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_UNKNOWN_PC);
 }
 
 Test(framewalk, pc_in_a_free_or_unused_block)
@@ -201,16 +201,16 @@ Test(framewalk, pc_in_a_free_or_unused_block)
 	uint64_t key[32];
 	bool interp;
 	code[10 * SEG + 8] = 0;         /* A's block marked free */
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_UNKNOWN_PC);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_UNKNOWN_PC);
 	build_scene(&s);
 	segmap[11] = 0xff;              /* the segment A's pc is in: unused */
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_UNKNOWN_PC);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_UNKNOWN_PC);
 	build_scene(&s);
 	segmap[11] = 200;               /* a hop before the heap's start */
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_UNKNOWN_PC);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_UNKNOWN_PC);
 	build_scene(&s);
 	heap.seg_high = heap.seg_low + 5;         /* a segment map shorter than the heap */
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_UNKNOWN_PC);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_UNKNOWN_PC);
 }
 
 Test(framewalk, bad_frame_sizes)
@@ -222,13 +222,13 @@ Test(framewalk, bad_frame_sizes)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		build_scene(&s);
 		*(int32_t *)((uintptr_t)code + 10 * SEG + BLOCK_HEADER + B_FRAME_SIZE) = sizes[i];
-		cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_UNEXPECTED_BLOB, "size %d",
+		cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_UNEXPECTED_BLOB, "size %d",
 			     sizes[i]);
 	}
 	build_scene(&s);
 	/* a frame size that takes the sender beyond the stack base */
 	*(int32_t *)((uintptr_t)code + 10 * SEG + BLOCK_HEADER + B_FRAME_SIZE) = 200;
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_BAD_READ);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_BAD_READ);
 }
 
 Test(framewalk, stub_below_the_top_or_unnamed_blob)
@@ -238,11 +238,11 @@ Test(framewalk, stub_below_the_top_or_unnamed_blob)
 	uint64_t key[32];
 	bool interp;
 	*(const char **)((uintptr_t)code + 10 * SEG + BLOCK_HEADER + B_NAME) = names + 23;
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_UNEXPECTED_BLOB);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_UNEXPECTED_BLOB);
 	build_scene(&s);
 	/* a name pointer outside libjvm's readable segments is not read */
 	*(const char **)((uintptr_t)code + 10 * SEG + BLOCK_HEADER + B_NAME) = (const char *)16;
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_UNEXPECTED_BLOB);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_UNEXPECTED_BLOB);
 }
 
 Test(framewalk, return_pc_in_the_stub_section_is_a_deoptimized_frame)
@@ -253,7 +253,7 @@ Test(framewalk, return_pc_in_the_stub_section_is_a_deoptimized_frame)
 	s.stk[13] = a + *(int32_t *)(a + B_STUB_OFFSET) + 4;
 	uint64_t key[32];
 	bool interp;
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_DEOPTIMIZED);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_DEOPTIMIZED);
 }
 
 Test(framewalk, interpreted_frame_pointers_outside_the_stack)
@@ -263,16 +263,16 @@ Test(framewalk, interpreted_frame_pointers_outside_the_stack)
 	bool interp;
 	build_scene(&s);
 	s.stk[18] = (uintptr_t)&w;      /* fp of the interpreted frame: not on the stack */
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_BAD_READ);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_BAD_READ);
 	build_scene(&s);
 	s.stk[18] = (uintptr_t)&s.stk[30] + 3;  /* misaligned */
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_BAD_READ);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_BAD_READ);
 	build_scene(&s);
 	s.stk[30 - 3] = 0;              /* no Method* */
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_BAD_READ);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_BAD_READ);
 	build_scene(&s);
 	s.stk[50 - 6] = 8;              /* entry frame's wrapper off the stack */
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp), HP_FW_BAD_READ);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_BAD_READ);
 }
 
 Test(framewalk, cycles_and_small_buffers_end_the_walk)
@@ -285,9 +285,9 @@ Test(framewalk, cycles_and_small_buffers_end_the_walk)
 	 * a loop the walk must leave */
 	s.stk[31] = (uintptr_t)interp_code + 20;
 	s.stk[30] = (uintptr_t)&s.stk[30];
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 1000, key, 32, &interp), HP_FW_TOO_DEEP);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 1000, key, 32, &interp, NULL), HP_FW_TOO_DEEP);
 	build_scene(&s);
-	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 3, &interp), HP_FW_TOO_DEEP);
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 3, &interp, NULL), HP_FW_TOO_DEEP);
 }
 
 Test(framewalk, result_names)

@@ -1,0 +1,290 @@
+/* Java frames from physical frames (see framedecode.h). */
+#include "vmstructs/framedecode.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heapusage/symdata.h"
+#include "vmstructs/errmsg.h"
+#include "vmstructs/framewalk.h"
+#include "vmstructs/safemem.h"
+#include "vmstructs/vmstructs.h"
+
+#define WORD 8
+#define MAX_INLINE_DEPTH 256            /* scopes in one PcDesc's chain */
+#define MAX_IMMUTABLE (64 << 20)
+
+static const char *const result_names[HP_FD_RESULTS] = {
+	"no PcDesc at the return pc", "scope data out of bounds", "nmethod sections read as nonsense",
+	"method without a jmethodID",
+};
+
+const char *hp_framedecode_result_name(int result)
+{
+	return result < 0 && result >= -HP_FD_RESULTS ? result_names[-result - 1] : "ok";
+}
+
+static int64_t off_either(const struct hp_vms *v, const char *t1, const char *t2, const char *field)
+{
+	int64_t o = hp_vms_offset(v, t1, field);
+	return o >= 0 ? o : hp_vms_offset(v, t2, field);
+}
+
+int hp_framedecode_init(struct hp_framedecode *d, const struct hp_vms *v, const struct hp_symdata *data,
+			char *err, size_t errlen)
+{
+	memset(d, 0, sizeof(*d));
+	if (!v)
+		return hp_fail(err, errlen, -ENOENT, "no VMStructs");
+	const struct hp_vms_type *pc = hp_vms_type(v, "PcDesc");
+	d->pcdesc_size = pc ? (int64_t)pc->size : -1;
+	d->off_pc_offset = hp_vms_offset(v, "PcDesc", "_pc_offset");
+	d->off_scope_decode_offset = hp_vms_offset(v, "PcDesc", "_scope_decode_offset");
+	d->off_nm_method = off_either(v, "nmethod", "CompiledMethod", "_method");
+	d->off_blob_size = hp_vms_offset(v, "CodeBlob", "_size");
+	d->off_data_offset = hp_vms_offset(v, "CodeBlob", "_data_offset");
+	d->off_code_begin = hp_vms_offset(v, "CodeBlob", "_code_begin");
+	d->off_code_offset = hp_vms_offset(v, "CodeBlob", "_code_offset");
+	d->off_pcs_offset = hp_vms_offset(v, "nmethod", "_scopes_pcs_offset");
+	if (d->pcdesc_size < 16 || d->off_pc_offset < 0 || d->off_scope_decode_offset < 0 || d->off_nm_method < 0 ||
+	    d->off_blob_size < 0 || d->off_data_offset < 0 || d->off_pcs_offset < 0 ||
+	    (d->off_code_begin < 0 && d->off_code_offset < 0))
+		return hp_fail(err, errlen, -ENOENT, "VMStructs lacks PcDesc, nmethod::_method or "
+			       "nmethod::_scopes_pcs_offset");
+	d->off_immutable = hp_vms_offset(v, "nmethod", "_immutable_data");
+	if (d->off_immutable >= 0) {
+		/* JDK 25: scopes in the immutable data, metadata after the oops */
+		d->off_immutable_size = hp_vms_offset(v, "nmethod", "_immutable_data_size");
+		d->off_scopes_data_offset = hp_vms_offset(v, "nmethod", "_scopes_data_offset");
+		const char *mo = data ? hp_symdata_get(data, "field.nmethod._metadata_offset") : NULL;
+		char anchor[64];
+		int64_t delta;
+		if (d->off_immutable_size < 0 || d->off_scopes_data_offset < 0 || !mo ||
+		    hp_symdata_anchor(mo, anchor, sizeof(anchor), &delta) ||
+		    (anchor[0] && hp_vms_offset(v, "nmethod", anchor) < 0))
+			return hp_fail(err, errlen, -ENOENT, "VMStructs or symbols/ lack nmethod::_immutable_data_size, "
+				       "_scopes_data_offset or field.nmethod._metadata_offset");
+		d->off_metadata_offset = (anchor[0] ? hp_vms_offset(v, "nmethod", anchor) : 0) + delta;
+	} else {
+		d->off_pcs_end_offset = hp_vms_offset(v, "nmethod", "_dependencies_offset");
+		d->off_scopes_data_begin = off_either(v, "nmethod", "CompiledMethod", "_scopes_data_begin");
+		d->off_metadata_offset = hp_vms_offset(v, "nmethod", "_metadata_offset");
+		if (d->off_pcs_end_offset < 0 || d->off_scopes_data_begin < 0 || d->off_metadata_offset < 0)
+			return hp_fail(err, errlen, -ENOENT, "VMStructs lacks nmethod::_dependencies_offset, "
+				       "_metadata_offset or _scopes_data_begin");
+	}
+	const char *x = data ? hp_symdata_get(data, "code.unsigned5_excluded") : NULL;
+	if (!x || (strcmp(x, "0") && strcmp(x, "1")))
+		return hp_fail(err, errlen, -ENOENT, "symbols/ data has no usable code.unsigned5_excluded");
+	d->unsigned5_x = x[0] - '0';
+	return hp_methods_init(&d->methods, v, data, err, errlen);
+}
+
+void hp_framedecode_free(struct hp_framedecode *d)
+{
+	hp_methods_free(&d->methods);
+}
+
+/* One nmethod's sections, each [begin, end). */
+struct nm_sections {
+	uintptr_t code_begin, pcs, pcs_end, scopes, scopes_end, metadata, metadata_end;
+};
+
+static inline int32_t i32_at(uintptr_t a)
+{
+	return *(const volatile int32_t *)a;
+}
+
+static inline uint16_t u16_at(uintptr_t a)
+{
+	return *(const volatile uint16_t *)a;
+}
+
+static inline uintptr_t word_at(uintptr_t a)
+{
+	return *(const volatile uintptr_t *)a;
+}
+
+static bool in(uintptr_t lo, uintptr_t hi, uintptr_t a, uintptr_t b)
+{
+	return lo <= a && a <= b && b <= hi;
+}
+
+static int sections(struct hp_framedecode *d, uintptr_t nm, struct nm_sections *s)
+{
+	/* The walker checked that the nmethod's header lies in its code heap;
+	 * its size bounds everything inside it. */
+	int32_t size = i32_at(nm + (uintptr_t)d->off_blob_size);
+	if (size <= 0)
+		return HP_FD_BAD_NMETHOD;
+	uintptr_t end = nm + (uintptr_t)size;
+	s->code_begin = d->off_code_begin >= 0 ? word_at(nm + (uintptr_t)d->off_code_begin)
+					       : nm + (uintptr_t)i32_at(nm + (uintptr_t)d->off_code_offset);
+	if (d->off_immutable < 0) {
+		s->pcs = nm + (uintptr_t)i32_at(nm + (uintptr_t)d->off_pcs_offset);
+		s->pcs_end = nm + (uintptr_t)i32_at(nm + (uintptr_t)d->off_pcs_end_offset);
+		s->scopes = word_at(nm + (uintptr_t)d->off_scopes_data_begin);
+		s->scopes_end = s->pcs;
+		s->metadata = nm + (uintptr_t)i32_at(nm + (uintptr_t)d->off_metadata_offset);
+		s->metadata_end = s->scopes;
+		if (!in(nm, end, s->pcs, s->pcs_end) || !in(nm, end, s->scopes, s->scopes_end) ||
+		    !in(nm, end, s->metadata, s->metadata_end))
+			return HP_FD_BAD_NMETHOD;
+		return 0;
+	}
+	uintptr_t imm = word_at(nm + (uintptr_t)d->off_immutable);
+	int32_t imm_size = i32_at(nm + (uintptr_t)d->off_immutable_size);
+	if (!imm || imm_size <= 0 || imm_size > MAX_IMMUTABLE)
+		return HP_FD_BAD_NMETHOD;
+	uintptr_t imm_end = imm + (uintptr_t)imm_size;
+	s->pcs = imm + (uintptr_t)i32_at(nm + (uintptr_t)d->off_pcs_offset);
+	s->pcs_end = imm + (uintptr_t)i32_at(nm + (uintptr_t)d->off_scopes_data_offset);
+	s->scopes = s->pcs_end;
+	s->scopes_end = imm_end;
+	s->metadata = nm + (uintptr_t)i32_at(nm + (uintptr_t)d->off_data_offset) +
+		      u16_at(nm + (uintptr_t)d->off_metadata_offset);
+	s->metadata_end = end;
+	if (!in(imm, imm_end, s->pcs, s->pcs_end) || !in(nm, end, s->metadata, s->metadata_end))
+		return HP_FD_BAD_NMETHOD;
+	return 0;
+}
+
+/* CompressedReadStream::read_int: UNSIGNED5 with X excluded byte values
+ * (X = 0 before JDK 21: L = 192; X = 1 since: L = 191), H = 64, at most 5
+ * bytes. 0 and the value, or -1 past `end`. */
+static int read_u5(uintptr_t *pos, uintptr_t end, int x, uint32_t *out)
+{
+	const uint32_t lg_h = 6, l = 256 - (uint32_t)x - 64;
+	uint32_t sum = 0;
+	for (int i = 0; i < 5; i++) {
+		if (*pos >= end)
+			return -1;
+		uint32_t b = *(const volatile uint8_t *)(*pos)++;
+		if (b < (uint32_t)x)
+			return -1;      /* an excluded byte: not this encoding */
+		sum += (b - (uint32_t)x) << (i * lg_h);
+		if (b < (uint32_t)x + l || i == 4) {
+			*out = sum;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* nmethod::find_pc_desc(pc, false): the PcDesc whose pc_offset is exactly
+ * pc - code_begin; PcDescs are sorted by pc_offset. */
+static uintptr_t find_pc_desc(const struct hp_framedecode *d, const struct nm_sections *s, uintptr_t pc)
+{
+	if (pc < s->code_begin)
+		return 0;
+	int64_t want = (int64_t)(pc - s->code_begin);
+	int64_t n = (int64_t)(s->pcs_end - s->pcs) / d->pcdesc_size, lo = 0, hi = n - 1;
+	while (lo <= hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		uintptr_t p = s->pcs + (uintptr_t)(mid * d->pcdesc_size);
+		int32_t off = i32_at(p + (uintptr_t)d->off_pc_offset);
+		if (off == want)
+			return p;
+		if (off < want)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return 0;
+}
+
+/* JDK 25's immutable data is malloc'd apart from the nmethod: checked
+ * readable once per (nmethod, data) pair, in a small direct-mapped set. */
+static bool immutable_checked(struct hp_framedecode *d, uintptr_t nm, const struct nm_sections *s)
+{
+	if (d->off_immutable < 0)
+		return true;
+	uint64_t tag = (uint64_t)nm ^ (uint64_t)s->scopes;
+	_Atomic uint64_t *slot = &d->checked[(tag >> 5) % HP_FD_CHECKED_NMETHODS];
+	if (atomic_load_explicit(slot, memory_order_relaxed) == tag)
+		return true;
+	uintptr_t lo = s->pcs, hi = s->scopes_end;
+	if (!hp_readable((const void *)lo, hi - lo))
+		return false;
+	atomic_store_explicit(slot, tag, memory_order_relaxed);
+	return true;
+}
+
+static int emit(struct hp_framedecode *d, uintptr_t method, bool interpreted, uintptr_t bcp, int32_t bci,
+		uint64_t epoch, uintptr_t stop_jmid, struct hp_java_frame *f, int *method_result)
+{
+	int rc = hp_methods_frame(&d->methods, method, interpreted, bcp, bci, epoch, &f->jmid, &f->location);
+	if (rc) {
+		*method_result = rc;
+		return HP_FD_METHOD;
+	}
+	return stop_jmid && f->jmid == stop_jmid ? 1 : 0;
+}
+
+int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t *aux, int nkey, uint64_t epoch,
+		   uintptr_t stop_jmid, struct hp_java_frame *out, int max, int *method_result)
+{
+	int n = 0;
+	*method_result = 0;
+	for (int i = 0; i + 1 < nkey && n < max; i += 2) {
+		uintptr_t a = aux[i / 2];
+		int rc;
+		if (a == 0)
+			continue;       /* runtime stub or entry frame */
+		if (a == HP_FW_AUX_INTERPRETED) {
+			rc = emit(d, (uintptr_t)(key[i] & ~(uint64_t)1), true, (uintptr_t)key[i + 1], 0, epoch, stop_jmid,
+				  &out[n], method_result);
+			if (rc < 0)
+				return rc;
+			if (rc > 0)
+				return n;
+			n++;
+			continue;
+		}
+		uintptr_t nm = a, pc = (uintptr_t)key[i];
+		uintptr_t method = word_at(nm + (uintptr_t)d->off_nm_method);
+		struct nm_sections s;
+		if ((rc = sections(d, nm, &s)) != 0)
+			return rc;
+		if (!immutable_checked(d, nm, &s))
+			return HP_FD_BAD_NMETHOD;
+		uintptr_t pd = find_pc_desc(d, &s, pc);
+		if (!pd) {
+			/* A native wrapper has no scopes: its method, location -1
+			 * (methods.h gives -1 for a native method). */
+			rc = emit(d, method, false, 0, 0, epoch, stop_jmid, &out[n], method_result);
+			if (rc < 0)
+				return rc;
+			if (out[n].location != -1)
+				return HP_FD_NO_PCDESC;
+			if (rc > 0)
+				return n;
+			n++;
+			continue;
+		}
+		uint32_t decode = (uint32_t)i32_at(pd + (uintptr_t)d->off_scope_decode_offset);
+		if (decode == 0)
+			return HP_FD_BAD_SCOPE;         /* a call site always has a scope */
+		for (int depth = 0; decode != 0 && n < max; depth++) {
+			uint32_t sender, index, bci_raw;
+			uintptr_t pos = s.scopes + decode;
+			if (depth == MAX_INLINE_DEPTH || pos >= s.scopes_end ||
+			    read_u5(&pos, s.scopes_end, d->unsigned5_x, &sender) ||
+			    read_u5(&pos, s.scopes_end, d->unsigned5_x, &index) ||
+			    read_u5(&pos, s.scopes_end, d->unsigned5_x, &bci_raw) || index == 0 ||
+			    s.metadata + (uintptr_t)index * WORD > s.metadata_end)
+				return HP_FD_BAD_SCOPE;
+			uintptr_t m = word_at(s.metadata + (uintptr_t)(index - 1) * WORD);
+			/* read_bci: the stored value + InvocationEntryBci (-1) */
+			rc = emit(d, m, false, 0, (int32_t)bci_raw - 1, epoch, stop_jmid, &out[n], method_result);
+			if (rc < 0)
+				return rc;
+			if (rc > 0)
+				return n;
+			n++;
+			decode = sender;
+		}
+	}
+	return n;
+}
