@@ -57,15 +57,15 @@ int hp_framedecode_init(struct hp_framedecode *d, const struct hp_vms *v, const 
 		/* JDK 25: scopes in the immutable data, metadata after the oops */
 		d->off_immutable_size = hp_vms_offset(v, "nmethod", "_immutable_data_size");
 		d->off_scopes_data_offset = hp_vms_offset(v, "nmethod", "_scopes_data_offset");
-		const char *mo = data ? hp_symdata_get(data, "field.nmethod._metadata_offset") : NULL;
-		char anchor[64];
-		int64_t delta;
-		if (d->off_immutable_size < 0 || d->off_scopes_data_offset < 0 || !mo ||
-		    hp_symdata_anchor(mo, anchor, sizeof(anchor), &delta) ||
-		    (anchor[0] && hp_vms_offset(v, "nmethod", anchor) < 0))
-			return hp_fail(err, errlen, -ENOENT, "VMStructs or symbols/ lack nmethod::_immutable_data_size, "
-				       "_scopes_data_offset or field.nmethod._metadata_offset");
-		d->off_metadata_offset = (anchor[0] ? hp_vms_offset(v, "nmethod", anchor) : 0) + delta;
+		if (d->off_immutable_size < 0 || d->off_scopes_data_offset < 0)
+			return hp_fail(err, errlen, -ENOENT, "VMStructs lacks nmethod::_immutable_data_size or "
+				       "_scopes_data_offset");
+		d->off_mutable = hp_vms_offset(v, "CodeBlob", "_mutable_data");
+		d->off_mutable_size = hp_vms_offset(v, "CodeBlob", "_mutable_data_size");
+		d->off_relocation_size = hp_vms_offset(v, "CodeBlob", "_relocation_size");
+		if (d->off_mutable < 0 || d->off_mutable_size < 0 || d->off_relocation_size < 0)
+			return hp_fail(err, errlen, -ENOENT, "VMStructs lacks CodeBlob::_mutable_data, "
+				       "_mutable_data_size or _relocation_size");
 	} else {
 		d->off_pcs_end_offset = hp_vms_offset(v, "nmethod", "_dependencies_offset");
 		d->off_scopes_data_begin = off_either(v, "nmethod", "CompiledMethod", "_scopes_data_begin");
@@ -89,16 +89,12 @@ void hp_framedecode_free(struct hp_framedecode *d)
 /* One nmethod's sections, each [begin, end). */
 struct nm_sections {
 	uintptr_t code_begin, pcs, pcs_end, scopes, scopes_end, metadata, metadata_end;
+	uintptr_t mutable_data;         /* JDK 25 */
 };
 
 static inline int32_t i32_at(uintptr_t a)
 {
 	return *(const volatile int32_t *)a;
-}
-
-static inline uint16_t u16_at(uintptr_t a)
-{
-	return *(const volatile uint16_t *)a;
 }
 
 static inline uintptr_t word_at(uintptr_t a)
@@ -142,10 +138,17 @@ static int sections(struct hp_framedecode *d, uintptr_t nm, struct nm_sections *
 	s->pcs_end = imm + (uintptr_t)i32_at(nm + (uintptr_t)d->off_scopes_data_offset);
 	s->scopes = s->pcs_end;
 	s->scopes_end = imm_end;
-	s->metadata = nm + (uintptr_t)i32_at(nm + (uintptr_t)d->off_data_offset) +
-		      u16_at(nm + (uintptr_t)d->off_metadata_offset);
-	s->metadata_end = end;
-	if (!in(imm, imm_end, s->pcs, s->pcs_end) || !in(nm, end, s->metadata, s->metadata_end))
+	/* The mutable data: relocations, then the metadata (the oops stay in
+	 * the nmethod's data section). */
+	uintptr_t mut = word_at(nm + (uintptr_t)d->off_mutable);
+	int32_t mut_size = i32_at(nm + (uintptr_t)d->off_mutable_size);
+	int32_t rel_size = i32_at(nm + (uintptr_t)d->off_relocation_size);
+	if (!mut || mut_size <= 0 || mut_size > MAX_IMMUTABLE || rel_size < 0)
+		return HP_FD_BAD_NMETHOD;
+	s->mutable_data = mut;
+	s->metadata = mut + (uintptr_t)rel_size;
+	s->metadata_end = mut + (uintptr_t)mut_size;
+	if (!in(imm, imm_end, s->pcs, s->pcs_end) || !in(mut, s->metadata_end, s->metadata, s->metadata_end))
 		return HP_FD_BAD_NMETHOD;
 	return 0;
 }
@@ -194,18 +197,19 @@ static uintptr_t find_pc_desc(const struct hp_framedecode *d, const struct nm_se
 	return 0;
 }
 
-/* JDK 25's immutable data is malloc'd apart from the nmethod: checked
- * readable once per (nmethod, data) pair, in a small direct-mapped set. */
+/* JDK 25's immutable and mutable data are malloc'd apart from the
+ * nmethod: checked readable once per (nmethod, data) triple, in a small
+ * direct-mapped set. */
 static bool immutable_checked(struct hp_framedecode *d, uintptr_t nm, const struct nm_sections *s)
 {
 	if (d->off_immutable < 0)
 		return true;
-	uint64_t tag = (uint64_t)nm ^ (uint64_t)s->scopes;
+	uint64_t tag = (uint64_t)nm ^ ((uint64_t)s->scopes << 1) ^ ((uint64_t)s->mutable_data << 2);
 	_Atomic uint64_t *slot = &d->checked[(tag >> 5) % HP_FD_CHECKED_NMETHODS];
 	if (atomic_load_explicit(slot, memory_order_relaxed) == tag)
 		return true;
-	uintptr_t lo = s->pcs, hi = s->scopes_end;
-	if (!hp_readable((const void *)lo, hi - lo))
+	if (!hp_readable((const void *)s->pcs, s->scopes_end - s->pcs) ||
+	    !hp_readable((const void *)s->mutable_data, s->metadata_end - s->mutable_data))
 		return false;
 	atomic_store_explicit(slot, tag, memory_order_relaxed);
 	return true;
@@ -245,19 +249,19 @@ int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_
 		uintptr_t nm = a, pc = (uintptr_t)key[i];
 		uintptr_t method = word_at(nm + (uintptr_t)d->off_nm_method);
 		struct nm_sections s;
-		if ((rc = sections(d, nm, &s)) != 0)
-			return rc;
-		if (!immutable_checked(d, nm, &s))
-			return HP_FD_BAD_NMETHOD;
-		uintptr_t pd = find_pc_desc(d, &s, pc);
+		int srs = sections(d, nm, &s);
+		if (!srs && !immutable_checked(d, nm, &s))
+			srs = HP_FD_BAD_NMETHOD;
+		uintptr_t pd = srs ? 0 : find_pc_desc(d, &s, pc);
 		if (!pd) {
-			/* A native wrapper has no scopes: its method, location -1
-			 * (methods.h gives -1 for a native method). */
+			/* A native wrapper has no scopes (nor, on JDK 25, data
+			 * sections): its method, location -1 (methods.h gives -1
+			 * for a native method). */
 			rc = emit(d, method, false, 0, 0, epoch, stop_jmid, &out[n], method_result);
 			if (rc < 0)
 				return rc;
 			if (out[n].location != -1)
-				return HP_FD_NO_PCDESC;
+				return srs ? srs : HP_FD_NO_PCDESC;
 			if (rc > 0)
 				return n;
 			n++;
@@ -267,7 +271,7 @@ int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_
 		if (decode == 0)
 			return HP_FD_BAD_SCOPE;         /* a call site always has a scope */
 		for (int depth = 0; decode != 0 && n < max; depth++) {
-			uint32_t sender, index, bci_raw;
+			uint32_t sender = 0, index = 0, bci_raw = 0;
 			uintptr_t pos = s.scopes + decode;
 			if (depth == MAX_INLINE_DEPTH || pos >= s.scopes_end ||
 			    read_u5(&pos, s.scopes_end, d->unsigned5_x, &sender) ||
@@ -276,6 +280,11 @@ int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_
 			    s.metadata + (uintptr_t)index * WORD > s.metadata_end)
 				return HP_FD_BAD_SCOPE;
 			uintptr_t m = word_at(s.metadata + (uintptr_t)(index - 1) * WORD);
+			/* The outermost scope is the nmethod's own method: a check
+			 * of the whole chain's reading (sections, stream, table). */
+			if (sender == 0 && m != method) {
+				return HP_FD_BAD_SCOPE;
+			}
 			/* read_bci: the stored value + InvocationEntryBci (-1) */
 			rc = emit(d, m, false, 0, (int32_t)bci_raw - 1, epoch, stop_jmid, &out[n], method_result);
 			if (rc < 0)

@@ -16,16 +16,21 @@
  *   native wrapper:     the nmethod's Method, location -1.
  *   runtime stub, entry frame: no Java frame.
  * The bytes are read from the nmethod (in a checked code heap) and, on JDK
- * 25, its immutable data (checked once per nmethod with a safe read); every
- * offset is bounded by the section it must lie in.
+ * 25, its immutable data (PcDescs, scopes) and mutable data (relocations,
+ * oops, metadata), both checked readable once per nmethod; every offset is
+ * bounded by the section it must lie in.
  *
  * Where the sections are differs by release: VMStructs names the fields
  * (nmethod::_scopes_pcs_offset and _dependencies_offset with
  * CompiledMethod::_scopes_data_begin up to JDK 21; nmethod::_immutable_data
  * with _scopes_pcs_offset and _scopes_data_offset on JDK 25), symbols/
  * gives what VMStructs does not publish (code.unsigned5_excluded: 0 on
- * JDK 11/17's CompressedStream, 1 on 21+'s UNSIGNED5; JDK 25's
- * field.nmethod._metadata_offset).
+ * JDK 11/17's CompressedStream, 1 on 21+'s UNSIGNED5). JDK 25 keeps the
+ * metadata table in the mutable data, after the relocations.
+ *
+ * Every chain is checked as it is read: its outermost scope must name the
+ * nmethod's own Method (nmethod::_method), so a wrong section, stream
+ * encoding or table base fails the decode instead of naming other frames.
  */
 #ifndef HP_FRAMEDECODE_H
 #define HP_FRAMEDECODE_H
@@ -63,8 +68,9 @@ struct hp_framedecode {
 	int64_t off_nm_method, off_blob_size, off_data_offset;
 	int64_t off_pcs_offset, off_pcs_end_offset;       /* old: _scopes_pcs_offset, _dependencies_offset */
 	int64_t off_scopes_data_begin;                    /* old: CompiledMethod::_scopes_data_begin */
-	int64_t off_metadata_offset;                      /* old: int nmethod::_metadata_offset; 25: u2 */
+	int64_t off_metadata_offset;                      /* old: nmethod::_metadata_offset */
 	int64_t off_immutable, off_immutable_size, off_scopes_data_offset;   /* 25 */
+	int64_t off_mutable, off_mutable_size, off_relocation_size;         /* 25 */
 	int64_t off_code_begin, off_code_offset;          /* as the walker's */
 	int64_t pcdesc_size, off_pc_offset, off_scope_decode_offset;
 	int unsigned5_x;
