@@ -72,6 +72,7 @@
 #include "agent/stripe.h"
 #include "heapusage/marking.h"
 #include "heapusage/probe.h"
+#include "heapusage/symdata.h"
 #include "vmstructs/framedecode.h"
 #include "vmstructs/framewalk.h"
 
@@ -122,6 +123,11 @@ static struct profiler {
 	_Atomic int walk_ready;
 	char walk_reason[320];          /* why stacks come from GetStackTrace alone (err + prefix) */
 	_Atomic(const volatile int64_t *) classes_unloaded;
+	/* Class redefinitions (JvmtiExport::_redefinition_count, JDK 17+; on
+	 * JDK 11 only the bool _has_redefined_a_class, after which nothing
+	 * is cached): stale every cached stack. NULL without .symtab. */
+	const volatile uint64_t *redefinitions;
+	const volatile uint8_t *has_redefined;
 	bool unloads_in_pauses;         /* the collector unloads classes only in pauses */
 	_Atomic uint64_t walk_failed[HP_FW_RESULTS + 1];   /* by -result - 1; last: WALK_NO_EPOCH */
 	/* Stacks decoded from the walk on a cache miss (framedecode.h), so
@@ -132,6 +138,8 @@ static struct profiler {
 	char decode_reason[320];        /* why misses go to GetStackTrace */
 	uintptr_t enter_special;        /* jmethodID of Continuation.enterSpecial (JDK 21+), or 0 */
 	_Atomic uint64_t decoded, decode_checked, asked;
+	_Atomic uint64_t asked_invalid;   /* GetStackTrace answers holding an invalid jmethodID */
+	_Atomic uint64_t checks_overtaken; /* checks voided by a redefinition in between */
 	_Atomic uint64_t decode_failed[HP_FD_RESULTS], method_failed[HP_METHOD_RESULTS];
 	/* The last profile written (status): where, when, why; or the last
 	 * failure. Under dump_lock. */
@@ -245,8 +253,9 @@ static jint first_difference(const jvmtiFrameInfo *a, jint na, const jvmtiFrameI
 /* The cached stack for this sample's walk key, or NULL (key and its
  * length, or a negative hp_fw_result, left in key/nkey for the insert). */
 static struct hp_stack_entry *cached_stack(JNIEnv *jni, uint64_t *key, uintptr_t *aux, int cap, int *nkey,
-						 bool *interpreted, uint64_t *epoch)
+						 bool *interpreted, uint64_t *epoch, uint64_t *redefs, bool *cacheable)
 {
+	*cacheable = false;
 	*nkey = HP_FW_NO_JAVA_FRAMES;
 	if (!atomic_load_explicit(&prof.walk_ready, memory_order_acquire) ||
 	    atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed))
@@ -260,13 +269,62 @@ static struct hp_stack_entry *cached_stack(JNIEnv *jni, uint64_t *key, uintptr_t
 	bool have_epoch = unloaded || prof.unloads_in_pauses;
 	*epoch = unloaded ? (uint64_t)*unloaded : (1ull << 63) | atomic_load_explicit(&prof.gc_events, memory_order_acquire);
 	*nkey = hp_framewalk_key(&prof.walk, jni, (int)prof.o.depth, key, cap, interpreted, aux);
-	if (*nkey > 0 && *interpreted && !have_epoch)
-		*nkey = WALK_NO_EPOCH;          /* a Method* key with no way to see it go stale */
 	if (*nkey <= 0) {
 		atomic_fetch_add_explicit(&prof.walk_failed[*nkey < 0 ? -*nkey - 1 : 0], 1, memory_order_relaxed);
 		return NULL;
 	}
-	return hp_stackcache_find(&prof.stack_cache, key, (uint32_t)*nkey, *epoch);
+	if (*interpreted && !have_epoch) {
+		/* A Method* key with no way to see it go stale: not cached,
+		 * but decoded (methods.h re-checks each Method at every use). */
+		atomic_fetch_add_explicit(&prof.walk_failed[-WALK_NO_EPOCH - 1], 1, memory_order_relaxed);
+		return NULL;
+	}
+	*redefs = prof.redefinitions ? *prof.redefinitions : 0;
+	if (prof.has_redefined && *prof.has_redefined) {
+		/* JDK 11 after a redefinition: no count to date entries by */
+		atomic_fetch_add_explicit(&prof.walk_failed[-WALK_NO_EPOCH - 1], 1, memory_order_relaxed);
+		return NULL;
+	}
+	*cacheable = true;
+	return hp_stackcache_find(&prof.stack_cache, key, (uint32_t)*nkey, *epoch, *redefs);
+}
+
+/* Whether a jmethodID from GetStackTrace may be given to JVMTI (see
+ * hp_methods_check_id); without the decoder's layout, trusted. */
+static int check_jmid(void *ctx, jmethodID id)
+{
+	(void)ctx;
+	if (!atomic_load_explicit(&prof.decode_ready, memory_order_acquire) || !prof.decode.methods.jmid_is_pointer)
+		return 0;
+	return hp_methods_check_id(&prof.decode.methods, (uintptr_t)id);
+}
+
+/* Class redefinitions so far: the count (JDK 17+), the flag (JDK 11), 0
+ * when neither is known. */
+static inline uint64_t redefinitions_now(void)
+{
+	return prof.redefinitions ? *prof.redefinitions : prof.has_redefined ? *prof.has_redefined : 0;
+}
+
+/* A fast answer that differs from GetStackTrace's is no evidence against
+ * the fast path when a class was redefined in between (the callback runs
+ * in native state: a redefinition's safepoint can pass between the two,
+ * and a method that became obsolete gets a jmethodID of its own), or when
+ * decoding the same frames again now gives GetStackTrace's answer (JDK
+ * 11, whose flag says only that some class was redefined once). Counted. */
+static bool overtaken(uint64_t redef_before, const uint64_t *key, const uintptr_t *aux, int nkey,
+		      const uint64_t *epoch, const jvmtiFrameInfo *asked, jint nasked)
+{
+	bool moved = redefinitions_now() != redef_before;
+	if (!moved && key && prof.has_redefined && *prof.has_redefined) {
+		jvmtiFrameInfo again[prof.o.depth];
+		int mr, nd = hp_framedecode(&prof.decode, key, aux, nkey, *epoch, prof.enter_special,
+					    (struct hp_java_frame *)again, (int)prof.o.depth, &mr);
+		moved = nd < 0 || first_difference(asked, nasked, again, nd) < 0;
+	}
+	if (moved)
+		atomic_fetch_add_explicit(&prof.checks_overtaken, 1, memory_order_relaxed);
+	return moved;
 }
 
 /* Names the frame where a decoded stack and GetStackTrace's differ. */
@@ -278,6 +336,10 @@ static void name_frame(jvmtiEnv *jvmti, const jvmtiFrameInfo *f, jint n, jint at
 		snprintf(out, cap, "none: the other stack is longer");
 		return;
 	}
+	if (check_jmid(NULL, f[at].method)) {
+		snprintf(out, cap, "an invalid jmethodID %p", (void *)f[at].method);
+		return;
+	}
 	if ((*jvmti)->GetMethodName(jvmti, f[at].method, &name, NULL, NULL) == JVMTI_ERROR_NONE &&
 	    (*jvmti)->GetMethodDeclaringClass(jvmti, f[at].method, &cls) == JVMTI_ERROR_NONE && cls)
 		(*jvmti)->GetClassSignature(jvmti, cls, &cls_sig, NULL);
@@ -287,14 +349,28 @@ static void name_frame(jvmtiEnv *jvmti, const jvmtiFrameInfo *f, jint n, jint at
 }
 
 /* The fast path is wrong somewhere: off for the rest of the run, with the
- * frame that differed (GetStackTrace's, and the fast path's). */
+ * frame that differed. GetStackTrace's frame is named through JVMTI; the
+ * fast path's is shown raw (jmethodID and location): a wrong answer may
+ * hold a jmethodID whose method is gone, which JVMTI must not be given. */
 static void fast_path_mismatch(jvmtiEnv *jvmti, const char *what, const jvmtiFrameInfo *asked, jint n,
 			       const jvmtiFrameInfo *fast, jint nfast)
 {
 	jint at = first_difference(asked, n, fast, nfast);
-	char want[256], got[256];
+	char want[256], got[96];
+	for (jint i = at; i < n; i++)
+		if (check_jmid(NULL, asked[i].method)) {
+			/* GetStackTrace's own answer is broken (a jmethodID
+			 * read from a freed cache, under class redefinition):
+			 * no evidence against the fast path. */
+			atomic_fetch_add_explicit(&prof.asked_invalid, 1, memory_order_relaxed);
+			return;
+		}
 	name_frame(jvmti, asked, n, at, want, sizeof(want));
-	name_frame(jvmti, fast, nfast, at, got, sizeof(got));
+	if (at < nfast)
+		snprintf(got, sizeof(got), "jmethodID %p location %lld (GetStackTrace's: %p)", (void *)fast[at].method,
+			 (long long)fast[at].location, at < n ? (void *)asked[at].method : NULL);
+	else
+		snprintf(got, sizeof(got), "ends there");
 	atomic_fetch_add_explicit(&prof.stack_cache.mismatches, 1, memory_order_relaxed);
 	hp_stackcache_disable(&prof.stack_cache, "a %s stack (%d frames) differed from GetStackTrace (%d frames) at "
 			      "frame %d: GetStackTrace has %s, the %s stack %s", what, (int)nfast, (int)n, (int)at, want,
@@ -307,13 +383,14 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	jvmtiFrameInfo frames_buf[prof.o.depth], asked_buf[prof.o.depth];
 	const jvmtiFrameInfo *frames = frames_buf;
 	jint n = 0, nasked = 0;
-	uint64_t key[2 * prof.o.depth + 16], epoch = 0;
+	uint64_t key[2 * prof.o.depth + 16], epoch = 0, redefs = 0;
 	uintptr_t aux[prof.o.depth + 8];
 	int nkey;
-	bool interpreted = false, asked = false, have = false;
+	bool interpreted = false, asked = false, have = false, cacheable;
+	uint64_t redef_before = redefinitions_now();
 	STEP_START();
 	struct hp_stack_entry *hit = cached_stack(jni, key, aux, (int)(sizeof(key) / sizeof(key[0])), &nkey,
-							&interpreted, &epoch);
+							&interpreted, &epoch, &redefs, &cacheable);
 	bool check = hit && (prof.o.stacks == HP_STACKS_VERIFY || ++hits_since_check >= HP_STACKCACHE_VERIFY_EVERY);
 	bool fast_on = !atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed);
 	bool check_decode = false;
@@ -357,7 +434,8 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	}
 	if (check) {
 		hits_since_check = 0;
-		if (asked && first_difference(asked_buf, nasked, hit->frames, (jint)hit->nframes) >= 0)
+		if (asked && first_difference(asked_buf, nasked, hit->frames, (jint)hit->nframes) >= 0 &&
+		    !overtaken(redef_before, NULL, NULL, 0, NULL, asked_buf, nasked))
 			fast_path_mismatch(jvmti, "cached", asked_buf, nasked, hit->frames, (jint)hit->nframes);
 		else if (asked)
 			atomic_fetch_add_explicit(&prof.stack_cache.verified, 1, memory_order_relaxed);
@@ -368,14 +446,15 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	} else if (check_decode) {
 		decodes_since_check = 0;
 		if (asked && first_difference(asked_buf, nasked, frames_buf, n) >= 0) {
-			fast_path_mismatch(jvmti, "decoded", asked_buf, nasked, frames_buf, n);
-			frames = asked_buf;     /* GetStackTrace's answer, not the wrong one */
+			if (!overtaken(redef_before, key, aux, nkey, &epoch, asked_buf, nasked))
+				fast_path_mismatch(jvmti, "decoded", asked_buf, nasked, frames_buf, n);
+			frames = asked_buf;     /* GetStackTrace's answer, not the other */
 			n = nasked;
 		} else if (asked) {
 			atomic_fetch_add_explicit(&prof.decode_checked, 1, memory_order_relaxed);
 		}
 	}
-	if (!hit && nkey > 0)
+	if (!hit && cacheable)
 		atomic_fetch_add_explicit(&prof.stack_cache.misses, 1, memory_order_relaxed);
 	STEP_END(T_STACK);
 	/* A cached stack whose samples had this class before knows its site. */
@@ -391,8 +470,9 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	atomic_fetch_add_explicit(&prof.samples.s[hp_thread_stripe()].v, 1, memory_order_relaxed);
 	if (!site)
 		return;
-	if (!hit && have && nkey > 0 && !atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed))
-		hp_stackcache_insert(&prof.stack_cache, key, (uint32_t)nkey, interpreted, epoch, site->raw,
+	if (!hit && have && cacheable && !site->invalid &&
+	    !atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed))
+		hp_stackcache_insert(&prof.stack_cache, key, (uint32_t)nkey, interpreted, epoch, redefs, site->raw,
 				     site->nframes);
 	double w = 1.0 / sample_probability(size);
 	atomic_fetch_add_explicit(&site->samples, 1, memory_order_relaxed);
@@ -504,6 +584,29 @@ static void make_loaded_method_ids(jvmtiEnv *jvmti, JNIEnv *jni)
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)classes);
 }
 
+/* Where the JVM counts class redefinitions (symbols/ static.JvmtiExport.*),
+ * checked to lie in libjvm's data segments. */
+static void find_redefinition_count(void)
+{
+	prof.redefinitions = NULL;
+	prof.has_redefined = NULL;
+	const char *count = hp_symdata_get(prof.probe->data, "static.JvmtiExport._redefinition_count");
+	const char *flag = hp_symdata_get(prof.probe->data, "static.JvmtiExport._has_redefined_a_class");
+	const struct hp_sym *s = count ? hp_probe_sym(prof.probe, count) : NULL;
+	/* .bss: in a writable segment (readable, loaded), not a file-backed one */
+	if (s && hp_libjvm_writable(&prof.probe->jvm, (uintptr_t)s->addr, 8)) {
+		prof.redefinitions = (const volatile uint64_t *)(uintptr_t)s->addr;
+		return;
+	}
+	s = flag ? hp_probe_sym(prof.probe, flag) : NULL;
+	if (s && hp_libjvm_writable(&prof.probe->jvm, (uintptr_t)s->addr, 1))
+		prof.has_redefined = (const volatile uint8_t *)(uintptr_t)s->addr;
+	else
+		logf_("no class-redefinition count in libjvm (%s): cached stacks are not retired when classes are "
+		      "redefined (the periodic check against GetStackTrace turns the cache off if one goes wrong)",
+		      count ? count : flag ? flag : "no symbols/ entry");
+}
+
 /* The decoder answers cache misses; without it they go to GetStackTrace. */
 static void setup_decoder(jvmtiEnv *jvmti, JNIEnv *jni)
 {
@@ -518,6 +621,9 @@ static void setup_decoder(jvmtiEnv *jvmti, JNIEnv *jni)
 	}
 	prof.enter_special = enter_special_id(jvmti, jni);
 	atomic_store_explicit(&prof.decode_ready, 1, memory_order_release);
+	pthread_mutex_lock(&prof.sites.lock);
+	prof.sites.check_id = check_jmid;
+	pthread_mutex_unlock(&prof.sites.lock);
 	/* Prepared from now on, then the ones before: none is missed. */
 	(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, NULL);
 	make_loaded_method_ids(jvmti, jni);
@@ -560,6 +666,7 @@ static void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni)
 	}
 	setup_decoder(jvmti, jni);
 	atomic_store(&prof.classes_unloaded, hp_perfdata_classes_unloaded(prof.probe));
+	find_redefinition_count();
 	enum hp_gc_kind gc = prof.probe->heap.kind;
 	prof.unloads_in_pauses = gc == HP_GC_SERIAL || gc == HP_GC_PARALLEL || gc == HP_GC_G1 || gc == HP_GC_EPSILON;
 	atomic_store_explicit(&prof.walk_ready, 1, memory_order_release);
@@ -576,7 +683,7 @@ static void describe_stacks(char *out, size_t cap)
 	}
 	uint64_t failed = 0, top = 0;
 	int top_reason = 0;
-	for (int i = 0; i <= HP_FW_RESULTS; i++) {
+	for (int i = 0; i < HP_FW_RESULTS; i++) {
 		uint64_t f = atomic_load(&prof.walk_failed[i]);
 		failed += f;
 		if (f > top)
@@ -603,18 +710,21 @@ static void describe_stacks(char *out, size_t cap)
 	uint64_t asked = atomic_load(&prof.asked);
 	int len = snprintf(out, cap, "stacks: %llu cached, %llu decoded, %llu asked GetStackTrace (%llu not walkable "
 			   "(most: %s), %llu walked, not decoded (most: %s)), %llu cached and %llu decoded checked "
-			   "against GetStackTrace, %llu mismatches, %llu stale, cache %zu bytes%s, %u methods",
+			   "against GetStackTrace, %llu mismatches, %llu stale, cache %zu bytes%s, %u methods, "
+			   "%llu not cacheable (interpreted frames, no class-unload epoch), %llu GetStackTrace answers "
+			   "with an invalid jmethodID, %llu checks overtaken by a class redefinition",
 			   (unsigned long long)hp_striped_sum(&prof.cache_hits, memory_order_relaxed),
 			   (unsigned long long)atomic_load(&prof.decoded), (unsigned long long)asked,
 			   (unsigned long long)failed,
-			   !top ? "none"
-			   : -top_reason - 1 == WALK_NO_EPOCH ? "interpreted frame, no class-unload epoch"
-							      : hp_framewalk_result_name(-top_reason - 1),
+			   !top ? "none" : hp_framewalk_result_name(-top_reason - 1),
 			   (unsigned long long)undecoded, dreason, (unsigned long long)atomic_load(&c->verified),
 			   (unsigned long long)atomic_load(&prof.decode_checked),
 			   (unsigned long long)atomic_load(&c->mismatches), (unsigned long long)atomic_load(&c->stale),
 			   atomic_load(&c->bytes), atomic_load(&c->full) ? ", full" : "",
-			   atomic_load(&prof.decode_ready) ? atomic_load(&prof.decode.methods.count) : 0u);
+			   atomic_load(&prof.decode_ready) ? atomic_load(&prof.decode.methods.count) : 0u,
+			   (unsigned long long)atomic_load(&prof.walk_failed[-WALK_NO_EPOCH - 1]),
+			   (unsigned long long)(atomic_load(&prof.asked_invalid) + atomic_load(&prof.sites.invalid_ids)),
+			   (unsigned long long)atomic_load(&prof.checks_overtaken));
 	if (atomic_load(&c->disabled) == 1 && len > 0 && (size_t)len < cap)
 		snprintf(out + len, cap - (size_t)len, "; cache and decoder OFF: %s", c->reason);
 }
@@ -1424,7 +1534,7 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 		nsamples++;
 	}
 
-	char c1[256], c2[1400], c3[256], c4[512], c5[320];
+	char c1[256], c2[1400], c3[256], c4[1024], c5[320];
 	snprintf(c1, sizeof(c1), "heapprobe %s: %llu samples at interval %llu bytes, %llu sites, %llu live samples "
 		 "tracked, %llu dropped by thinning, %llu samples beyond the site table",
 		 why, (unsigned long long)hp_striped_sum(&prof.samples, memory_order_relaxed), (unsigned long long)prof.o.interval,
@@ -1960,6 +2070,8 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	atomic_store(&prof.decoded, 0);
 	atomic_store(&prof.decode_checked, 0);
 	atomic_store(&prof.asked, 0);
+	atomic_store(&prof.asked_invalid, 0);
+	atomic_store(&prof.checks_overtaken, 0);
 	for (int i = 0; i < HP_FD_RESULTS; i++)
 		atomic_store(&prof.decode_failed[i], 0);
 	for (int i = 0; i < HP_METHOD_RESULTS; i++)

@@ -57,8 +57,13 @@ static inline bool same_key(const struct hp_stack_entry *e, XXH128_hash_t h)
 	return e->hash_lo == h.low64 && e->hash_hi == h.high64;
 }
 
+static inline bool stale(const struct hp_stack_entry *e, uint64_t epoch, uint64_t redefs)
+{
+	return (e->interpreted && e->epoch != epoch) || e->redefs != redefs;
+}
+
 struct hp_stack_entry *hp_stackcache_find(struct hp_stackcache *c, const uint64_t *key, uint32_t nkey,
-					  uint64_t epoch)
+					  uint64_t epoch, uint64_t redefs)
 {
 	XXH128_hash_t h = key_hash(key, nkey);
 	for (uint32_t i = 0; i < MAX_PROBES; i++) {
@@ -67,7 +72,7 @@ struct hp_stack_entry *hp_stackcache_find(struct hp_stackcache *c, const uint64_
 		if (!e)
 			return NULL;
 		if (same_key(e, h)) {
-			if (e->interpreted && e->epoch != epoch) {
+			if (stale(e, epoch, redefs)) {
 				atomic_fetch_add_explicit(&c->stale, 1, memory_order_relaxed);
 				return NULL;
 			}
@@ -78,7 +83,7 @@ struct hp_stack_entry *hp_stackcache_find(struct hp_stackcache *c, const uint64_
 }
 
 void hp_stackcache_insert(struct hp_stackcache *c, const uint64_t *key, uint32_t nkey, bool interpreted,
-			  uint64_t epoch, const jvmtiFrameInfo *frames, uint32_t nframes)
+			  uint64_t epoch, uint64_t redefs, const jvmtiFrameInfo *frames, uint32_t nframes)
 {
 	size_t size = sizeof(struct hp_stack_entry);
 	if (atomic_fetch_add_explicit(&c->bytes, size, memory_order_relaxed) + size > c->max_bytes) {
@@ -95,6 +100,7 @@ void hp_stackcache_insert(struct hp_stackcache *c, const uint64_t *key, uint32_t
 	e->hash_lo = h.low64;
 	e->hash_hi = h.high64;
 	e->epoch = epoch;
+	e->redefs = redefs;
 	e->interpreted = interpreted;
 	e->nframes = nframes;
 	e->frames = frames;
@@ -110,7 +116,7 @@ void hp_stackcache_insert(struct hp_stackcache *c, const uint64_t *key, uint32_t
 			/* A stale entry is replaced; the old one may still be
 			 * read by a lookup under way, so it is freed only with
 			 * the cache. A current one means another thread won. */
-			if (old->interpreted && old->epoch != epoch && atomic_compare_exchange_strong(slot, &old, e)) {
+			if (stale(old, epoch, redefs) && atomic_compare_exchange_strong(slot, &old, e)) {
 				pthread_mutex_lock(&c->retired_lock);
 				old->retired_next = c->retired;
 				c->retired = old;

@@ -31,6 +31,7 @@
 struct hp_stack_entry {
 	uint64_t hash_lo, hash_hi;
 	uint64_t epoch;
+	uint64_t redefs;                /* class redefinitions when made */
 	bool interpreted;
 	uint32_t nframes;
 	const jvmtiFrameInfo *frames;   /* owned by the site table */
@@ -77,15 +78,17 @@ static inline void *hp_stackcache_memo_site(struct hp_stack_entry *e, JNIEnv *jn
 }
 
 /* The entry for this key made at `epoch` (ignored for keys without
- * interpreted frames), or NULL. */
+ * interpreted frames) and after `redefs` class redefinitions, or NULL. A
+ * redefinition stales every entry: a compiled frame's code stays the same
+ * while its method becomes obsolete and gets a jmethodID of its own. */
 struct hp_stack_entry *hp_stackcache_find(struct hp_stackcache *c, const uint64_t *key, uint32_t nkey,
-					  uint64_t epoch);
+					  uint64_t epoch, uint64_t redefs);
 
 /* Remembers frames (kept by the caller for the cache's life) for the key.
  * Silently does nothing when the table or the byte budget is full
  * (counted) or another thread inserted the key first. */
 void hp_stackcache_insert(struct hp_stackcache *c, const uint64_t *key, uint32_t nkey, bool interpreted,
-			  uint64_t epoch, const jvmtiFrameInfo *frames, uint32_t nframes);
+			  uint64_t epoch, uint64_t redefs, const jvmtiFrameInfo *frames, uint32_t nframes);
 
 /* Turns the cache off with a reason (first caller wins). */
 void hp_stackcache_disable(struct hp_stackcache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,6 +1,7 @@
 #include "agent/stacks.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@ struct hp_method_cache {
 		char *descriptor;       /* "(I)V" (JVM method descriptor) */
 		jvmtiLineNumberEntry *lines;
 		jint nlines;
+		bool invalid;           /* the check said no: not a method's jmethodID */
 	} *slots;
 };
 
@@ -142,9 +144,12 @@ static struct method_entry *method_named(struct hp_sites *t, jvmtiEnv *jvmti, JN
 	char *name = NULL, *sig = NULL, *class_sig = NULL, *source = NULL;
 	jclass cls = NULL;
 	char buf[1024];
-	if ((*jvmti)->GetMethodName(jvmti, id, &name, &sig, NULL) != JVMTI_ERROR_NONE)
+	bool valid = !t->check_id || t->check_id(t->check_ctx, id) == 0;
+	if (!valid)
+		atomic_fetch_add_explicit(&t->invalid_ids, 1, memory_order_relaxed);
+	if (!valid || (*jvmti)->GetMethodName(jvmti, id, &name, &sig, NULL) != JVMTI_ERROR_NONE)
 		name = NULL;
-	if ((*jvmti)->GetMethodDeclaringClass(jvmti, id, &cls) == JVMTI_ERROR_NONE && cls) {
+	if (valid && (*jvmti)->GetMethodDeclaringClass(jvmti, id, &cls) == JVMTI_ERROR_NONE && cls) {
 		(*jvmti)->GetClassSignature(jvmti, cls, &class_sig, NULL);
 		if ((*jvmti)->GetSourceFileName(jvmti, cls, &source) != JVMTI_ERROR_NONE)
 			source = NULL;
@@ -153,13 +158,14 @@ static struct method_entry *method_named(struct hp_sites *t, jvmtiEnv *jvmti, JN
 	 * references pile up in the allocating thread's frame. */
 	if (cls && jni)
 		(*jni)->DeleteLocalRef(jni, cls);
-	char *cname = class_sig ? java_name(class_sig) : strdup("[unknown]");
+	char *cname = class_sig ? java_name(class_sig) : strdup(valid ? "[unknown]" : "[invalid jmethodID]");
 	snprintf(buf, sizeof(buf), "%s.%s", cname ? cname : "[unknown]", name ? name : "[unknown]");
 	free(cname);
 	e->function = strdup(buf);
 	e->file = strdup(source ? source : "");
 	e->descriptor = strdup(sig ? sig : "()V");
-	if ((*jvmti)->GetLineNumberTable(jvmti, id, &e->nlines, &e->lines) == JVMTI_ERROR_NONE && e->nlines > 0) {
+	if (valid && (*jvmti)->GetLineNumberTable(jvmti, id, &e->nlines, &e->lines) == JVMTI_ERROR_NONE &&
+	    e->nlines > 0) {
 		/* Keep our own copy: JVMTI memory must go back through Deallocate. */
 		jvmtiLineNumberEntry *copy = malloc(sizeof(*copy) * (size_t)e->nlines);
 		if (copy)
@@ -185,6 +191,7 @@ static struct method_entry *method_named(struct hp_sites *t, jvmtiEnv *jvmti, JN
 		return NULL;
 	}
 	e->id = id;
+	e->invalid = !valid;
 	c->count++;
 	return e;
 }
@@ -248,6 +255,8 @@ struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni
 			memcpy(s->raw, frames, sizeof(*frames) * (size_t)n);
 			for (int k = 0; k < n; k++) {
 				struct method_entry *m = method_named(t, jvmti, jni, frames[k].method);
+				if (m && m->invalid)
+					s->invalid = true;
 				s->frames[k].function = m ? m->function : "[unknown]";
 				s->frames[k].file = m ? m->file : "";
 				s->frames[k].line = m ? line_of(m, frames[k].location) : 0;

@@ -20,6 +20,7 @@ struct hp_site {
 	_Atomic uint64_t hash;          /* 0 = empty slot; published last */
 	uint32_t nframes;
 	uint32_t class_id;
+	bool invalid;                   /* a frame's jmethodID failed check_id: never cached */
 	jvmtiFrameInfo *raw;            /* for equality */
 	struct hp_frame *frames;        /* named, leaf first */
 	/* Allocation estimate: sums of unbiased weights (see sampler.c), as
@@ -40,6 +41,11 @@ struct hp_sites {
 	struct hp_method_cache *methods;
 	char **class_names;             /* class id - 1 -> "java.lang.String[]" */
 	uint32_t nclasses, class_cap;
+	/* Asked before a jmethodID is given to JVMTI to be named (0: fine);
+	 * NULL: not asked. One that fails is named "[invalid jmethodID]". */
+	int (*check_id)(void *ctx, jmethodID id);
+	void *check_ctx;
+	_Atomic uint64_t invalid_ids;
 };
 
 int hp_sites_init(struct hp_sites *t, uint32_t max_sites);

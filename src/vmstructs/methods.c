@@ -53,7 +53,7 @@ int hp_methods_init(struct hp_methods *m, const struct hp_vms *v, const struct h
 		return rc;
 	const char *kind = d ? hp_symdata_get(d, "code.jmethodid") : NULL;
 	if (!kind || (strcmp(kind, "pointer") && strcmp(kind, "table")))
-		return hp_fail(err, errlen, -ENOENT, "symbols/ data has no usable code.jmethodid (pointer or table)");
+		return hp_fail(err, errlen, -ENOENT, "symbols/ data has no usable code.jmethodid: pointer or table");
 	m->jmid_is_pointer = strcmp(kind, "pointer") == 0;
 	m->slots = calloc(HP_METHODS_SLOTS, sizeof(*m->slots));
 	if (!m->slots)
@@ -211,6 +211,22 @@ static void keep(struct hp_methods *m, uintptr_t method, const struct hp_method_
 	if (!atomic_exchange_explicit(&e->method, method, memory_order_release))
 		atomic_fetch_add_explicit(&m->count, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&m->lock);
+}
+
+int hp_methods_check_id(const struct hp_methods *m, uintptr_t jmid)
+{
+	if (!m->jmid_is_pointer)
+		return -ENOTSUP;
+	uintptr_t method;
+	struct hp_method_entry e;
+	if (!aligned(jmid) || hp_safe_read(&method, (const void *)jmid, WORD) || !aligned(method))
+		return HP_METHOD_UNREADABLE;
+	int rc = validate(m, method, &e);
+	if (rc == HP_METHOD_OLD)
+		return HP_METHOD_NO_ID;
+	if (rc)
+		return rc;
+	return e.jmid == jmid ? 0 : HP_METHOD_NO_ID;
 }
 
 int hp_methods_frame(struct hp_methods *m, uintptr_t method, bool interpreted, uintptr_t bcp, int32_t bci,

@@ -91,4 +91,14 @@ void hp_methods_free(struct hp_methods *m);
 int hp_methods_frame(struct hp_methods *m, uintptr_t method, bool interpreted, uintptr_t bcp, int32_t bci,
 		     uint64_t epoch, uintptr_t *jmid, int64_t *location);
 
+/* Whether `jmid` is a jmethodID naming a live Method whose class keeps it
+ * in its jmethodID cache (pointer kind only; table kind: -ENOTSUP). Every
+ * read is a safe one (~10 system calls): for a jmethodID that came from
+ * outside, before it is handed to JVMTI. Under heavy class redefinition
+ * HotSpot's own GetStackTrace can return a jmethodID read from a cache
+ * array that was freed meanwhile (seen on 17.0.21: garbage values, and
+ * GetMethodName on them faults in Method::checked_resolve_jmethod_id).
+ * 0, HP_METHOD_UNREADABLE or HP_METHOD_NO_ID. */
+int hp_methods_check_id(const struct hp_methods *m, uintptr_t jmid);
+
 #endif
