@@ -276,7 +276,7 @@ int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_
 			if (depth == MAX_INLINE_DEPTH || pos >= s.scopes_end ||
 			    read_u5(&pos, s.scopes_end, d->unsigned5_x, &sender) ||
 			    read_u5(&pos, s.scopes_end, d->unsigned5_x, &index) ||
-			    read_u5(&pos, s.scopes_end, d->unsigned5_x, &bci_raw) || index == 0 ||
+			    read_u5(&pos, s.scopes_end, d->unsigned5_x, &bci_raw) || index == 0 || sender >= decode ||
 			    s.metadata + (uintptr_t)index * WORD > s.metadata_end)
 				return HP_FD_BAD_SCOPE;
 			uintptr_t m = word_at(s.metadata + (uintptr_t)(index - 1) * WORD);
@@ -285,7 +285,9 @@ int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_
 			if (sender == 0 && m != method) {
 				return HP_FD_BAD_SCOPE;
 			}
-			/* read_bci: the stored value + InvocationEntryBci (-1) */
+			/* read_bci: the stored value + InvocationEntryBci (-1). A
+			 * sender is serialized before its callee (sender < decode:
+			 * no loop). */
 			rc = emit(d, m, false, 0, (int32_t)bci_raw - 1, epoch, stop_jmid, &out[n], method_result);
 			if (rc < 0)
 				return rc;

@@ -1,0 +1,303 @@
+/* The frame decoder and the Method* -> jmethodID table on synthetic
+ * HotSpot structures laid out like JDK 11-21's (an nmethod with its
+ * metadata table, scopes data and PcDescs; Methods with their ConstMethod,
+ * ConstantPool, holder and jmethodID cache): good frames decode to the
+ * expected (jmethodID, location) pairs with both UNSIGNED5 variants, and
+ * every kind of bad reference gives its error, never a fault. (Real JVMs:
+ * test_profiler's stacks=verify runs.) */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "vmstructs/framedecode.h"
+#include "vmstructs/framewalk.h"
+
+enum {
+	/* Method, ConstMethod, ConstantPool, InstanceKlass */
+	M_CONST = 8, M_FLAGS = 32, M_SIZE = 64,
+	CM_CONSTANTS = 8, CM_CODE_SIZE = 32, CM_IDNUM = 38, CM_SIZE = 48,
+	CP_HOLDER = 24, IK_IDS = 344, IK_METHODS = 408,
+	/* nmethod header */
+	NM_METHOD = 8, NM_SIZE = 16, NM_DATA = 20, NM_CODE = 24, NM_PCS = 32, NM_PCS_END = 36, NM_SCOPES = 40,
+	NM_META = 48,
+	/* nmethod sections */
+	CODE_AT = 256, META_AT = 1024, SCOPES_AT = 1280, PCS_AT = 1536, BLOB = 4096,
+};
+
+#define NMETHODS 4
+static _Alignas(64) uint8_t methods[NMETHODS][M_SIZE];
+static _Alignas(64) uint8_t consts[NMETHODS][CM_SIZE + 64];
+static _Alignas(64) uint8_t pool[64], holder[512];
+static uintptr_t ids[1 + NMETHODS], jmid_slots[NMETHODS];
+static _Alignas(64) uint8_t nm[BLOB];
+static struct hp_framedecode d;
+static int scopes_len, npcs;
+
+static uintptr_t M(int i)
+{
+	return (uintptr_t)methods[i];
+}
+
+static void setup(void)
+{
+	memset(&d, 0, sizeof(d));
+	d.off_nm_method = NM_METHOD;
+	d.off_blob_size = NM_SIZE;
+	d.off_data_offset = NM_DATA;
+	d.off_code_begin = NM_CODE;
+	d.off_code_offset = -1;
+	d.off_pcs_offset = NM_PCS;
+	d.off_pcs_end_offset = NM_PCS_END;
+	d.off_scopes_data_begin = NM_SCOPES;
+	d.off_metadata_offset = NM_META;
+	d.off_immutable = -1;
+	d.pcdesc_size = 16;
+	d.off_pc_offset = 0;
+	d.off_scope_decode_offset = 4;
+	d.unsigned5_x = 1;
+	struct hp_methods *m = &d.methods;
+	m->off_const_method = M_CONST;
+	m->off_access_flags = M_FLAGS;
+	m->off_constants = CM_CONSTANTS;
+	m->off_idnum = CM_IDNUM;
+	m->off_code_size = CM_CODE_SIZE;
+	m->off_pool_holder = CP_HOLDER;
+	m->off_jmethod_ids = IK_IDS;
+	m->off_methods = IK_METHODS;
+	m->off_array_data = 8;
+	m->const_method_size = CM_SIZE;
+	m->jmid_is_pointer = true;
+	m->slots = calloc(HP_METHODS_SLOTS, sizeof(*m->slots));
+	cr_assert_not_null(m->slots);
+	pthread_mutex_init(&m->lock, NULL);
+
+	memset(methods, 0, sizeof(methods));
+	memset(consts, 0, sizeof(consts));
+	*(uintptr_t *)(pool + CP_HOLDER) = (uintptr_t)holder;
+	*(uintptr_t *)(holder + IK_IDS) = (uintptr_t)ids;
+	ids[0] = NMETHODS;
+	for (int i = 0; i < NMETHODS; i++) {
+		*(uintptr_t *)(methods[i] + M_CONST) = (uintptr_t)consts[i];
+		*(uintptr_t *)(consts[i] + CM_CONSTANTS) = (uintptr_t)pool;
+		*(uint16_t *)(consts[i] + CM_IDNUM) = (uint16_t)i;
+		*(uint16_t *)(consts[i] + CM_CODE_SIZE) = 40;
+		jmid_slots[i] = M(i);                   /* the JNIMethodBlock slot */
+		ids[1 + i] = (uintptr_t)&jmid_slots[i];  /* the holder's cache */
+	}
+	/* the nmethod of method 0, with methods 0..3 in its metadata */
+	memset(nm, 0, sizeof(nm));
+	*(uintptr_t *)(nm + NM_METHOD) = M(0);
+	*(int32_t *)(nm + NM_SIZE) = BLOB;
+	*(int32_t *)(nm + NM_DATA) = META_AT;
+	*(uintptr_t *)(nm + NM_CODE) = (uintptr_t)nm + CODE_AT;
+	*(int32_t *)(nm + NM_PCS) = PCS_AT;
+	*(uintptr_t *)(nm + NM_SCOPES) = (uintptr_t)nm + SCOPES_AT;
+	*(int32_t *)(nm + NM_META) = META_AT;
+	for (int i = 0; i < NMETHODS; i++)
+		*(uintptr_t *)(nm + META_AT + 8 * i) = M(i);
+	scopes_len = 1;         /* offset 0 is serialized_null */
+	npcs = 0;
+	*(int32_t *)(nm + NM_PCS_END) = PCS_AT;
+}
+
+static void teardown(void)
+{
+	hp_methods_free(&d.methods);
+}
+
+/* UNSIGNED5 as HotSpot writes it (CompressedWriteStream / UNSIGNED5::write_uint). */
+static void put_u5(uint32_t v)
+{
+	const uint32_t x = (uint32_t)d.unsigned5_x, l = 256 - x - 64;
+	for (int i = 0; i < 4 && v >= l; i++) {
+		nm[SCOPES_AT + scopes_len++] = (uint8_t)(x + l + ((v - l) & 63));
+		v = (v - l) >> 6;
+	}
+	nm[SCOPES_AT + scopes_len++] = (uint8_t)(v + x);
+}
+
+/* One scope (DebugInformationRecorder's order); returns its offset. */
+static uint32_t scope(uint32_t sender, uint32_t meta_index, int bci)
+{
+	uint32_t at = (uint32_t)scopes_len;
+	put_u5(sender);
+	put_u5(meta_index);
+	put_u5((uint32_t)(bci + 1));    /* bci - InvocationEntryBci */
+	put_u5(0);                      /* locals, expressions, monitors */
+	put_u5(0);
+	put_u5(0);
+	return at;
+}
+
+static void pcdesc(int pc_offset, uint32_t decode)
+{
+	uint8_t *p = nm + PCS_AT + 16 * npcs++;
+	*(int32_t *)p = pc_offset;
+	*(int32_t *)(p + 4) = (int32_t)decode;
+	*(int32_t *)(nm + NM_PCS_END) = PCS_AT + 16 * npcs;
+}
+
+static int decode_one(uint64_t k0, uint64_t k1, uintptr_t aux, struct hp_java_frame *out, int max, int *mr)
+{
+	uint64_t key[2] = { k0, k1 };
+	uintptr_t a[1] = { aux };
+	return hp_framedecode(&d, key, a, 2, 7, 0, out, max, mr);
+}
+
+TestSuite(framedecode, .init = setup, .fini = teardown);
+
+static void inlined_chain(int x)
+{
+	d.unsigned5_x = x;
+	/* method 0 (the nmethod's) at bci 300 calls method 2 at bci 5 calls
+	 * method 1 at bci 70000 (3-byte ints) */
+	uint32_t outer = scope(0, 1, 300);
+	uint32_t mid = scope(outer, 3, 5);
+	uint32_t leaf = scope(mid, 2, 70000);
+	pcdesc(0x10, scope(0, 1, 1));
+	pcdesc(0x40, leaf);
+	pcdesc(0x80, outer);
+	struct hp_java_frame f[8];
+	int mr;
+	int n = decode_one((uintptr_t)nm + CODE_AT + 0x40, 77, (uintptr_t)nm, f, 8, &mr);
+	cr_assert_eq(n, 3, "x=%d: %d (%d)", x, n, mr);
+	cr_expect_eq(f[0].jmid, (uintptr_t)&jmid_slots[1]);
+	cr_expect_eq(f[0].location, 70000);
+	cr_expect_eq(f[1].jmid, (uintptr_t)&jmid_slots[2]);
+	cr_expect_eq(f[1].location, 5);
+	cr_expect_eq(f[2].jmid, (uintptr_t)&jmid_slots[0]);
+	cr_expect_eq(f[2].location, 300);
+	/* depth cut */
+	cr_expect_eq(decode_one((uintptr_t)nm + CODE_AT + 0x40, 77, (uintptr_t)nm, f, 2, &mr), 2);
+}
+
+Test(framedecode, inlined_scopes_unsigned5_with_an_excluded_byte)
+{
+	inlined_chain(1);
+}
+
+Test(framedecode, inlined_scopes_compressed_stream_of_jdk11)
+{
+	inlined_chain(0);
+}
+
+Test(framedecode, synchronization_entry_bci_reads_as_0)
+{
+	pcdesc(0x20, scope(0, 1, -1));
+	struct hp_java_frame f[2];
+	int mr;
+	cr_assert_eq(decode_one((uintptr_t)nm + CODE_AT + 0x20, 1, (uintptr_t)nm, f, 2, &mr), 1);
+	cr_expect_eq(f[0].location, 0);
+}
+
+Test(framedecode, interpreted_and_native_frames)
+{
+	struct hp_java_frame f[2];
+	int mr;
+	uintptr_t bcp = (uintptr_t)consts[3] + CM_SIZE + 17;
+	cr_assert_eq(decode_one(M(3) | 1, bcp, HP_FW_AUX_INTERPRETED, f, 2, &mr), 1);
+	cr_expect_eq(f[0].jmid, (uintptr_t)&jmid_slots[3]);
+	cr_expect_eq(f[0].location, 17);
+	/* a bcp past the code */
+	cr_expect_eq(decode_one(M(3) | 1, bcp + 40, HP_FW_AUX_INTERPRETED, f, 2, &mr), HP_FD_METHOD);
+	cr_expect_eq(mr, HP_METHOD_BAD_BCP);
+	/* a native method: location -1, interpreted (bcp 0) or compiled (no PcDesc) */
+	*(uint16_t *)(methods[2] + M_FLAGS) = 0x0100;
+	cr_assert_eq(decode_one(M(2) | 1, 0, HP_FW_AUX_INTERPRETED, f, 2, &mr), 1);
+	cr_expect_eq(f[0].location, -1);
+	*(uintptr_t *)(nm + NM_METHOD) = M(2);
+	cr_assert_eq(decode_one((uintptr_t)nm + CODE_AT + 0x99, 1, (uintptr_t)nm, f, 2, &mr), 1);
+	cr_expect_eq(f[0].jmid, (uintptr_t)&jmid_slots[2]);
+	cr_expect_eq(f[0].location, -1);
+}
+
+Test(framedecode, frames_without_java_code_are_skipped_and_stop_ends_the_stack)
+{
+	pcdesc(0x40, scope(scope(0, 1, 9), 2, 3));
+	uint64_t key[6] = { 0x1234, 0, (uintptr_t)nm + CODE_AT + 0x40, 5, M(3) | 1, (uintptr_t)consts[3] + CM_SIZE };
+	uintptr_t aux[3] = { 0, (uintptr_t)nm, HP_FW_AUX_INTERPRETED };
+	struct hp_java_frame f[8];
+	int mr;
+	cr_assert_eq(hp_framedecode(&d, key, aux, 6, 7, 0, f, 8, &mr), 3);
+	cr_expect_eq(f[2].jmid, (uintptr_t)&jmid_slots[3]);
+	/* a virtual thread's stack ends before Continuation.enterSpecial */
+	cr_expect_eq(hp_framedecode(&d, key, aux, 6, 7, (uintptr_t)&jmid_slots[0], f, 8, &mr), 1);
+}
+
+Test(framedecode, bad_scopes_fail_without_a_fault)
+{
+	struct hp_java_frame f[4];
+	int mr;
+	uintptr_t pc = (uintptr_t)nm + CODE_AT + 0x40;
+	/* no PcDesc at the pc (not a native method) */
+	pcdesc(0x30, scope(0, 1, 0));
+	cr_expect_eq(decode_one(pc, 1, (uintptr_t)nm, f, 4, &mr), HP_FD_NO_PCDESC);
+	/* the outermost scope must be the nmethod's own method */
+	setup();
+	pcdesc(0x40, scope(0, 2, 0));
+	cr_expect_eq(decode_one(pc, 1, (uintptr_t)nm, f, 4, &mr), HP_FD_BAD_SCOPE);
+	/* metadata index 0 (null) and past the table */
+	setup();
+	pcdesc(0x40, scope(0, 0, 0));
+	cr_expect_eq(decode_one(pc, 1, (uintptr_t)nm, f, 4, &mr), HP_FD_BAD_SCOPE);
+	setup();
+	pcdesc(0x40, scope(0, 33, 0));
+	cr_expect_eq(decode_one(pc, 1, (uintptr_t)nm, f, 4, &mr), HP_FD_BAD_SCOPE);
+	/* a decode offset past the scopes, a sender loop */
+	setup();
+	pcdesc(0x40, 300);
+	cr_expect_eq(decode_one(pc, 1, (uintptr_t)nm, f, 4, &mr), HP_FD_BAD_SCOPE);
+	setup();
+	uint32_t self = (uint32_t)scopes_len;
+	scope(self, 2, 1);
+	pcdesc(0x40, self);
+	cr_expect_eq(decode_one(pc, 1, (uintptr_t)nm, f, 4, &mr), HP_FD_BAD_SCOPE, "a sender is written before its callee");
+	/* sections out of the blob */
+	setup();
+	*(int32_t *)(nm + NM_PCS_END) = BLOB + 64;
+	cr_expect_eq(decode_one(pc, 1, (uintptr_t)nm, f, 4, &mr), HP_FD_BAD_NMETHOD);
+	/* a stream running off the scopes: a continuation byte at the end */
+	setup();
+	pcdesc(0x40, PCS_AT - SCOPES_AT - 1);
+	nm[PCS_AT - 1] = 0xff;
+	cr_expect_eq(decode_one(pc, 1, (uintptr_t)nm, f, 4, &mr), HP_FD_BAD_SCOPE);
+}
+
+Test(framedecode, methods_without_ids_old_versions_and_bad_pointers)
+{
+	struct hp_java_frame f[2];
+	int mr;
+	uintptr_t bcp = (uintptr_t)consts[1] + CM_SIZE;
+	/* no jmethodID made yet */
+	ids[2] = 0;
+	cr_expect_eq(decode_one(M(1) | 1, bcp, HP_FW_AUX_INTERPRETED, f, 2, &mr), HP_FD_METHOD);
+	cr_expect_eq(mr, HP_METHOD_NO_ID);
+	ids[2] = (uintptr_t)&jmid_slots[1];
+	cr_assert_eq(decode_one(M(1) | 1, bcp, HP_FW_AUX_INTERPRETED, f, 2, &mr), 1);
+	/* redefined: the jmethodID now names another Method; the kept entry
+	 * is checked at this use and the Method found old */
+	jmid_slots[1] = M(3);
+	cr_expect_eq(decode_one(M(1) | 1, bcp, HP_FW_AUX_INTERPRETED, f, 2, &mr), HP_FD_METHOD);
+	cr_expect_eq(mr, HP_METHOD_OLD);
+	jmid_slots[1] = M(1);
+	/* an idnum past the cache */
+	*(uint16_t *)(consts[2] + CM_IDNUM) = 100;
+	cr_expect_eq(decode_one(M(2) | 1, (uintptr_t)consts[2] + CM_SIZE, HP_FW_AUX_INTERPRETED, f, 2, &mr),
+		     HP_FD_METHOD);
+	cr_expect_eq(mr, HP_METHOD_NO_ID);
+	/* unmapped memory on the way: a Method* into a PROT_NONE page */
+	void *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(page, MAP_FAILED);
+	cr_expect_eq(decode_one((uintptr_t)page | 1, 0, HP_FW_AUX_INTERPRETED, f, 2, &mr), HP_FD_METHOD);
+	cr_expect_eq(mr, HP_METHOD_UNREADABLE);
+	*(uintptr_t *)(methods[3] + M_CONST) = (uintptr_t)page;
+	cr_expect_eq(decode_one(M(3) | 1, 0, HP_FW_AUX_INTERPRETED, f, 2, &mr), HP_FD_METHOD);
+	cr_expect_eq(mr, HP_METHOD_UNREADABLE);
+	munmap(page, 4096);
+	/* jmethodID checks before JVMTI sees one */
+	cr_expect_eq(hp_methods_check_id(&d.methods, (uintptr_t)&jmid_slots[0]), 0);
+	cr_expect_neq(hp_methods_check_id(&d.methods, 0xad1188e8ef41d105ull), 0);
+	cr_expect_neq(hp_methods_check_id(&d.methods, (uintptr_t)&ids[0]), 0);
+}
