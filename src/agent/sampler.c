@@ -395,7 +395,7 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	bool fast_on = !atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed);
 	bool check_decode = false;
 	if (hit && !check) {
-		frames = hit->frames;
+		hp_sites_raw(&prof.sites, hit->ids, hit->nframes, frames_buf);
 		n = (jint)hit->nframes;
 		have = true;
 		atomic_fetch_add_explicit(&prof.cache_hits.s[hp_thread_stripe()].v, 1, memory_order_relaxed);
@@ -434,13 +434,14 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	}
 	if (check) {
 		hits_since_check = 0;
-		if (asked && first_difference(asked_buf, nasked, hit->frames, (jint)hit->nframes) >= 0 &&
+		hp_sites_raw(&prof.sites, hit->ids, hit->nframes, frames_buf);
+		if (asked && first_difference(asked_buf, nasked, frames_buf, (jint)hit->nframes) >= 0 &&
 		    !overtaken(redef_before, NULL, NULL, 0, NULL, asked_buf, nasked))
-			fast_path_mismatch(jvmti, "cached", asked_buf, nasked, hit->frames, (jint)hit->nframes);
+			fast_path_mismatch(jvmti, "cached", asked_buf, nasked, frames_buf, (jint)hit->nframes);
 		else if (asked)
 			atomic_fetch_add_explicit(&prof.stack_cache.verified, 1, memory_order_relaxed);
 		if (!asked) {
-			frames = hit->frames;
+			frames = frames_buf;
 			n = (jint)hit->nframes;
 		}
 	} else if (check_decode) {
@@ -472,7 +473,7 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 		return;
 	if (!hit && have && cacheable && !site->invalid &&
 	    !atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed))
-		hp_stackcache_insert(&prof.stack_cache, key, (uint32_t)nkey, interpreted, epoch, redefs, site->raw,
+		hp_stackcache_insert(&prof.stack_cache, key, (uint32_t)nkey, interpreted, epoch, redefs, site->ids,
 				     site->nframes);
 	double w = 1.0 / sample_probability(size);
 	atomic_fetch_add_explicit(&site->samples, 1, memory_order_relaxed);
@@ -712,7 +713,8 @@ static void describe_stacks(char *out, size_t cap)
 			   "(most: %s), %llu walked, not decoded (most: %s)), %llu cached and %llu decoded checked "
 			   "against GetStackTrace, %llu mismatches, %llu stale, cache %zu bytes%s, %u methods, "
 			   "%llu not cacheable (interpreted frames, no class-unload epoch), %llu GetStackTrace answers "
-			   "with an invalid jmethodID, %llu checks overtaken by a class redefinition",
+			   "with an invalid jmethodID, %llu checks overtaken by a class redefinition, frame table: %u "
+			   "distinct frames, %zu bytes with the sites' frame ids",
 			   (unsigned long long)hp_striped_sum(&prof.cache_hits, memory_order_relaxed),
 			   (unsigned long long)atomic_load(&prof.decoded), (unsigned long long)asked,
 			   (unsigned long long)failed,
@@ -724,7 +726,8 @@ static void describe_stacks(char *out, size_t cap)
 			   atomic_load(&prof.decode_ready) ? atomic_load(&prof.decode.methods.count) : 0u,
 			   (unsigned long long)atomic_load(&prof.walk_failed[-WALK_NO_EPOCH - 1]),
 			   (unsigned long long)(atomic_load(&prof.asked_invalid) + atomic_load(&prof.sites.invalid_ids)),
-			   (unsigned long long)atomic_load(&prof.checks_overtaken));
+			   (unsigned long long)atomic_load(&prof.checks_overtaken), atomic_load(&prof.sites.nframes),
+			   hp_sites_frame_bytes(&prof.sites));
 	if (atomic_load(&c->disabled) == 1 && len > 0 && (size_t)len < cap)
 		snprintf(out + len, cap - (size_t)len, "; cache and decoder OFF: %s", c->reason);
 }
@@ -1504,7 +1507,7 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 		slot_sample[i] = (uint32_t)nsamples + 1;
 		out->frames = frame_ids + nids;
 		for (uint32_t k = 0; k < s->nframes; k++) {
-			const struct hp_frame *f = &s->frames[k];
+			const struct hp_frame *f = &hp_sites_frame(t, s->ids[k])->named;
 			size_t j = frame_hash(f) & (fcap - 1);
 			while (ftab[j] != UINT32_MAX) {
 				const struct hp_frame *g = &frames[ftab[j]];

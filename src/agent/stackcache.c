@@ -83,7 +83,7 @@ struct hp_stack_entry *hp_stackcache_find(struct hp_stackcache *c, const uint64_
 }
 
 void hp_stackcache_insert(struct hp_stackcache *c, const uint64_t *key, uint32_t nkey, bool interpreted,
-			  uint64_t epoch, uint64_t redefs, const jvmtiFrameInfo *frames, uint32_t nframes)
+			  uint64_t epoch, uint64_t redefs, const uint32_t *ids, uint32_t nframes)
 {
 	size_t size = sizeof(struct hp_stack_entry);
 	if (atomic_fetch_add_explicit(&c->bytes, size, memory_order_relaxed) + size > c->max_bytes) {
@@ -103,7 +103,7 @@ void hp_stackcache_insert(struct hp_stackcache *c, const uint64_t *key, uint32_t
 	e->redefs = redefs;
 	e->interpreted = interpreted;
 	e->nframes = nframes;
-	e->frames = frames;
+	e->ids = ids;
 	atomic_init(&e->memo_class, NULL);
 	atomic_init(&e->memo_site, NULL);
 	e->retired_next = NULL;

@@ -34,7 +34,7 @@ struct hp_stack_entry {
 	uint64_t redefs;                /* class redefinitions when made */
 	bool interpreted;
 	uint32_t nframes;
-	const jvmtiFrameInfo *frames;   /* owned by the site table */
+	const uint32_t *ids;            /* frame ids, owned by the site table (stacks.h) */
 	/* The site this stack's samples went to, with a weak reference to
 	 * their class: while a sample's class is that one (JNI IsSameObject,
 	 * no lock), the site is known without the class's JVMTI tag (a lock
@@ -88,7 +88,7 @@ struct hp_stack_entry *hp_stackcache_find(struct hp_stackcache *c, const uint64_
  * Silently does nothing when the table or the byte budget is full
  * (counted) or another thread inserted the key first. */
 void hp_stackcache_insert(struct hp_stackcache *c, const uint64_t *key, uint32_t nkey, bool interpreted,
-			  uint64_t epoch, uint64_t redefs, const jvmtiFrameInfo *frames, uint32_t nframes);
+			  uint64_t epoch, uint64_t redefs, const uint32_t *ids, uint32_t nframes);
 
 /* Turns the cache off with a reason (first caller wins). */
 void hp_stackcache_disable(struct hp_stackcache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

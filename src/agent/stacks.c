@@ -61,10 +61,11 @@ int hp_sites_init(struct hp_sites *t, uint32_t max_sites)
 void hp_sites_free(struct hp_sites *t)
 {
 	if (t->slots)
-		for (uint32_t i = 0; i <= t->mask; i++) {
-			free(t->slots[i].raw);
-			free(t->slots[i].frames);
-		}
+		for (uint32_t i = 0; i <= t->mask; i++)
+			free(t->slots[i].ids);
+	for (uint32_t c = 0; c < HP_FRAME_CHUNKS; c++)
+		free(atomic_load(&t->frame_chunks[c]));
+	free(t->frame_index);
 	if (t->methods) {
 		for (uint32_t i = 0; t->methods->slots && i <= t->methods->mask; i++) {
 			free(t->methods->slots[i].function);
@@ -209,14 +210,87 @@ static int line_of(const struct method_entry *m, jlocation loc)
 	return line;
 }
 
-static int same_frames(const struct hp_site *s, const jvmtiFrameInfo *frames, int n, uint32_t class_id)
+static int same_frames(const struct hp_sites *t, const struct hp_site *s, const jvmtiFrameInfo *frames, int n,
+		       uint32_t class_id)
 {
 	if (s->nframes != (uint32_t)n || s->class_id != class_id)
 		return 0;
-	for (int i = 0; i < n; i++)
-		if (s->raw[i].method != frames[i].method || s->raw[i].location != frames[i].location)
+	for (int i = 0; i < n; i++) {
+		const jvmtiFrameInfo *r = &hp_sites_frame(t, s->ids[i])->raw;
+		if (r->method != frames[i].method || r->location != frames[i].location)
 			return 0;
+	}
 	return 1;
+}
+
+static uint32_t hash_frame(const jvmtiFrameInfo *f)
+{
+	uint64_t h = mix(mix(0x9e3779b97f4a7c15ull, (uint64_t)(uintptr_t)f->method), (uint64_t)f->location);
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+/* The id of a frame, added and named when new. Under t->lock. UINT32_MAX
+ * when out of memory or ids. */
+static uint32_t frame_id(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const jvmtiFrameInfo *f, bool *invalid)
+{
+	uint32_t n = atomic_load_explicit(&t->nframes, memory_order_relaxed);
+	if (!t->frame_index || n * 2 >= t->frame_mask) {
+		uint32_t ncap = t->frame_index ? (t->frame_mask + 1) * 2 : 4096;
+		uint32_t *ni = calloc(ncap, sizeof(*ni));
+		if (!ni)
+			return UINT32_MAX;
+		for (uint32_t id = 0; id < n; id++) {
+			uint32_t j = hash_frame(&hp_sites_frame(t, id)->raw) & (ncap - 1);
+			while (ni[j])
+				j = (j + 1) & (ncap - 1);
+			ni[j] = id + 1;
+		}
+		free(t->frame_index);
+		t->frame_index = ni;
+		t->frame_mask = ncap - 1;
+	}
+	uint32_t j = hash_frame(f) & t->frame_mask;
+	for (; t->frame_index[j]; j = (j + 1) & t->frame_mask) {
+		const struct hp_frame_rec *r = hp_sites_frame(t, t->frame_index[j] - 1);
+		if (r->raw.method == f->method && r->raw.location == f->location) {
+			const struct method_entry *m = method_named(t, jvmti, jni, f->method);
+			if (m && m->invalid)
+				*invalid = true;
+			return t->frame_index[j] - 1;
+		}
+	}
+	if (n == HP_FRAME_CHUNK * HP_FRAME_CHUNKS)
+		return UINT32_MAX;
+	struct hp_frame_rec *chunk = atomic_load_explicit(&t->frame_chunks[n / HP_FRAME_CHUNK], memory_order_relaxed);
+	if (!chunk) {
+		chunk = malloc(sizeof(*chunk) * HP_FRAME_CHUNK);
+		if (!chunk)
+			return UINT32_MAX;
+		atomic_store_explicit(&t->frame_chunks[n / HP_FRAME_CHUNK], chunk, memory_order_release);
+	}
+	struct method_entry *m = method_named(t, jvmti, jni, f->method);
+	if (m && m->invalid)
+		*invalid = true;
+	struct hp_frame_rec *r = &chunk[n % HP_FRAME_CHUNK];
+	r->raw = *f;
+	r->named.function = m ? m->function : "[unknown]";
+	r->named.file = m ? m->file : "";
+	r->named.line = m ? line_of(m, f->location) : 0;
+	r->named.descriptor = m ? m->descriptor : NULL;
+	t->frame_index[j] = n + 1;
+	atomic_store_explicit(&t->nframes, n + 1, memory_order_release);
+	return n;
+}
+
+size_t hp_sites_frame_bytes(const struct hp_sites *t)
+{
+	uint32_t n = atomic_load(&t->nframes);
+	size_t chunks = (n + HP_FRAME_CHUNK - 1) / HP_FRAME_CHUNK, ids = 0;
+	for (uint32_t i = 0; i <= t->mask; i++)
+		if (atomic_load_explicit(&t->slots[i].hash, memory_order_acquire))
+			ids += t->slots[i].nframes;
+	return chunks * HP_FRAME_CHUNK * sizeof(struct hp_frame_rec) + (t->frame_index ? (t->frame_mask + 1) * 4 : 0) +
+	       ids * sizeof(uint32_t);
 }
 
 struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const jvmtiFrameInfo *frames,
@@ -229,7 +303,7 @@ struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni
 		uint64_t sh = atomic_load_explicit(&s->hash, memory_order_acquire);
 		if (sh == 0)
 			break;
-		if (sh == h && same_frames(s, frames, n, class_id))
+		if (sh == h && same_frames(t, s, frames, n, class_id))
 			return s;
 		i = (i + 1) & t->mask;
 	}
@@ -240,7 +314,7 @@ struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni
 	for (i = (uint32_t)h & t->mask;; i = (i + 1) & t->mask) {
 		struct hp_site *s = &t->slots[i];
 		uint64_t sh = atomic_load_explicit(&s->hash, memory_order_relaxed);
-		if (sh == h && same_frames(s, frames, n, class_id)) {
+		if (sh == h && same_frames(t, s, frames, n, class_id)) {
 			found = s;
 			break;
 		}
@@ -249,29 +323,20 @@ struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni
 	}
 	if (!found && atomic_load(&t->count) < t->limit) {
 		struct hp_site *s = &t->slots[i];
-		s->raw = malloc(sizeof(*s->raw) * (size_t)(n ? n : 1));
-		s->frames = malloc(sizeof(*s->frames) * (size_t)(n ? n : 1));
-		if (s->raw && s->frames) {
-			memcpy(s->raw, frames, sizeof(*frames) * (size_t)n);
-			for (int k = 0; k < n; k++) {
-				struct method_entry *m = method_named(t, jvmti, jni, frames[k].method);
-				if (m && m->invalid)
-					s->invalid = true;
-				s->frames[k].function = m ? m->function : "[unknown]";
-				s->frames[k].file = m ? m->file : "";
-				s->frames[k].line = m ? line_of(m, frames[k].location) : 0;
-				s->frames[k].descriptor = m ? m->descriptor : NULL;
-			}
+		s->ids = malloc(sizeof(*s->ids) * (size_t)(n ? n : 1));
+		bool ok = s->ids != NULL, invalid = false;
+		for (int k = 0; ok && k < n; k++)
+			ok = (s->ids[k] = frame_id(t, jvmti, jni, &frames[k], &invalid)) != UINT32_MAX;
+		if (ok) {
+			s->invalid = invalid;
 			s->nframes = (uint32_t)n;
 			s->class_id = class_id;
 			atomic_fetch_add(&t->count, 1);
 			atomic_store_explicit(&s->hash, h, memory_order_release);
 			found = s;
 		} else {
-			free(s->raw);
-			free(s->frames);
-			s->raw = NULL;
-			s->frames = NULL;
+			free(s->ids);
+			s->ids = NULL;
 		}
 	}
 	pthread_mutex_unlock(&t->lock);

@@ -1,5 +1,10 @@
 /* Allocation sites: a concurrent table of (stack trace, allocated class).
  *
+ * Sites share one frame table: a site holds frame ids (4 bytes a frame),
+ * and each distinct (jmethodID, location) is stored and named once, so
+ * memory grows with distinct frames, not with distinct stacks x depth
+ * (javac at 32k: ~9k sites of ~40 frames over ~20k distinct frames).
+ *
  * Lookups are lock-free (SampledObjectAlloc runs on every allocating thread);
  * only the first sample of a new site takes the table's mutex, to copy the
  * frames and name them. Names are resolved right then, on the allocating
@@ -21,8 +26,7 @@ struct hp_site {
 	uint32_t nframes;
 	uint32_t class_id;
 	bool invalid;                   /* a frame's jmethodID failed check_id: never cached */
-	jvmtiFrameInfo *raw;            /* for equality */
-	struct hp_frame *frames;        /* named, leaf first */
+	uint32_t *ids;                  /* frame ids (hp_sites_frame), leaf first */
 	/* Allocation estimate: sums of unbiased weights (see sampler.c), as
 	 * the bits of doubles so that adding is one lock-free CAS loop
 	 * without libatomic's floating-point helpers. */
@@ -30,8 +34,21 @@ struct hp_site {
 	_Atomic uint64_t samples;
 };
 
+/* One distinct frame: what GetStackTrace said and its name. */
+struct hp_frame_rec {
+	jvmtiFrameInfo raw;
+	struct hp_frame named;
+};
+#define HP_FRAME_CHUNK 4096
+#define HP_FRAME_CHUNKS 1024            /* 4M distinct frames at most */
+
 struct hp_sites {
 	struct hp_site *slots;
+	/* The frame table: records in chunks that never move (lock-free reads
+	 * by id), an index (jmethodID, location) -> id + 1 used under lock. */
+	_Atomic(struct hp_frame_rec *) frame_chunks[HP_FRAME_CHUNKS];
+	_Atomic uint32_t nframes;
+	uint32_t *frame_index, frame_mask;
 	uint32_t mask;
 	_Atomic uint32_t count;
 	uint32_t limit;                 /* load factor cap */
@@ -60,6 +77,23 @@ struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni
  * 0 if it cannot be named. */
 uint32_t hp_sites_class_id(struct hp_sites *t, jvmtiEnv *jvmti, jclass klass);
 const char *hp_sites_class_name(const struct hp_sites *t, uint32_t class_id);
+
+/* A frame of the table (ids from a published site are always valid). */
+static inline const struct hp_frame_rec *hp_sites_frame(const struct hp_sites *t, uint32_t id)
+{
+	struct hp_frame_rec *c = atomic_load_explicit(&t->frame_chunks[id / HP_FRAME_CHUNK], memory_order_acquire);
+	return &c[id % HP_FRAME_CHUNK];
+}
+
+/* A site's frames as GetStackTrace gave them, into out (room for nframes). */
+static inline void hp_sites_raw(const struct hp_sites *t, const uint32_t *ids, uint32_t n, jvmtiFrameInfo *out)
+{
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = hp_sites_frame(t, ids[i])->raw;
+}
+
+/* Bytes the frame table and the sites' frame ids hold. */
+size_t hp_sites_frame_bytes(const struct hp_sites *t);
 
 static inline void hp_atomic_add_double(_Atomic uint64_t *bits, double v)
 {
