@@ -64,11 +64,45 @@ public class Toggle {
         try (java.io.InputStream in = new java.util.zip.GZIPInputStream(new java.io.FileInputStream(file.group(1)))) {
             String text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1);
             java.util.regex.Matcher m = Pattern.compile("(\\d+) samples at interval").matcher(text);
+            java.util.regex.Matcher st = Pattern.compile("stacks: [^\\x00-\\x1f]*?frame ids(; cache and decoder OFF: [^\\x00-\\x1f]*?\\)(?=[^ -~]))?")
+                    .matcher(text);
+            if (st.find())
+                System.out.println("stackline " + st.group());   // where this phase's stacks came from
             return m.find() ? Long.parseLong(m.group(1)) : -1;
         }
     }
 
-    static void phase(int threads, int iters) throws InterruptedException {
+    /**
+     * The work of one phase, by -Dworkload=:
+     *   alloc     AllocBench on `threads` threads, `iters` each (default);
+     *   javac     javac in-process (javax.tools) compiling the sources listed
+     *             in -Dsources=FILE into a scratch directory, `iters` times:
+     *             deep, ever-changing stacks (few cache hits);
+     *   vthreads  a virtual-thread-per-request server (JDK 21+): `iters`
+     *             requests, each on its own virtual thread, parsed, routed
+     *             through a few layers and answered, parking (unmount and
+     *             remount) between steps; `threads` carriers at most.
+     */
+    static void phase(int threads, int iters) throws Exception {
+        switch (System.getProperty("workload", "alloc")) {
+            case "javac": javac(iters); return;
+            case "vthreads": VThreadServer.run(threads, iters); return;
+            default: alloc(threads, iters);
+        }
+    }
+
+    static void javac(int times) throws Exception {
+        javax.tools.JavaCompiler c = javax.tools.ToolProvider.getSystemJavaCompiler();
+        List<String> args = new ArrayList<>(java.nio.file.Files.readAllLines(
+                java.nio.file.Paths.get(System.getProperty("sources"))));
+        java.nio.file.Path out = java.nio.file.Files.createTempDirectory("toggle-javac");
+        args.addAll(0, List.of("-nowarn", "-Xlint:none", "-XDsuppressNotes", "-d", out.toString()));
+        for (int i = 0; i < times; i++)
+            if (c.run(null, null, null, args.toArray(new String[0])) != 0)
+                throw new IllegalStateException("javac failed");
+    }
+
+    static void alloc(int threads, int iters) throws InterruptedException {
         Thread[] ts = new Thread[threads];
         for (int t = 0; t < threads; t++) {
             final long seed = 0x9E3779B97F4A7C15L * (t + 1);

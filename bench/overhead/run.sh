@@ -8,7 +8,10 @@
 # per phase, 1500000: ~2.3 s of CPU), INTERVALS (bytes, default "524288 32768":
 # the default and a small one where the per-sample cost stands out of the
 # noise), CONFIGS (extra heapprobe option sets, e.g. "live=false"), OUT, HP
-# (the library under test).
+# (the library under test), WORKLOAD: alloc (AllocBench, default), javac
+# (javac in-process compiling JAVAC_MODULE's sources from the JDK's src.zip,
+# ITERS times a phase) or vthreads (VThreadServer.java: ITERS requests a
+# phase, each on a virtual thread; JAVA_HOME must be JDK 21+).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -23,7 +26,19 @@ if [ ! -f "$HP" ] || [ ! -f "$TOGGLE" ]; then
 fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-"$JAVA_HOME/bin/javac" -nowarn -d "$WORK" "$HERE/Toggle.java" "$ROOT/bench/peers/AllocBench.java"
+WORKLOAD=${WORKLOAD:-alloc}
+"$JAVA_HOME/bin/javac" -nowarn -d "$WORK" "$HERE/Toggle.java" "$HERE/VThreadServer.java" "$ROOT/bench/peers/AllocBench.java"
+WFLAGS=(-Dworkload="$WORKLOAD")
+if [ "$WORKLOAD" = javac ]; then
+	# one module's sources, compiled as a patch of that module
+	JAVAC_MODULE=${JAVAC_MODULE:-java.net.http}
+	SRCZIP=$(readlink -f "$JAVA_HOME/lib/src.zip")
+	[ -f "$SRCZIP" ] || { echo "no $JAVA_HOME/lib/src.zip (Debian: apt-get install openjdk-17-source)" >&2; exit 1; }
+	unzip -q -o "$SRCZIP" "$JAVAC_MODULE/*" -d "$WORK/src"
+	{ echo "--patch-module"; echo "$JAVAC_MODULE=$WORK/src/$JAVAC_MODULE"
+	  find "$WORK/src/$JAVAC_MODULE" -name '*.java' ! -name module-info.java | sort; } >"$WORK/sources.txt"
+	WFLAGS+=(-Dsources="$WORK/sources.txt")
+fi
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 ARGS=()
 for INTERVAL in $INTERVALS; do
@@ -34,7 +49,7 @@ for INTERVAL in $INTERVALS; do
 	for extra in ${CONFIGS:-}; do
 		CFG+=("heapprobe-${extra//[=,]/_}=$HP:interval=$INTERVAL,$extra,file=$WORK/q.pb.gz:stop")
 	done
-	CMD=("$JAVA_HOME/bin/java" -Djdk.attach.allowAttachSelf=true -Xlog:disable -cp "$WORK" Toggle "$ROUNDS" "$THREADS" "$ITERS" "${CFG[@]}")
+	CMD=("$JAVA_HOME/bin/java" -Djdk.attach.allowAttachSelf=true -Xlog:disable "${WFLAGS[@]}" -cp "$WORK" Toggle "$ROUNDS" "$THREADS" "$ITERS" "${CFG[@]}")
 	echo "[$(date +%T)] ${CMD[*]}" >&2
 	"${CMD[@]}" >"$WORK/phases-$INTERVAL.txt" 2>"$WORK/stderr.txt" || { tail -20 "$WORK/stderr.txt"; exit 1; }
 	ARGS+=("$INTERVAL" "$WORK/phases-$INTERVAL.txt" "${CMD[*]}")

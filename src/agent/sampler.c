@@ -668,6 +668,11 @@ static void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni)
 	setup_decoder(jvmti, jni);
 	atomic_store(&prof.classes_unloaded, hp_perfdata_classes_unloaded(prof.probe));
 	find_redefinition_count();
+	/* the continuation return barrier's address, where symbols/ names it */
+	const char *rb = hp_symdata_get(prof.probe->data, "static.StubRoutines._cont_returnBarrier");
+	const struct hp_sym *rbs = rb ? hp_probe_sym(prof.probe, rb) : NULL;
+	if (rbs && hp_libjvm_writable(&prof.probe->jvm, (uintptr_t)rbs->addr, 8))
+		prof.walk.cont_return_barrier = *(const uintptr_t *)(uintptr_t)rbs->addr;
 	enum hp_gc_kind gc = prof.probe->heap.kind;
 	prof.unloads_in_pauses = gc == HP_GC_SERIAL || gc == HP_GC_PARALLEL || gc == HP_GC_G1 || gc == HP_GC_EPSILON;
 	atomic_store_explicit(&prof.walk_ready, 1, memory_order_release);

@@ -20,6 +20,7 @@
 static const char *const result_names[HP_FW_RESULTS] = {
 	"no Java frames", "not the calling thread", "read outside the checked ranges",
 	"pc outside the code cache", "unexpected code blob", "deoptimized frame", "stack deeper than the key",
+	"virtual thread frames in a heap stack chunk, past the return barrier",
 };
 
 const char *hp_framewalk_result_name(int result)
@@ -336,6 +337,8 @@ int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java
 			fp = link;
 			continue;
 		}
+		if (pc && pc == w->cont_return_barrier)
+			return HP_FW_CONTINUATION;
 		uintptr_t heap_hi = 0, blob = find_blob(w, pc, &heap_hi);
 		if (!blob)
 			return HP_FW_UNKNOWN_PC;

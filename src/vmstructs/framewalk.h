@@ -73,6 +73,10 @@ struct hp_framewalk {
 	int kind_nmethod;               /* CodeBlobKind::Nmethod, where CodeBlob has _kind */
 	uintptr_t interp_lo, interp_hi; /* the template interpreter's code */
 	uintptr_t call_stub_return;     /* StubRoutines::_call_stub_return_address */
+	/* StubRoutines::_cont_returnBarrier (JDK 21+, from .symtab: the
+	 * caller sets it; 0 unknown): a virtual thread's lower frames are in a
+	 * heap stack chunk, not on this stack */
+	uintptr_t cont_return_barrier;
 	/* libjvm's segments: blob names are read only inside them (kept, not
 	 * copied: the probe that owns it outlives the walker) */
 	const struct hp_libjvm *jvm;
@@ -101,7 +105,8 @@ enum hp_fw_result {
 	HP_FW_UNEXPECTED_BLOB = -5,     /* a stub below the top, a bad frame size */
 	HP_FW_DEOPTIMIZED = -6,         /* a return pc outside an nmethod's code */
 	HP_FW_TOO_DEEP = -7,            /* key buffer full before the bottom */
-	HP_FW_RESULTS = 7
+	HP_FW_CONTINUATION = -8,        /* a return barrier: frames in a heap stack chunk */
+	HP_FW_RESULTS = 8
 };
 const char *hp_framewalk_result_name(int result);
 

@@ -132,6 +132,27 @@ Test(framewalk, nmethod_found_by_kind_where_codeblob_has_one)
 	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, NULL), HP_FW_UNEXPECTED_BLOB);
 }
 
+/* The aux words name each frame's kind for the decoder; a return pc equal
+ * to the continuation return barrier ends the walk with its own reason. */
+Test(framewalk, aux_words_and_the_continuation_return_barrier)
+{
+	struct scene s;
+	build_scene(&s);
+	uint64_t key[32];
+	uintptr_t aux[16];
+	bool interp;
+	cr_assert_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, aux), 6);
+	cr_expect_eq(aux[0], 0, "the runtime stub holds no Java frame");
+	cr_expect_eq(aux[1], (uintptr_t)code + 10 * SEG + BLOCK_HEADER, "the nmethod");
+	cr_expect_eq(aux[2], HP_FW_AUX_INTERPRETED);
+	s.stk[19] = 0x7f0000abc000;             /* A returns into the barrier */
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, aux), HP_FW_UNKNOWN_PC);
+	w.cont_return_barrier = 0x7f0000abc000;
+	cr_expect_eq(hp_framewalk_key(&w, jni(), 64, key, 32, &interp, aux), HP_FW_CONTINUATION);
+	cr_expect_str_eq(hp_framewalk_result_name(HP_FW_CONTINUATION),
+			 "virtual thread frames in a heap stack chunk, past the return barrier");
+}
+
 Test(framewalk, stops_after_max_java_frames)
 {
 	struct scene s;
