@@ -25,14 +25,13 @@ public class VThreadServer {
     public static void run(int carriers, int requests) throws Exception {
         System.setProperty("jdk.virtualThreadScheduler.parallelism", Integer.toString(carriers));
         Method m = java.util.concurrent.Executors.class.getMethod("newVirtualThreadPerTaskExecutor");
-        try (ExecutorService ex = (ExecutorService) m.invoke(null)) {
-            for (int i = 0; i < requests; i++) {
-                final int id = i;
-                ex.submit(() -> { sink = handle(id); });
-            }
-            ex.shutdown();
-            ex.awaitTermination(1, TimeUnit.HOURS);
+        ExecutorService ex = (ExecutorService) m.invoke(null);
+        for (int i = 0; i < requests; i++) {
+            final int id = i;
+            ex.submit(() -> { sink = handle(id); });
         }
+        ex.shutdown();
+        ex.awaitTermination(1, TimeUnit.HOURS);
     }
 
     static String handle(int id) {

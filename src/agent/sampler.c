@@ -289,6 +289,13 @@ static struct hp_stack_entry *cached_stack(JNIEnv *jni, uint64_t *key, uintptr_t
 	return hp_stackcache_find(&prof.stack_cache, key, (uint32_t)*nkey, *epoch, *redefs);
 }
 
+/* Class redefinitions so far: the count (JDK 17+), the flag (JDK 11), 0
+ * when neither is known. */
+static inline uint64_t redefinitions_now(void)
+{
+	return prof.redefinitions ? *prof.redefinitions : prof.has_redefined ? *prof.has_redefined : 0;
+}
+
 /* Whether a jmethodID from GetStackTrace may be given to JVMTI (see
  * hp_methods_check_id); without the decoder's layout, trusted. */
 static int check_jmid(void *ctx, jmethodID id)
@@ -296,15 +303,15 @@ static int check_jmid(void *ctx, jmethodID id)
 	(void)ctx;
 	if (!atomic_load_explicit(&prof.decode_ready, memory_order_acquire) || !prof.decode.methods.jmid_is_pointer)
 		return 0;
+	/* The race that hands out bad jmethodIDs needs a redefinition (the
+	 * jmethodID cache grows outside a safepoint only after one): with the
+	 * count known and still 0, nothing to check (~10 system calls saved
+	 * per new method). */
+	if ((prof.redefinitions || prof.has_redefined) && redefinitions_now() == 0)
+		return 0;
 	return hp_methods_check_id(&prof.decode.methods, (uintptr_t)id);
 }
 
-/* Class redefinitions so far: the count (JDK 17+), the flag (JDK 11), 0
- * when neither is known. */
-static inline uint64_t redefinitions_now(void)
-{
-	return prof.redefinitions ? *prof.redefinitions : prof.has_redefined ? *prof.has_redefined : 0;
-}
 
 /* A fast answer that differs from GetStackTrace's is no evidence against
  * the fast path when a class was redefined in between (the callback runs
@@ -621,6 +628,7 @@ static void setup_decoder(jvmtiEnv *jvmti, JNIEnv *jni)
 		return;
 	}
 	prof.enter_special = enter_special_id(jvmti, jni);
+	prof.decode.walk = &prof.walk;
 	atomic_store_explicit(&prof.decode_ready, 1, memory_order_release);
 	pthread_mutex_lock(&prof.sites.lock);
 	prof.sites.check_id = check_jmid;

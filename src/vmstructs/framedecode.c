@@ -115,6 +115,8 @@ static int sections(struct hp_framedecode *d, uintptr_t nm, struct nm_sections *
 	if (size <= 0)
 		return HP_FD_BAD_NMETHOD;
 	uintptr_t end = nm + (uintptr_t)size;
+	if (d->walk && !hp_framewalk_in_code(d->walk, nm, end))
+		return HP_FD_BAD_NMETHOD;
 	s->code_begin = d->off_code_begin >= 0 ? word_at(nm + (uintptr_t)d->off_code_begin)
 					       : nm + (uintptr_t)i32_at(nm + (uintptr_t)d->off_code_offset);
 	if (d->off_immutable < 0) {

@@ -74,6 +74,9 @@ struct hp_framedecode {
 	int64_t off_code_begin, off_code_offset;          /* as the walker's */
 	int64_t pcdesc_size, off_pc_offset, off_scope_decode_offset;
 	int unsigned5_x;
+	/* the walker whose keys are decoded: an nmethod's size must keep it in
+	 * a code heap (NULL: not checked, for tests) */
+	const struct hp_framewalk *walk;
 	/* nmethods whose immutable data was found readable, by compile id */
 	_Atomic uint64_t checked[HP_FD_CHECKED_NMETHODS];
 };

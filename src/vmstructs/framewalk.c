@@ -28,15 +28,6 @@ const char *hp_framewalk_result_name(int result)
 	return result < 0 && result >= -HP_FW_RESULTS ? result_names[-result - 1] : "ok";
 }
 
-static int need_offset(const struct hp_vms *v, const char *type, const char *field, int64_t *out, char *err,
-		       size_t errlen)
-{
-	*out = hp_vms_offset(v, type, field);
-	if (*out < 0)
-		return hp_fail(err, errlen, -ENOENT, "VMStructs has no %s::%s", type, field);
-	return 0;
-}
-
 static int need_slot(const struct hp_symdata *d, const char *key, int *out, char *err, size_t errlen)
 {
 	const char *s = d ? hp_symdata_get(d, key) : NULL;
@@ -123,15 +114,15 @@ int hp_framewalk_init(struct hp_framewalk *w, const struct hp_vms *v, const stru
 			       "frame::interpreter_frame_sender_sp_offset");
 	w->entry_wrapper_slot = wrapper_slot;
 	int rc;
-	if ((rc = need_offset(v, "JavaThread", "_anchor", &w->off_anchor, err, errlen)) ||
-	    (rc = need_offset(v, "JavaFrameAnchor", "_last_Java_sp", &w->off_last_sp, err, errlen)) ||
-	    (rc = need_offset(v, "JavaFrameAnchor", "_last_Java_fp", &w->off_last_fp, err, errlen)) ||
-	    (rc = need_offset(v, "JavaFrameAnchor", "_last_Java_pc", &w->off_last_pc, err, errlen)) ||
-	    (rc = need_offset(v, "JavaCallWrapper", "_anchor", &w->off_wrapper_anchor, err, errlen)) ||
-	    (rc = need_offset(v, "HeapBlock::Header", "_used", &w->off_block_used, err, errlen)) ||
-	    (rc = need_offset(v, "CodeBlob", "_frame_size", &w->off_frame_size, err, errlen)) ||
-	    (rc = need_offset(v, "nmethod", "_stub_offset", &w->off_stub_offset, err, errlen)) ||
-	    (rc = need_offset(v, "nmethod", "_compile_id", &w->off_compile_id, err, errlen)) ||
+	if ((rc = hp_vms_need_offset(v, "JavaThread", "_anchor", &w->off_anchor, err, errlen)) ||
+	    (rc = hp_vms_need_offset(v, "JavaFrameAnchor", "_last_Java_sp", &w->off_last_sp, err, errlen)) ||
+	    (rc = hp_vms_need_offset(v, "JavaFrameAnchor", "_last_Java_fp", &w->off_last_fp, err, errlen)) ||
+	    (rc = hp_vms_need_offset(v, "JavaFrameAnchor", "_last_Java_pc", &w->off_last_pc, err, errlen)) ||
+	    (rc = hp_vms_need_offset(v, "JavaCallWrapper", "_anchor", &w->off_wrapper_anchor, err, errlen)) ||
+	    (rc = hp_vms_need_offset(v, "HeapBlock::Header", "_used", &w->off_block_used, err, errlen)) ||
+	    (rc = hp_vms_need_offset(v, "CodeBlob", "_frame_size", &w->off_frame_size, err, errlen)) ||
+	    (rc = hp_vms_need_offset(v, "nmethod", "_stub_offset", &w->off_stub_offset, err, errlen)) ||
+	    (rc = hp_vms_need_offset(v, "nmethod", "_compile_id", &w->off_compile_id, err, errlen)) ||
 	    (rc = need_slot(d, "frame.interpreter_frame_method_offset", &w->interp_method_slot, err, errlen)) ||
 	    (rc = need_slot(d, "frame.interpreter_frame_bcp_offset", &w->interp_bcp_slot, err, errlen)))
 		return rc;
@@ -244,6 +235,16 @@ static uintptr_t find_blob(const struct hp_framewalk *w, uintptr_t pc, uintptr_t
 		return block + w->block_header_size;
 	}
 	return 0;
+}
+
+bool hp_framewalk_in_code(const struct hp_framewalk *w, uintptr_t lo, uintptr_t hi)
+{
+	for (unsigned i = 0; i < w->nheaps; i++) {
+		uintptr_t low = *w->heaps[i].low, high = *w->heaps[i].high;
+		if (lo >= low && lo <= hi && hi <= high)
+			return true;
+	}
+	return false;
 }
 
 static inline bool blob_field(uintptr_t blob, uintptr_t heap_hi, int64_t off, size_t n)

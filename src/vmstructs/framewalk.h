@@ -110,6 +110,9 @@ enum hp_fw_result {
 };
 const char *hp_framewalk_result_name(int result);
 
+/* true if [lo, hi) lies inside one code heap's committed code. */
+bool hp_framewalk_in_code(const struct hp_framewalk *w, uintptr_t lo, uintptr_t hi);
+
 /* aux word of an interpreted frame (an nmethod's is its address, a frame
  * without Java code's 0). */
 #define HP_FW_AUX_INTERPRETED ((uintptr_t)1)

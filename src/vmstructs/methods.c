@@ -24,14 +24,6 @@ const char *hp_method_result_name(int result)
 	return result < 0 && result >= -HP_METHOD_RESULTS ? result_names[-result - 1] : "ok";
 }
 
-static int need(const struct hp_vms *v, const char *type, const char *field, int64_t *out, char *err, size_t errlen)
-{
-	*out = hp_vms_offset(v, type, field);
-	if (*out < 0)
-		return hp_fail(err, errlen, -ENOENT, "VMStructs has no %s::%s", type, field);
-	return 0;
-}
-
 int hp_methods_init(struct hp_methods *m, const struct hp_vms *v, const struct hp_symdata *d, char *err,
 		    size_t errlen)
 {
@@ -41,15 +33,15 @@ int hp_methods_init(struct hp_methods *m, const struct hp_vms *v, const struct h
 		return hp_fail(err, errlen, -ENOENT, "VMStructs has no size for ConstMethod");
 	m->const_method_size = cm->size;
 	int rc;
-	if ((rc = need(v, "Method", "_constMethod", &m->off_const_method, err, errlen)) ||
-	    (rc = need(v, "Method", "_access_flags", &m->off_access_flags, err, errlen)) ||
-	    (rc = need(v, "ConstMethod", "_constants", &m->off_constants, err, errlen)) ||
-	    (rc = need(v, "ConstMethod", "_method_idnum", &m->off_idnum, err, errlen)) ||
-	    (rc = need(v, "ConstMethod", "_code_size", &m->off_code_size, err, errlen)) ||
-	    (rc = need(v, "ConstantPool", "_pool_holder", &m->off_pool_holder, err, errlen)) ||
-	    (rc = need(v, "InstanceKlass", "_methods_jmethod_ids", &m->off_jmethod_ids, err, errlen)) ||
-	    (rc = need(v, "InstanceKlass", "_methods", &m->off_methods, err, errlen)) ||
-	    (rc = need(v, "Array<Klass*>", "_data[0]", &m->off_array_data, err, errlen)))
+	if ((rc = hp_vms_need_offset(v, "Method", "_constMethod", &m->off_const_method, err, errlen)) ||
+	    (rc = hp_vms_need_offset(v, "Method", "_access_flags", &m->off_access_flags, err, errlen)) ||
+	    (rc = hp_vms_need_offset(v, "ConstMethod", "_constants", &m->off_constants, err, errlen)) ||
+	    (rc = hp_vms_need_offset(v, "ConstMethod", "_method_idnum", &m->off_idnum, err, errlen)) ||
+	    (rc = hp_vms_need_offset(v, "ConstMethod", "_code_size", &m->off_code_size, err, errlen)) ||
+	    (rc = hp_vms_need_offset(v, "ConstantPool", "_pool_holder", &m->off_pool_holder, err, errlen)) ||
+	    (rc = hp_vms_need_offset(v, "InstanceKlass", "_methods_jmethod_ids", &m->off_jmethod_ids, err, errlen)) ||
+	    (rc = hp_vms_need_offset(v, "InstanceKlass", "_methods", &m->off_methods, err, errlen)) ||
+	    (rc = hp_vms_need_offset(v, "Array<Klass*>", "_data[0]", &m->off_array_data, err, errlen)))
 		return rc;
 	const char *kind = d ? hp_symdata_get(d, "code.jmethodid") : NULL;
 	if (!kind || (strcmp(kind, "pointer") && strcmp(kind, "table")))

@@ -456,6 +456,15 @@ int64_t hp_vms_offset(const struct hp_vms *v, const char *type, const char *fiel
 	return (int64_t)f->offset;
 }
 
+int hp_vms_need_offset(const struct hp_vms *v, const char *type, const char *field, int64_t *out, char *err,
+		       size_t errlen)
+{
+	*out = hp_vms_offset(v, type, field);
+	if (*out < 0)
+		return hp_fail(err, errlen, -ENOENT, "VMStructs has no %s::%s", type, field);
+	return 0;
+}
+
 const void *hp_vms_address(const struct hp_vms *v, const char *type, const char *field)
 {
 	const struct hp_vms_field *f = hp_vms_field(v, type, field);

@@ -97,6 +97,10 @@ int hp_vms_long_constant(const struct hp_vms *v, const char *name, uint64_t *out
 
 /* Convenience: instance-field offset, or -1 when absent or static. */
 int64_t hp_vms_offset(const struct hp_vms *v, const char *type, const char *field);
+/* hp_vms_offset for a field the caller cannot do without: 0, or -ENOENT
+ * with "VMStructs has no TYPE::FIELD" in err. */
+int hp_vms_need_offset(const struct hp_vms *v, const char *type, const char *field, int64_t *out, char *err,
+		       size_t errlen);
 /* Convenience: static-field address, or NULL when absent or not static. */
 const void *hp_vms_address(const struct hp_vms *v, const char *type, const char *field);
 /* true if `type` is `ancestor` or derives from it. */

@@ -6,116 +6,13 @@
  * every kind of bad reference gives its error, never a fault. (Real JVMs:
  * test_profiler's stacks=verify runs.) */
 #include <criterion/criterion.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 
-#include "vmstructs/framedecode.h"
-#include "vmstructs/framewalk.h"
-
-enum {
-	/* Method, ConstMethod, ConstantPool, InstanceKlass */
-	M_CONST = 8, M_FLAGS = 32, M_SIZE = 64,
-	CM_CONSTANTS = 8, CM_CODE_SIZE = 32, CM_IDNUM = 38, CM_SIZE = 48,
-	CP_HOLDER = 24, IK_IDS = 344, IK_METHODS = 408,
-	/* nmethod header */
-	NM_METHOD = 8, NM_SIZE = 16, NM_DATA = 20, NM_CODE = 24, NM_PCS = 32, NM_PCS_END = 36, NM_SCOPES = 40,
-	NM_META = 48,
-	/* nmethod sections */
-	CODE_AT = 256, META_AT = 1024, SCOPES_AT = 1280, PCS_AT = 1536, BLOB = 4096,
-};
-
-#define NMETHODS 4
-static _Alignas(64) uint8_t methods[NMETHODS][M_SIZE];
-static _Alignas(64) uint8_t consts[NMETHODS][CM_SIZE + 64];
-static _Alignas(64) uint8_t pool[64], holder[512];
-static uintptr_t ids[1 + NMETHODS], jmid_slots[NMETHODS];
-static _Alignas(64) uint8_t nm[BLOB];
-static struct hp_framedecode d;
-static int scopes_len, npcs;
-
-static uintptr_t M(int i)
-{
-	return (uintptr_t)methods[i];
-}
-
-static void setup(void)
-{
-	memset(&d, 0, sizeof(d));
-	d.off_nm_method = NM_METHOD;
-	d.off_blob_size = NM_SIZE;
-	d.off_data_offset = NM_DATA;
-	d.off_code_begin = NM_CODE;
-	d.off_code_offset = -1;
-	d.off_pcs_offset = NM_PCS;
-	d.off_pcs_end_offset = NM_PCS_END;
-	d.off_scopes_data_begin = NM_SCOPES;
-	d.off_metadata_offset = NM_META;
-	d.off_immutable = -1;
-	d.pcdesc_size = 16;
-	d.off_pc_offset = 0;
-	d.off_scope_decode_offset = 4;
-	d.unsigned5_x = 1;
-	struct hp_methods *m = &d.methods;
-	m->off_const_method = M_CONST;
-	m->off_access_flags = M_FLAGS;
-	m->off_constants = CM_CONSTANTS;
-	m->off_idnum = CM_IDNUM;
-	m->off_code_size = CM_CODE_SIZE;
-	m->off_pool_holder = CP_HOLDER;
-	m->off_jmethod_ids = IK_IDS;
-	m->off_methods = IK_METHODS;
-	m->off_array_data = 8;
-	m->const_method_size = CM_SIZE;
-	m->jmid_is_pointer = true;
-	m->slots = calloc(HP_METHODS_SLOTS, sizeof(*m->slots));
-	cr_assert_not_null(m->slots);
-	pthread_mutex_init(&m->lock, NULL);
-
-	memset(methods, 0, sizeof(methods));
-	memset(consts, 0, sizeof(consts));
-	*(uintptr_t *)(pool + CP_HOLDER) = (uintptr_t)holder;
-	*(uintptr_t *)(holder + IK_IDS) = (uintptr_t)ids;
-	ids[0] = NMETHODS;
-	for (int i = 0; i < NMETHODS; i++) {
-		*(uintptr_t *)(methods[i] + M_CONST) = (uintptr_t)consts[i];
-		*(uintptr_t *)(consts[i] + CM_CONSTANTS) = (uintptr_t)pool;
-		*(uint16_t *)(consts[i] + CM_IDNUM) = (uint16_t)i;
-		*(uint16_t *)(consts[i] + CM_CODE_SIZE) = 40;
-		jmid_slots[i] = M(i);                   /* the JNIMethodBlock slot */
-		ids[1 + i] = (uintptr_t)&jmid_slots[i];  /* the holder's cache */
-	}
-	/* the nmethod of method 0, with methods 0..3 in its metadata */
-	memset(nm, 0, sizeof(nm));
-	*(uintptr_t *)(nm + NM_METHOD) = M(0);
-	*(int32_t *)(nm + NM_SIZE) = BLOB;
-	*(int32_t *)(nm + NM_DATA) = META_AT;
-	*(uintptr_t *)(nm + NM_CODE) = (uintptr_t)nm + CODE_AT;
-	*(int32_t *)(nm + NM_PCS) = PCS_AT;
-	*(uintptr_t *)(nm + NM_SCOPES) = (uintptr_t)nm + SCOPES_AT;
-	*(int32_t *)(nm + NM_META) = META_AT;
-	for (int i = 0; i < NMETHODS; i++)
-		*(uintptr_t *)(nm + META_AT + 8 * i) = M(i);
-	scopes_len = 1;         /* offset 0 is serialized_null */
-	npcs = 0;
-	*(int32_t *)(nm + NM_PCS_END) = PCS_AT;
-}
+#include "../fixtures/framedecode_layout.h"
 
 static void teardown(void)
 {
 	hp_methods_free(&d.methods);
-}
-
-/* UNSIGNED5 as HotSpot writes it (CompressedWriteStream / UNSIGNED5::write_uint). */
-static void put_u5(uint32_t v)
-{
-	const uint32_t x = (uint32_t)d.unsigned5_x, l = 256 - x - 64;
-	for (int i = 0; i < 4 && v >= l; i++) {
-		nm[SCOPES_AT + scopes_len++] = (uint8_t)(x + l + ((v - l) & 63));
-		v = (v - l) >> 6;
-	}
-	nm[SCOPES_AT + scopes_len++] = (uint8_t)(v + x);
 }
 
 /* One scope (DebugInformationRecorder's order); returns its offset. */
