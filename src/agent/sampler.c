@@ -615,8 +615,10 @@ static void find_redefinition_count(void)
 		      count ? count : flag ? flag : "no symbols/ entry");
 }
 
-/* The decoder answers cache misses; without it they go to GetStackTrace. */
-static void setup_decoder(jvmtiEnv *jvmti, JNIEnv *jni)
+/* The decoder answers cache misses; without it they go to GetStackTrace.
+ * With stacks=jvmti (`decoding` false) only its Method layout is set up,
+ * for check_jmid. */
+static void setup_decoder(jvmtiEnv *jvmti, JNIEnv *jni, bool decoding)
 {
 	char err[256] = "";
 	int rc = hp_framedecode_init(&prof.decode, prof.probe->vms, prof.probe->data, err, sizeof(err));
@@ -627,12 +629,14 @@ static void setup_decoder(jvmtiEnv *jvmti, JNIEnv *jni)
 		logf_("%s; new stacks come from GetStackTrace", prof.decode_reason);
 		return;
 	}
-	prof.enter_special = enter_special_id(jvmti, jni);
+	prof.enter_special = decoding ? enter_special_id(jvmti, jni) : 0;
 	prof.decode.walk = &prof.walk;
 	atomic_store_explicit(&prof.decode_ready, 1, memory_order_release);
 	pthread_mutex_lock(&prof.sites.lock);
 	prof.sites.check_id = check_jmid;
 	pthread_mutex_unlock(&prof.sites.lock);
+	if (!decoding)
+		return;
 	/* Prepared from now on, then the ones before: none is missed. */
 	(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, NULL);
 	make_loaded_method_ids(jvmti, jni);
@@ -646,6 +650,8 @@ static void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni)
 	char err[256] = "";
 	if (prof.o.stacks == HP_STACKS_JVMTI) {
 		snprintf(prof.walk_reason, sizeof(prof.walk_reason), "stacks=jvmti");
+		find_redefinition_count();
+		setup_decoder(jvmti, jni, false);   /* jmethodID checks only */
 		return;
 	}
 	int rc = hp_framewalk_init(&prof.walk, prof.probe->vms, prof.probe->data, &prof.probe->jvm, err,
@@ -673,7 +679,7 @@ static void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni)
 		logf_("%s; stacks come from GetStackTrace", prof.walk_reason);
 		return;
 	}
-	setup_decoder(jvmti, jni);
+	setup_decoder(jvmti, jni, true);
 	atomic_store(&prof.classes_unloaded, hp_perfdata_classes_unloaded(prof.probe));
 	find_redefinition_count();
 	/* the continuation return barrier's address, where symbols/ names it */

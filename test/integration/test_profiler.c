@@ -585,6 +585,14 @@ Test(stacks, verified_while_classes_are_redefined)
 	cr_expect_geq(sc.dchecked + overtaken + invalid, sc.decoded, "%s", r.output);
 	cr_expect_lt(overtaken + invalid, sc.decoded / 10, "%s", r.output);
 	jvm_result_free(&r);
+
+	/* GetStackTrace alone: its own bad jmethodIDs are not named (they
+	 * crashed the JVM in GetMethodName in most such runs before) */
+	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=4k,stacks=jvmti,format=collapsed,file=%s/rdj.collapsed",
+		 HP_AGENT_PATH, workdir);
+	r = jvm_run(argv, NULL, 120);
+	cr_expect_eq(r.exit_code, 0, "stacks=jvmti: java exited %d\n%s", r.exit_code, r.output);
+	jvm_result_free(&r);
 }
 
 /* The default: the cache answers, GetStackTrace runs for new stacks and
