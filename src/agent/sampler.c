@@ -592,24 +592,26 @@ static void make_loaded_method_ids(jvmtiEnv *jvmti, JNIEnv *jni)
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)classes);
 }
 
-/* Where the JVM counts class redefinitions (symbols/ static.JvmtiExport.*),
- * checked to lie in libjvm's data segments. */
+/* The address of a libjvm static that symbols/ names under `key`
+ * (static.Type._field), checked to lie in libjvm's data segments for `n`
+ * bytes (.bss is in a writable segment, not a file-backed one), or NULL. */
+static const volatile void *libjvm_static(const char *key, size_t n)
+{
+	const char *name = hp_symdata_get(prof.probe->data, key);
+	const struct hp_sym *s = name ? hp_probe_sym(prof.probe, name) : NULL;
+	if (!s || !hp_libjvm_writable(&prof.probe->jvm, (uintptr_t)s->addr, n))
+		return NULL;
+	return (const volatile void *)(uintptr_t)s->addr;
+}
+
+/* Where the JVM counts class redefinitions (symbols/ static.JvmtiExport.*). */
 static void find_redefinition_count(void)
 {
-	prof.redefinitions = NULL;
-	prof.has_redefined = NULL;
 	const char *count = hp_symdata_get(prof.probe->data, "static.JvmtiExport._redefinition_count");
 	const char *flag = hp_symdata_get(prof.probe->data, "static.JvmtiExport._has_redefined_a_class");
-	const struct hp_sym *s = count ? hp_probe_sym(prof.probe, count) : NULL;
-	/* .bss: in a writable segment (readable, loaded), not a file-backed one */
-	if (s && hp_libjvm_writable(&prof.probe->jvm, (uintptr_t)s->addr, 8)) {
-		prof.redefinitions = (const volatile uint64_t *)(uintptr_t)s->addr;
-		return;
-	}
-	s = flag ? hp_probe_sym(prof.probe, flag) : NULL;
-	if (s && hp_libjvm_writable(&prof.probe->jvm, (uintptr_t)s->addr, 1))
-		prof.has_redefined = (const volatile uint8_t *)(uintptr_t)s->addr;
-	else
+	prof.redefinitions = libjvm_static("static.JvmtiExport._redefinition_count", 8);
+	prof.has_redefined = prof.redefinitions ? NULL : libjvm_static("static.JvmtiExport._has_redefined_a_class", 1);
+	if (!prof.redefinitions && !prof.has_redefined)
 		logf_("no class-redefinition count in libjvm (%s): cached stacks are not retired when classes are "
 		      "redefined (the periodic check against GetStackTrace turns the cache off if one goes wrong)",
 		      count ? count : flag ? flag : "no symbols/ entry");
@@ -683,10 +685,9 @@ static void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni)
 	atomic_store(&prof.classes_unloaded, hp_perfdata_classes_unloaded(prof.probe));
 	find_redefinition_count();
 	/* the continuation return barrier's address, where symbols/ names it */
-	const char *rb = hp_symdata_get(prof.probe->data, "static.StubRoutines._cont_returnBarrier");
-	const struct hp_sym *rbs = rb ? hp_probe_sym(prof.probe, rb) : NULL;
-	if (rbs && hp_libjvm_writable(&prof.probe->jvm, (uintptr_t)rbs->addr, 8))
-		prof.walk.cont_return_barrier = *(const uintptr_t *)(uintptr_t)rbs->addr;
+	const volatile uintptr_t *rb = libjvm_static("static.StubRoutines._cont_returnBarrier", 8);
+	if (rb)
+		prof.walk.cont_return_barrier = *rb;
 	enum hp_gc_kind gc = prof.probe->heap.kind;
 	prof.unloads_in_pauses = gc == HP_GC_SERIAL || gc == HP_GC_PARALLEL || gc == HP_GC_G1 || gc == HP_GC_EPSILON;
 	atomic_store_explicit(&prof.walk_ready, 1, memory_order_release);
@@ -711,16 +712,16 @@ static void describe_stacks(char *out, size_t cap)
 	}
 	/* Why misses were not decoded: the decoder's reasons, then the
 	 * method table's (for "method without a jmethodID"). */
-	uint64_t undecoded = 0, dtop = 0;
-	const char *dreason = "none";
+	uint64_t undecoded = 0, dtop = 0, mtop = 0;
+	int dtop_result = 0;
 	for (int i = 0; i < HP_FD_RESULTS; i++) {
 		uint64_t f = atomic_load(&prof.decode_failed[i]);
 		undecoded += f;
 		if (f > dtop)
-			dtop = f, dreason = hp_framedecode_result_name(-i - 1);
+			dtop = f, dtop_result = -i - 1;
 	}
-	uint64_t mtop = 0;
-	for (int i = 0; i < HP_METHOD_RESULTS && dreason == hp_framedecode_result_name(HP_FD_METHOD); i++) {
+	const char *dreason = dtop ? hp_framedecode_result_name(dtop_result) : "none";
+	for (int i = 0; i < HP_METHOD_RESULTS && dtop_result == HP_FD_METHOD; i++) {
 		uint64_t f = atomic_load(&prof.method_failed[i]);
 		if (f > mtop)
 			mtop = f, dreason = hp_method_result_name(-i - 1);
@@ -731,7 +732,8 @@ static void describe_stacks(char *out, size_t cap)
 	int len = snprintf(out, cap, "stacks: %llu cached, %llu decoded, %llu asked GetStackTrace (%llu not walkable "
 			   "(most: %s), %llu walked, not decoded (most: %s)), %llu cached and %llu decoded checked "
 			   "against GetStackTrace, %llu mismatches, %llu stale, cache %zu bytes%s, %u methods, "
-			   "%llu not cacheable (interpreted frames, no class-unload epoch), %llu GetStackTrace answers "
+			   "%llu not cacheable (interpreted frames, no class-unload epoch; or JDK 11 after a class "
+			   "redefinition), %llu GetStackTrace answers "
 			   "with an invalid jmethodID, %llu checks overtaken by a class redefinition, frame table: %u "
 			   "distinct frames, %zu bytes with the sites' frame ids",
 			   (unsigned long long)hp_striped_sum(&prof.cache_hits, memory_order_relaxed),

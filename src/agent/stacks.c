@@ -253,9 +253,7 @@ static uint32_t frame_id(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const
 	for (; t->frame_index[j]; j = (j + 1) & t->frame_mask) {
 		const struct hp_frame_rec *r = hp_sites_frame(t, t->frame_index[j] - 1);
 		if (r->raw.method == f->method && r->raw.location == f->location) {
-			const struct method_entry *m = method_named(t, jvmti, jni, f->method);
-			if (m && m->invalid)
-				*invalid = true;
+			*invalid |= r->invalid;
 			return t->frame_index[j] - 1;
 		}
 	}
@@ -269,9 +267,9 @@ static uint32_t frame_id(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const
 		atomic_store_explicit(&t->frame_chunks[n / HP_FRAME_CHUNK], chunk, memory_order_release);
 	}
 	struct method_entry *m = method_named(t, jvmti, jni, f->method);
-	if (m && m->invalid)
-		*invalid = true;
 	struct hp_frame_rec *r = &chunk[n % HP_FRAME_CHUNK];
+	r->invalid = m && m->invalid;
+	*invalid |= r->invalid;
 	r->raw = *f;
 	r->named.function = m ? m->function : "[unknown]";
 	r->named.file = m ? m->file : "";

@@ -38,6 +38,7 @@ struct hp_site {
 struct hp_frame_rec {
 	jvmtiFrameInfo raw;
 	struct hp_frame named;
+	bool invalid;                   /* its jmethodID failed check_id */
 };
 #define HP_FRAME_CHUNK 4096
 #define HP_FRAME_CHUNKS 1024            /* 4M distinct frames at most */

@@ -513,7 +513,7 @@ Test(stacks, without_perfdata_collections_date_the_keys)
 	 * cached but still decoded, each decode checked. */
 	const char *nc = strstr(r.output, "methods, ");
 	cr_expect(nc && strtoull(nc + 9, NULL, 10) > 0 &&
-			  strstr(nc, "not cacheable (interpreted frames, no class-unload epoch)"),
+			  strstr(nc, "not cacheable (interpreted frames, no class-unload epoch; or JDK 11 after a class redefinition)"),
 		  "%s", r.output);
 	cr_expect_eq(sc.mismatches, 0, "%s", r.output);
 	cr_expect_gt(sc.decoded, 0, "%s", r.output);
