@@ -7,6 +7,7 @@
 
 #include "heapusage/symdata.h"
 #include "vmstructs/errmsg.h"
+#include "vmstructs/frame_arch.h"
 #include "vmstructs/libjvm.h"
 #include "vmstructs/safemem.h"
 #include "vmstructs/vmstructs.h"
@@ -92,9 +93,10 @@ int hp_framewalk_init(struct hp_framewalk *w, const struct hp_vms *v, const stru
 		      const struct hp_libjvm *jvm, char *err, size_t errlen)
 {
 	memset(w, 0, sizeof(*w));
-#if !defined(__x86_64__)
+#if !HP_ARCH_SUPPORTED
 	(void)v, (void)d, (void)jvm;
-	return hp_fail(err, errlen, -ENOTSUP, "the frame walker knows x86_64 frames only");
+	return hp_fail(err, errlen, -ENOTSUP, "the frame walker has no frame rules for " HP_ARCH_NAME
+		       " (src/vmstructs/frame_x86_64.h is the one there is)");
 #else
 	if (!v)
 		return hp_fail(err, errlen, -ENOENT, "no VMStructs");
@@ -283,7 +285,7 @@ int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java
 	uintptr_t pc = *(const volatile uintptr_t *)(anchor + w->off_last_pc);
 	if (!sp)
 		return HP_FW_NO_JAVA_FRAMES;
-	if (!pc && !stack_word(&st, sp - WORD, &pc))
+	if (!pc && !stack_word(&st, hp_arch_slot(sp, -HP_ARCH_PC_BELOW_SP), &pc))
 		return HP_FW_BAD_READ;
 	uintptr_t unextended_sp = sp;
 	int n = 0, java = 0;
@@ -299,7 +301,7 @@ int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java
 			 * first Java call) the Java frames that called out,
 			 * found through the JavaCallWrapper's saved anchor. */
 			uintptr_t wrapper, jsp, jfp, jpc;
-			if (!stack_word(&st, fp + (uintptr_t)((intptr_t)w->entry_wrapper_slot * WORD), &wrapper))
+			if (!stack_word(&st, hp_arch_slot(fp, w->entry_wrapper_slot), &wrapper))
 				return HP_FW_BAD_READ;
 			uintptr_t wa = wrapper + (uintptr_t)w->off_wrapper_anchor;
 			if (!stack_word(&st, wa + (uintptr_t)w->off_last_sp, &jsp) ||
@@ -312,7 +314,7 @@ int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java
 				aux[n / 2] = 0;
 			key[n++] = KEY_ENTRY_TAG;
 			key[n++] = 0;
-			if (!jpc && !stack_word(&st, jsp - WORD, &jpc))
+			if (!jpc && !stack_word(&st, hp_arch_slot(jsp, -HP_ARCH_PC_BELOW_SP), &jpc))
 				return HP_FW_BAD_READ;
 			unextended_sp = jsp;
 			fp = jfp;
@@ -321,10 +323,11 @@ int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java
 		}
 		if (pc >= w->interp_lo && pc < w->interp_hi) {
 			uintptr_t method, bcp, sender_usp, ret, link;
-			if (!stack_word(&st, fp + (uintptr_t)((intptr_t)w->interp_method_slot * WORD), &method) ||
-			    !stack_word(&st, fp + (uintptr_t)((intptr_t)w->interp_bcp_slot * WORD), &bcp) ||
-			    !stack_word(&st, fp + (uintptr_t)((intptr_t)w->interp_sender_sp_slot * WORD), &sender_usp) ||
-			    !stack_word(&st, fp + WORD, &ret) || !stack_word(&st, fp, &link) || !method ||
+			if (!stack_word(&st, hp_arch_slot(fp, w->interp_method_slot), &method) ||
+			    !stack_word(&st, hp_arch_slot(fp, w->interp_bcp_slot), &bcp) ||
+			    !stack_word(&st, hp_arch_slot(fp, w->interp_sender_sp_slot), &sender_usp) ||
+			    !stack_word(&st, hp_arch_slot(fp, HP_ARCH_FP_RETURN_SLOT), &ret) ||
+			    !stack_word(&st, hp_arch_slot(fp, HP_ARCH_FP_LINK_SLOT), &link) || !method ||
 			    (method & (WORD - 1)))
 				return HP_FW_BAD_READ;
 			if (aux)
@@ -376,7 +379,8 @@ int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java
 			return HP_FW_UNEXPECTED_BLOB;
 		}
 		uintptr_t sender_sp = unextended_sp + (uintptr_t)frame_words * WORD, ret, link;
-		if (!stack_word(&st, sender_sp - WORD, &ret) || !stack_word(&st, sender_sp - 2 * WORD, &link))
+		if (!stack_word(&st, hp_arch_slot(sender_sp, -HP_ARCH_RET_BELOW_SENDER_SP), &ret) ||
+		    !stack_word(&st, hp_arch_slot(sender_sp, -HP_ARCH_LINK_BELOW_SENDER_SP), &link))
 			return HP_FW_BAD_READ;
 		unextended_sp = sender_sp;
 		pc = ret;

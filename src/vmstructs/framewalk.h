@@ -35,7 +35,9 @@
  * walk with an error and the caller falls back to GetStackTrace.
  *
  * Layouts come from VMStructs; the two interpreter frame slots VMStructs
- * does not publish come from symbols/ (frame.*). x86_64 only.
+ * does not publish come from symbols/ (frame.*). The architecture's own
+ * rules (return address and saved fp slots) are in frame_x86_64.h, chosen
+ * by frame_arch.h; another architecture is a file of its own.
  */
 #ifndef HP_FRAMEWALK_H
 #define HP_FRAMEWALK_H
