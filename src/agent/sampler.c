@@ -75,6 +75,7 @@
 #include "heapusage/symdata.h"
 #include "vmstructs/framedecode.h"
 #include "vmstructs/framewalk.h"
+#include "vmstructs/stackchunk.h"
 
 #define MAX_SITES 65536
 #define STACK_CACHE_SLOTS 32768       /* 256 KiB */
@@ -122,6 +123,8 @@ static struct profiler {
 	struct hp_stackcache stack_cache;
 	_Atomic int walk_ready;
 	char walk_reason[320];          /* why stacks come from GetStackTrace alone (err + prefix) */
+	struct hp_stackchunk chunks;    /* virtual thread frames past the return barrier */
+	char chunk_reason[320];         /* why they are not read, or "" */
 	_Atomic(const volatile int64_t *) classes_unloaded;
 	/* Class redefinitions (JvmtiExport::_redefinition_count, JDK 17+; on
 	 * JDK 11 only the bool _has_redefined_a_class, after which nothing
@@ -644,6 +647,43 @@ static void setup_decoder(jvmtiEnv *jvmti, JNIEnv *jni, bool decoding)
 	make_loaded_method_ids(jvmti, jni);
 }
 
+static const void *chunk_static(void *ctx, const char *key)
+{
+	(void)ctx;
+	char full[128];
+	snprintf(full, sizeof(full), "static.%s", key);
+	return (const void *)libjvm_static(full, 4);
+}
+
+/* Frames past the continuation return barrier, in heap stack chunks: read
+ * as the collector stores references (stackchunk.h). */
+static void setup_chunks(void)
+{
+	const struct hp_heap_info *h = &prof.probe->heap;
+	bool compressed = false, x_colored = false;
+	enum hp_heap_oops oops = HP_OOPS_WIDE;
+	if (h->kind == HP_GC_Z) {
+		oops = h->generational == 1 ? HP_OOPS_ZPOINTER : HP_OOPS_WIDE;
+		x_colored = h->generational == 0;
+	} else if (!hp_vmflags_bool(&prof.probe->flags, "UseCompressedOops", &compressed) && compressed) {
+		oops = HP_OOPS_NARROW;
+	}
+	char err[256] = "";
+	int rc = h->kind == HP_GC_Z && h->generational < 0 ? -ENOENT : 0;
+	if (rc)
+		snprintf(err, sizeof(err), "which ZGC runs (generational or not) is unknown");
+	else
+		rc = hp_stackchunk_init(&prof.chunks, prof.probe->vms, prof.probe->data, chunk_static, NULL, oops,
+					x_colored, err, sizeof(err));
+	if (rc) {
+		snprintf(prof.chunk_reason, sizeof(prof.chunk_reason), "heap stack chunks not read: %s",
+			 err[0] ? err : strerror(-rc));
+		logf_("%s; virtual thread stacks past a return barrier come from GetStackTrace", prof.chunk_reason);
+		return;
+	}
+	prof.walk.chunks = &prof.chunks;
+}
+
 /* The frame walker needs the code cache and the interpreter, which exist
  * from VM init on, and one JavaThread* to learn where JNIEnv sits in it:
  * java.lang.Thread.eetop of the calling thread. */
@@ -686,8 +726,10 @@ static void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni)
 	find_redefinition_count();
 	/* the continuation return barrier's address, where symbols/ names it */
 	const volatile uintptr_t *rb = libjvm_static("static.StubRoutines._cont_returnBarrier", 8);
-	if (rb)
+	if (rb) {
 		prof.walk.cont_return_barrier = *rb;
+		setup_chunks();
+	}
 	enum hp_gc_kind gc = prof.probe->heap.kind;
 	prof.unloads_in_pauses = gc == HP_GC_SERIAL || gc == HP_GC_PARALLEL || gc == HP_GC_G1 || gc == HP_GC_EPSILON;
 	atomic_store_explicit(&prof.walk_ready, 1, memory_order_release);
@@ -749,6 +791,25 @@ static void describe_stacks(char *out, size_t cap)
 			   (unsigned long long)(atomic_load(&prof.asked_invalid) + atomic_load(&prof.sites.invalid_ids)),
 			   (unsigned long long)atomic_load(&prof.checks_overtaken), atomic_load(&prof.sites.nframes),
 			   hp_sites_frame_bytes(&prof.sites));
+	if (len > 0 && (size_t)len < cap && prof.walk.cont_return_barrier) {
+		/* virtual threads: the frames past a return barrier */
+		struct hp_stackchunk *k = &prof.chunks;
+		uint64_t kfailed = 0, ktop = 0;
+		int ktop_reason = 0;
+		for (int i = 0; i < HP_SC_RESULTS; i++) {
+			uint64_t f = atomic_load(&k->failed[i]);
+			kfailed += f;
+			if (f > ktop)
+				ktop = f, ktop_reason = -i - 1;
+		}
+		if (prof.walk.chunks)
+			len += snprintf(out + len, cap - (size_t)len, ", heap stack chunks: %llu stacks read past a "
+					"return barrier (%llu frames), %llu not read (most: %s)",
+					(unsigned long long)atomic_load(&k->walked), (unsigned long long)atomic_load(&k->frames),
+					(unsigned long long)kfailed, ktop ? hp_stackchunk_result_name(ktop_reason) : "none");
+		else
+			len += snprintf(out + len, cap - (size_t)len, ", %s", prof.chunk_reason);
+	}
 	if (atomic_load(&c->disabled) == 1 && len > 0 && (size_t)len < cap)
 		snprintf(out + len, cap - (size_t)len, "; cache and decoder OFF: %s", c->reason);
 }

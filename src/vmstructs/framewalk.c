@@ -10,6 +10,7 @@
 #include "vmstructs/frame_arch.h"
 #include "vmstructs/libjvm.h"
 #include "vmstructs/safemem.h"
+#include "vmstructs/stackchunk.h"
 #include "vmstructs/vmstructs.h"
 
 #define WORD 8
@@ -268,6 +269,175 @@ static bool is_nmethod(const struct hp_framewalk *w, uintptr_t blob, uintptr_t h
 	return hp_libjvm_readable(w->jvm, name, 15) && memcmp((const void *)name, "native nmethod", 15) == 0;
 }
 
+/* The code blob at pc and its frame size: 1 for an nmethod whose code
+ * holds pc, 0 for another blob, or an hp_fw_result. */
+static int code_frame(const struct hp_framewalk *w, uintptr_t pc, uintptr_t *blob_out, int32_t *frame_words)
+{
+	uintptr_t heap_hi = 0, blob = find_blob(w, pc, &heap_hi);
+	if (!blob)
+		return HP_FW_UNKNOWN_PC;
+	if (!blob_field(blob, heap_hi, w->off_frame_size, 4))
+		return HP_FW_BAD_READ;
+	*frame_words = *(const volatile int32_t *)(blob + w->off_frame_size);
+	if (*frame_words <= 0 || *frame_words > MAX_FRAME_WORDS)
+		return HP_FW_UNEXPECTED_BLOB;
+	*blob_out = blob;
+	if (!is_nmethod(w, blob, heap_hi))
+		return 0;
+	if (!blob_field(blob, heap_hi, w->off_compile_id, 4) || !blob_field(blob, heap_hi, w->off_stub_offset, 4) ||
+	    !blob_field(blob, heap_hi, w->off_code_begin >= 0 ? w->off_code_begin : w->off_code_offset, WORD))
+		return HP_FW_BAD_READ;
+	uintptr_t code_begin = w->off_code_begin >= 0 ? *(const volatile uintptr_t *)(blob + w->off_code_begin)
+						      : blob + (uintptr_t)*(const volatile int32_t *)(blob + w->off_code_offset);
+	uintptr_t stub_begin = blob + (uintptr_t)*(const volatile int32_t *)(blob + w->off_stub_offset);
+	/* A return pc in the stub section is a deoptimization handler
+	 * patched in: the real pc is elsewhere. */
+	if (pc < code_begin || pc >= stub_begin)
+		return HP_FW_DEOPTIMIZED;
+	return 1;
+}
+
+static inline uint64_t compile_id(const struct hp_framewalk *w, uintptr_t blob)
+{
+	return (uint64_t)(uint32_t)*(const volatile int32_t *)(blob + w->off_compile_id);
+}
+
+static inline bool in_interpreter(const struct hp_framewalk *w, uintptr_t pc)
+{
+	return pc >= w->interp_lo && pc < w->interp_hi;
+}
+
+#define MAX_CHUNKS 64
+
+/* An interpreted frame in a chunk: its fp, derelativized from the link
+ * slot below its sp (StackChunkFrameStream::fp, Mixed). */
+static bool chunk_fp(struct hp_chunk_window *win, uintptr_t sp, uintptr_t *fp)
+{
+	uintptr_t at = hp_arch_slot(sp, -HP_ARCH_LINK_BELOW_SENDER_SP), rel;
+	if (!hp_chunk_word(win, at, &rel) || (intptr_t)rel <= 0 || rel > MAX_FRAME_WORDS)
+		return false;
+	*fp = hp_arch_slot(at, (intptr_t)rel);
+	return true;
+}
+
+/* The word at fp[slot] of a chunk frame, a relative slot made absolute. */
+static bool chunk_rel(struct hp_chunk_window *win, uintptr_t fp, int slot, uintptr_t *out)
+{
+	uintptr_t rel;
+	if (!hp_chunk_word(win, hp_arch_slot(fp, slot), &rel) || (intptr_t)rel < -MAX_FRAME_WORDS ||
+	    (intptr_t)rel > MAX_FRAME_WORDS)
+		return false;
+	*out = hp_arch_slot(fp, (intptr_t)rel);
+	return true;
+}
+
+/* Past the return barrier: the frames in the mounted continuation's heap
+ * stack chunks, as StackChunkFrameStream steps through them (stackchunk.h).
+ * Keys as for frames on the stack. Returns the key length, or an
+ * hp_fw_result (HP_FW_CONTINUATION when a chunk did not check out: the
+ * reason is counted in the chunk reader's stats). */
+static int walk_chunks(const struct hp_framewalk *w, uintptr_t thread, const struct range *st, uintptr_t barrier_sp,
+		       int n, int java, int max_java, uint64_t *key, int cap, bool *interpreted, uintptr_t *aux)
+{
+	struct hp_stackchunk *c = w->chunks;
+	struct hp_chunk_frames f;
+	struct hp_chunk_window win;
+	int java_before = java;
+	int rc = hp_stackchunk_first(c, thread, barrier_sp, st->lo, st->hi, &f);
+	for (int chunks = 0; rc >= 0; chunks++) {
+		if (chunks == MAX_CHUNKS) {
+			rc = HP_SC_BAD_CHUNK;
+			break;
+		}
+		hp_chunk_window_reset(&win, f.start, f.limit);
+		uintptr_t sp = f.sp, usp = sp, pc, fp = 0;
+		if (!hp_chunk_word(&win, hp_arch_slot(sp, -HP_ARCH_PC_BELOW_SP), &pc)) {
+			rc = HP_SC_UNREADABLE;
+			break;
+		}
+		if (f.mixed && in_interpreter(w, pc) &&
+		    (!chunk_fp(&win, sp, &fp) || !chunk_rel(&win, fp, c->interp_last_sp_slot, &usp))) {
+			rc = HP_SC_BAD_FRAME;
+			break;
+		}
+		while (rc >= 0 && sp < f.end) {
+			if (java >= max_java)
+				goto done;
+			if (n + 2 > cap)
+				return HP_FW_TOO_DEEP;
+			uintptr_t next_sp;
+			if (in_interpreter(w, pc)) {
+				uintptr_t method, bcp, locals, sender_usp;
+				if (!f.mixed || !chunk_fp(&win, sp, &fp) ||
+				    !hp_chunk_word(&win, hp_arch_slot(fp, w->interp_method_slot), &method) ||
+				    !hp_chunk_word(&win, hp_arch_slot(fp, w->interp_bcp_slot), &bcp) ||
+				    !chunk_rel(&win, fp, c->interp_locals_slot, &locals) || !method ||
+				    (method & (WORD - 1))) {
+					rc = HP_SC_BAD_FRAME;
+					break;
+				}
+				if (aux)
+					aux[n / 2] = HP_FW_AUX_INTERPRETED;
+				key[n++] = method | 1;
+				key[n++] = bcp;
+				*interpreted = true;
+				java++;
+				/* next_for_interpreter_frame */
+				if (locals + WORD >= f.end) {
+					next_sp = f.end;
+				} else if (!chunk_rel(&win, fp, w->interp_sender_sp_slot, &sender_usp)) {
+					rc = HP_SC_BAD_FRAME;
+					break;
+				} else {
+					next_sp = hp_arch_slot(fp, HP_ARCH_LINK_BELOW_SENDER_SP);
+					usp = sender_usp;
+				}
+			} else {
+				uintptr_t blob;
+				int32_t frame_words;
+				if (code_frame(w, pc, &blob, &frame_words) != 1) {
+					rc = HP_SC_BAD_FRAME;   /* a stub, a deoptimized or unknown pc */
+					break;
+				}
+				if (aux)
+					aux[n / 2] = blob;
+				key[n++] = pc;
+				key[n++] = compile_id(w, blob);
+				java++;
+				next_sp = usp + (uintptr_t)frame_words * WORD;
+				if (f.mixed && next_sp >= f.end - 2 * WORD)
+					next_sp = f.end;
+				usp = next_sp;
+			}
+			if (next_sp <= sp) {
+				rc = HP_SC_BAD_FRAME;   /* no progress: not a frame chain */
+				break;
+			}
+			sp = next_sp;
+			if (sp >= f.end)
+				break;
+			if (!hp_chunk_word(&win, hp_arch_slot(sp, -HP_ARCH_PC_BELOW_SP), &pc)) {
+				rc = HP_SC_UNREADABLE;
+				break;
+			}
+			if (f.mixed && in_interpreter(w, pc) &&
+			    (!chunk_fp(&win, sp, &fp) || !chunk_rel(&win, fp, c->interp_last_sp_slot, &usp)))
+				rc = HP_SC_BAD_FRAME;
+		}
+		if (rc < 0)
+			break;
+		rc = hp_stackchunk_next(c, &f);
+		if (rc == 0)
+			goto done;
+	}
+	atomic_fetch_add_explicit(&c->failed[-rc - 1], 1, memory_order_relaxed);
+	return HP_FW_CONTINUATION;
+done:
+	atomic_fetch_add_explicit(&c->walked, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->frames, (uint64_t)(java - java_before), memory_order_relaxed);
+	return n;
+}
+
 int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java, uint64_t *key, int cap,
 		     bool *interpreted, uintptr_t *aux)
 {
@@ -341,42 +511,29 @@ int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java
 			fp = link;
 			continue;
 		}
-		if (pc && pc == w->cont_return_barrier)
-			return HP_FW_CONTINUATION;
-		uintptr_t heap_hi = 0, blob = find_blob(w, pc, &heap_hi);
-		if (!blob)
-			return HP_FW_UNKNOWN_PC;
-		if (!blob_field(blob, heap_hi, w->off_frame_size, 4))
-			return HP_FW_BAD_READ;
-		int32_t frame_words = *(const volatile int32_t *)(blob + w->off_frame_size);
-		if (frame_words <= 0 || frame_words > MAX_FRAME_WORDS)
-			return HP_FW_UNEXPECTED_BLOB;
-		if (is_nmethod(w, blob, heap_hi)) {
-			if (!blob_field(blob, heap_hi, w->off_compile_id, 4) ||
-			    !blob_field(blob, heap_hi, w->off_stub_offset, 4) ||
-			    !blob_field(blob, heap_hi, w->off_code_begin >= 0 ? w->off_code_begin : w->off_code_offset,
-					WORD))
-				return HP_FW_BAD_READ;
-			uintptr_t code_begin = w->off_code_begin >= 0 ?
-				*(const volatile uintptr_t *)(blob + w->off_code_begin) :
-				blob + (uintptr_t)*(const volatile int32_t *)(blob + w->off_code_offset);
-			uintptr_t stub_begin = blob + (uintptr_t)*(const volatile int32_t *)(blob + w->off_stub_offset);
-			/* A return pc in the stub section is a deoptimization
-			 * handler patched in: the real pc is elsewhere. */
-			if (pc < code_begin || pc >= stub_begin)
-				return HP_FW_DEOPTIMIZED;
+		if (pc && pc == w->cont_return_barrier) {
+			if (!w->chunks)
+				return HP_FW_CONTINUATION;
+			return walk_chunks(w, thread, &st, unextended_sp, n, java, max_java, key, cap, interpreted, aux);
+		}
+		uintptr_t blob;
+		int32_t frame_words;
+		int rc = code_frame(w, pc, &blob, &frame_words);
+		if (rc == 1) {
 			if (aux)
 				aux[n / 2] = blob;
 			key[n++] = pc;
-			key[n++] = (uint64_t)(uint32_t)*(const volatile int32_t *)(blob + w->off_compile_id);
+			key[n++] = compile_id(w, blob);
 			java++;
 		} else if (physical == 0) {
 			if (aux)
 				aux[n / 2] = 0;
 			key[n++] = pc;  /* the runtime stub of an allocation slow path */
 			key[n++] = 0;
-		} else {
+		} else if (rc == 0) {
 			return HP_FW_UNEXPECTED_BLOB;
+		} else {
+			return rc;
 		}
 		uintptr_t sender_sp = unextended_sp + (uintptr_t)frame_words * WORD, ret, link;
 		if (!stack_word(&st, hp_arch_slot(sender_sp, -HP_ARCH_RET_BELOW_SENDER_SP), &ret) ||

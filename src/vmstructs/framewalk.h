@@ -49,6 +49,7 @@
 struct hp_vms;
 struct hp_symdata;
 struct hp_libjvm;
+struct hp_stackchunk;
 
 #define HP_FW_MAX_HEAPS 8
 
@@ -79,6 +80,9 @@ struct hp_framewalk {
 	 * caller sets it; 0 unknown): a virtual thread's lower frames are in a
 	 * heap stack chunk, not on this stack */
 	uintptr_t cont_return_barrier;
+	/* what is past that barrier (stackchunk.h; the caller sets it up and
+	 * owns it; NULL: the walk stops there with HP_FW_CONTINUATION) */
+	struct hp_stackchunk *chunks;
 	/* libjvm's segments: blob names are read only inside them (kept, not
 	 * copied: the probe that owns it outlives the walker) */
 	const struct hp_libjvm *jvm;
@@ -107,7 +111,7 @@ enum hp_fw_result {
 	HP_FW_UNEXPECTED_BLOB = -5,     /* a stub below the top, a bad frame size */
 	HP_FW_DEOPTIMIZED = -6,         /* a return pc outside an nmethod's code */
 	HP_FW_TOO_DEEP = -7,            /* key buffer full before the bottom */
-	HP_FW_CONTINUATION = -8,        /* a return barrier: frames in a heap stack chunk */
+	HP_FW_CONTINUATION = -8,        /* a return barrier: frames in a heap stack chunk not read */
 	HP_FW_RESULTS = 8
 };
 const char *hp_framewalk_result_name(int result);
