@@ -7,7 +7,7 @@ import java.util.List;
  * release 11): 200 of them allocate through a 7-deep call chain and sleep
  * every 50 iterations, so they are unmounted and mounted again (their lower
  * frames then wait in heap stack chunks). Prints "no virtual threads" on
- * older JDKs.
+ * older JDKs; with the argument "probe", only whether there are any.
  */
 public class VirtualAlloc {
     static volatile Object sink;
@@ -18,6 +18,10 @@ public class VirtualAlloc {
             builder = Thread.class.getMethod("ofVirtual").invoke(null);
         } catch (NoSuchMethodException e) {
             System.out.println("no virtual threads");
+            return;
+        }
+        if (a.length > 0 && a[0].equals("probe")) {
+            System.out.println("virtual threads");
             return;
         }
         Method start = Class.forName("java.lang.Thread$Builder").getMethod("start", Runnable.class);
