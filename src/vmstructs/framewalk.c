@@ -343,13 +343,12 @@ static int walk_chunks(const struct hp_framewalk *w, uintptr_t thread, const str
 	struct hp_chunk_frames f;
 	struct hp_chunk_window win;
 	int java_before = java;
-	int rc = hp_stackchunk_first(c, thread, barrier_sp, st->lo, st->hi, &f);
+	int rc = hp_stackchunk_first(c, thread, barrier_sp, st->lo, st->hi, &f, &win);
 	for (int chunks = 0; rc >= 0; chunks++) {
 		if (chunks == MAX_CHUNKS) {
 			rc = HP_SC_BAD_CHUNK;
 			break;
 		}
-		hp_chunk_window_reset(&win, f.start, f.limit);
 		uintptr_t sp = f.sp, usp = sp, pc, fp = 0;
 		if (!hp_chunk_word(&win, hp_arch_slot(sp, -HP_ARCH_PC_BELOW_SP), &pc)) {
 			rc = HP_SC_UNREADABLE;
@@ -426,7 +425,7 @@ static int walk_chunks(const struct hp_framewalk *w, uintptr_t thread, const str
 		}
 		if (rc < 0)
 			break;
-		rc = hp_stackchunk_next(c, &f);
+		rc = hp_stackchunk_next(c, &f, &win);
 		if (rc == 0)
 			goto done;
 	}

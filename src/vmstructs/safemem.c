@@ -1,9 +1,35 @@
 #include "vmstructs/safemem.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+#define PAGE 4096
+#define MAX_PAGES 16
+
+/* Our pid, not asked for at every read (getpid is a system call of its
+ * own in glibc >= 2.25: ~0.1 us here, an eighth of a safe read); a forked
+ * child that runs on learns its own. */
+static pid_t self_pid;
+
+static void learn_pid(void)
+{
+	__atomic_store_n(&self_pid, getpid(), __ATOMIC_RELAXED);
+}
+
+__attribute__((constructor)) static void safemem_init(void)
+{
+	learn_pid();
+	pthread_atfork(NULL, NULL, learn_pid);
+}
+
+static inline pid_t my_pid(void)
+{
+	pid_t p = __atomic_load_n(&self_pid, __ATOMIC_RELAXED);
+	return p ? p : getpid();
+}
 
 int hp_safe_read(void *dst, const void *src, size_t n)
 {
@@ -13,8 +39,28 @@ int hp_safe_read(void *dst, const void *src, size_t n)
 		return -EFAULT;
 	struct iovec local = { dst, n };
 	struct iovec remote = { (void *)src, n };
-	ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	ssize_t got = process_vm_readv(my_pid(), &local, 1, &remote, 1, 0);
 	return got == (ssize_t)n ? 0 : -EFAULT;
+}
+
+long hp_safe_read_some(void *dst, const void *src, size_t n)
+{
+	uintptr_t a = (uintptr_t)src;
+	if (!src || a + n < a || n > (MAX_PAGES - 1) * (size_t)PAGE)
+		return -EFAULT;
+	if (n == 0)
+		return 0;
+	struct iovec local = { dst, n }, remote[MAX_PAGES];
+	int k = 0;
+	for (uintptr_t at = a, end = a + n; at < end; k++) {
+		uintptr_t next = (at & ~(uintptr_t)(PAGE - 1)) + PAGE;
+		if (next > end)
+			next = end;
+		remote[k] = (struct iovec){ (void *)at, next - at };
+		at = next;
+	}
+	ssize_t got = process_vm_readv(my_pid(), &local, 1, remote, (unsigned long)k, 0);
+	return got < 0 ? (errno == EFAULT ? 0 : -EFAULT) : got;
 }
 
 bool hp_readable(const void *p, size_t n)

@@ -18,6 +18,13 @@
  * source range is unreadable (dst is then unspecified). */
 int hp_safe_read(void *dst, const void *src, size_t n);
 
+/* Copies up to n bytes from src, stopping at the first page that cannot be
+ * read: the number of bytes copied (a prefix of the range, maybe 0), or
+ * -EFAULT for a bad range. One system call, for a read that may run past
+ * the end of what is mapped (process_vm_readv transfers whole iovecs, so
+ * the range is split at page boundaries; n at most 16 pages). */
+long hp_safe_read_some(void *dst, const void *src, size_t n);
+
 /* true if [p, p+n) is readable now. */
 bool hp_readable(const void *p, size_t n);
 

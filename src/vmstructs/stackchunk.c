@@ -167,14 +167,19 @@ static bool same_object(const struct hp_stackchunk *c, uintptr_t a, uintptr_t b)
 	return c->x_colored ? ((a ^ b) & X_OFFSET_MASK) == 0 : a == b;
 }
 
-/* Reads chunk `oop`'s fields into f. */
-static int read_chunk(const struct hp_stackchunk *c, uintptr_t oop, uintptr_t cont, struct hp_chunk_frames *f)
+/* Reads chunk `oop`'s fields into f, and as much of the chunk as one read
+ * gives (the window, which then holds its first frames too: one system
+ * call for a chunk of up to HP_CHUNK_WINDOW_WORDS words). */
+static int read_chunk(const struct hp_stackchunk *c, uintptr_t oop, uintptr_t cont, struct hp_chunk_frames *f,
+		      struct hp_chunk_window *win)
 {
-	unsigned char h[MAX_HEADER];
 	if (!oop || (oop & (WORD - 1)))
 		return HP_SC_BAD_CHUNK;
-	if (hp_safe_read(h, (const void *)oop, (size_t)c->offset_of_stack))
+	long got = hp_safe_read_some(win->words, (const void *)oop, sizeof(win->words));
+	win->lo = win->hi = 0;
+	if (got < c->offset_of_stack)
 		return HP_SC_UNREADABLE;
+	const unsigned char *h = (const unsigned char *)win->words;
 	int32_t size, sp, bottom;
 	memcpy(&size, h + c->chunk_size, 4);
 	memcpy(&sp, h + c->chunk_sp, 4);
@@ -199,11 +204,16 @@ static int read_chunk(const struct hp_stackchunk *c, uintptr_t oop, uintptr_t co
 	f->mixed = h[c->chunk_flags] & FLAG_HAS_INTERPRETED_FRAMES;
 	f->parent = parent;
 	f->cont = cont;
+	/* the window: what was read, inside this chunk's stack */
+	win->floor = f->start;
+	win->limit = f->limit;
+	win->lo = oop;
+	win->hi = oop + (uintptr_t)got < f->limit ? oop + ((uintptr_t)got & ~(uintptr_t)(WORD - 1)) : f->limit;
 	return 0;
 }
 
 int hp_stackchunk_first(const struct hp_stackchunk *c, uintptr_t thread, uintptr_t barrier_sp, uintptr_t stack_lo,
-			uintptr_t stack_hi, struct hp_chunk_frames *out)
+			uintptr_t stack_hi, struct hp_chunk_frames *out, struct hp_chunk_window *win)
 {
 	uintptr_t entry = *(const volatile uintptr_t *)(thread + (uintptr_t)c->off_cont_entry);
 	if (!entry || (entry & (WORD - 1)) || entry < stack_lo || entry + 64 > stack_hi)
@@ -225,21 +235,21 @@ int hp_stackchunk_first(const struct hp_stackchunk *c, uintptr_t thread, uintptr
 		return HP_SC_UNREADABLE;
 	if (!ref_field(c, tail, &chunk))
 		return HP_SC_BAD_CHUNK;
-	int rc = read_chunk(c, chunk, cont, out);
+	int rc = read_chunk(c, chunk, cont, out, win);
 	if (rc == 0 && out->sp == out->end) {
 		/* an emptied tail: the frames are in its parent, and no
 		 * chunk above that is empty */
-		rc = hp_stackchunk_next(c, out);
+		rc = hp_stackchunk_next(c, out, win);
 		rc = rc == 1 ? 0 : rc == 0 ? HP_SC_BAD_CHUNK : rc;
 	}
 	return rc;
 }
 
-int hp_stackchunk_next(const struct hp_stackchunk *c, struct hp_chunk_frames *f)
+int hp_stackchunk_next(const struct hp_stackchunk *c, struct hp_chunk_frames *f, struct hp_chunk_window *win)
 {
 	if (!f->parent)
 		return 0;
-	int rc = read_chunk(c, f->parent, f->cont, f);
+	int rc = read_chunk(c, f->parent, f->cont, f, win);
 	if (rc)
 		return rc;
 	return f->sp < f->end ? 1 : HP_SC_BAD_CHUNK;

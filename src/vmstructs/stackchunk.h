@@ -108,16 +108,19 @@ struct hp_chunk_frames {
 	uintptr_t cont;                 /* the Continuation all of them belong to */
 };
 
+struct hp_chunk_window;
+
 /* The first chunk holding frames of the virtual thread mounted on
  * `thread` (a JavaThread*), whose lowest thawed frame returned to the
  * barrier with sender sp `barrier_sp`; `stack_lo`/`stack_hi` bound this
- * thread's stack. 0 or an hp_sc_result. */
+ * thread's stack. 0 or an hp_sc_result. `win` is left holding the words
+ * of the chunk read with its fields (for hp_chunk_word). */
 int hp_stackchunk_first(const struct hp_stackchunk *c, uintptr_t thread, uintptr_t barrier_sp, uintptr_t stack_lo,
-			uintptr_t stack_hi, struct hp_chunk_frames *out);
+			uintptr_t stack_hi, struct hp_chunk_frames *out, struct hp_chunk_window *win);
 
 /* The chunk after `f` (its parent) into `f`: 1, 0 when there is none, or an
  * hp_sc_result. */
-int hp_stackchunk_next(const struct hp_stackchunk *c, struct hp_chunk_frames *f);
+int hp_stackchunk_next(const struct hp_stackchunk *c, struct hp_chunk_frames *f, struct hp_chunk_window *win);
 
 /* Words of a chunk, read a window at a time (one system call per window). */
 #define HP_CHUNK_WINDOW_WORDS 512

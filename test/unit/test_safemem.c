@@ -48,3 +48,19 @@ Test(safemem, strings_end_at_nul_or_fail_cleanly)
 	cr_assert_eq(hp_safe_read_string(buf, 8, p), -ENAMETOOLONG);
 	cr_assert_eq(hp_safe_read_string(buf, sizeof(buf), NULL), -EFAULT);
 }
+
+Test(safemem, reading_some_stops_at_the_first_unreadable_page)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	char *p = guarded_page();
+	memset(p, 'y', ps);
+	static char buf[3 * 4096];
+	cr_assert_eq(hp_safe_read_some(buf, p + ps - 100, 2000), 100, "up to the guard page");
+	cr_assert_eq(buf[99], 'y');
+	cr_assert_eq(hp_safe_read_some(buf, p + 8, 1000), 1000, "all of it when mapped");
+	cr_assert_eq(hp_safe_read_some(buf, p, (size_t)ps), ps, "a whole page");
+	cr_assert_eq(hp_safe_read_some(buf, p + ps, 64), 0, "nothing readable");
+	cr_assert_eq(hp_safe_read_some(buf, p + 10, 0), 0);
+	cr_assert_eq(hp_safe_read_some(buf, NULL, 8), -EFAULT);
+	cr_assert_eq(hp_safe_read_some(buf, p, 64 * 4096), -EFAULT, "more than the pages it splits into");
+}

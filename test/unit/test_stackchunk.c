@@ -41,6 +41,8 @@ static _Alignas(16) unsigned char cont[64];
 static _Alignas(16) unsigned char chunk[K_STACK + 64 * W];
 static _Alignas(16) unsigned char parent[K_STACK + 64 * W];
 
+static struct hp_chunk_window win;
+
 static uintptr_t entry_at(void)
 {
 	return (uintptr_t)stack + 64;
@@ -96,7 +98,7 @@ static void world(struct hp_stackchunk *c)
 static int first(const struct hp_stackchunk *c, struct hp_chunk_frames *f)
 {
 	return hp_stackchunk_first(c, (uintptr_t)thread, entry_at(), (uintptr_t)stack, (uintptr_t)stack + sizeof(stack),
-				   f);
+				   f, &win);
 }
 
 static void expect_frames(const struct hp_chunk_frames *f, const unsigned char *k, int sp, int bottom, int size)
@@ -119,7 +121,16 @@ Test(stackchunk, wide_references_find_the_tail_chunk)
 	expect_frames(&f, chunk, 4, 14, 16);
 	cr_expect(f.mixed);
 	cr_expect_eq(f.parent, 0);
-	cr_expect_eq(hp_stackchunk_next(&c, &f), 0, "no parent: the last chunk");
+	cr_expect_eq(hp_stackchunk_next(&c, &f, &win), 0, "no parent: the last chunk");
+	/* the frames came with the fields: read from the window, inside
+	 * the chunk's stack only */
+	uintptr_t v;
+	put64(chunk, K_STACK + 5 * W, 0xabcdef);
+	cr_assert_eq(first(&c, &f), 0);
+	put64(chunk, K_STACK + 5 * W, 0);       /* not read again */
+	cr_expect(hp_chunk_word(&win, f.start + 5 * W, &v) && v == 0xabcdef);
+	cr_expect(!hp_chunk_word(&win, f.start - W, &v), "the fields are not frame words");
+	cr_expect(!hp_chunk_word(&win, f.limit, &v), "past the chunk");
 }
 
 Test(stackchunk, narrow_references_decode_with_base_and_shift)
@@ -136,7 +147,7 @@ Test(stackchunk, narrow_references_decode_with_base_and_shift)
 	cr_assert_eq(first(&c, &f), 0);
 	expect_frames(&f, chunk, 4, 14, 16);
 	cr_expect(!f.mixed);
-	cr_assert_eq(hp_stackchunk_next(&c, &f), 1);
+	cr_assert_eq(hp_stackchunk_next(&c, &f, &win), 1);
 	expect_frames(&f, parent, 2, 8, 8);
 }
 
@@ -191,11 +202,11 @@ Test(stackchunk, the_entry_must_be_a_virtual_threads_on_this_stack_where_the_fra
 	cr_expect_eq(first(&c, &f), HP_SC_NOT_VIRTUAL);
 	world(&c);
 	cr_expect_eq(hp_stackchunk_first(&c, (uintptr_t)thread, entry_at() - 16, (uintptr_t)stack,
-					 (uintptr_t)stack + sizeof(stack), &f), HP_SC_ENTRY_ELSEWHERE);
+					 (uintptr_t)stack + sizeof(stack), &f, &win), HP_SC_ENTRY_ELSEWHERE);
 	/* stack arguments: the thawed frames end argsize words below, 16-aligned */
 	put32((unsigned char *)entry_at(), E_ARGSIZE, 3);
 	cr_expect_eq(hp_stackchunk_first(&c, (uintptr_t)thread, (entry_at() - 3 * W) & ~(uintptr_t)15,
-					 (uintptr_t)stack, (uintptr_t)stack + sizeof(stack), &f), 0);
+					 (uintptr_t)stack, (uintptr_t)stack + sizeof(stack), &f, &win), 0);
 	put32((unsigned char *)entry_at(), E_ARGSIZE, -1);
 	cr_expect_eq(first(&c, &f), HP_SC_ENTRY_ELSEWHERE);
 	world(&c);
@@ -248,17 +259,17 @@ Test(stackchunk, the_window_reads_inside_its_bounds_only)
 	static uintptr_t words[2000];
 	for (size_t i = 0; i < 2000; i++)
 		words[i] = i * 3;
-	struct hp_chunk_window win;
+	struct hp_chunk_window w;
 	uintptr_t lo = (uintptr_t)&words[10], hi = (uintptr_t)&words[1990], v;
-	hp_chunk_window_reset(&win, lo, hi);
+	hp_chunk_window_reset(&w, lo, hi);
 	for (size_t i = 10; i < 1990; i += 7) {
-		cr_assert(hp_chunk_word(&win, (uintptr_t)&words[i], &v), "word %zu", i);
+		cr_assert(hp_chunk_word(&w, (uintptr_t)&words[i], &v), "word %zu", i);
 		cr_assert_eq(v, i * 3);
 	}
-	cr_expect(hp_chunk_word(&win, (uintptr_t)&words[12], &v) && v == 36, "back below the window: read again");
-	cr_expect(!hp_chunk_word(&win, (uintptr_t)&words[9], &v), "below the floor");
-	cr_expect(!hp_chunk_word(&win, hi, &v), "at the limit");
-	cr_expect(!hp_chunk_word(&win, (uintptr_t)&words[20] + 3, &v), "misaligned");
+	cr_expect(hp_chunk_word(&w, (uintptr_t)&words[12], &v) && v == 36, "back below the window: read again");
+	cr_expect(!hp_chunk_word(&w, (uintptr_t)&words[9], &v), "below the floor");
+	cr_expect(!hp_chunk_word(&w, hi, &v), "at the limit");
+	cr_expect(!hp_chunk_word(&w, (uintptr_t)&words[20] + 3, &v), "misaligned");
 }
 
 Test(stackchunk, every_result_has_a_name)
