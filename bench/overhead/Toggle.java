@@ -64,7 +64,9 @@ public class Toggle {
         try (java.io.InputStream in = new java.util.zip.GZIPInputStream(new java.io.FileInputStream(file.group(1)))) {
             String text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1);
             java.util.regex.Matcher m = Pattern.compile("(\\d+) samples at interval").matcher(text);
-            java.util.regex.Matcher st = Pattern.compile("stacks: [^\\x00-\\x1f]*?frame ids(; cache and decoder OFF: [^\\x00-\\x1f]*?\\)(?=[^ -~]))?")
+            java.util.regex.Matcher st = Pattern.compile("stacks: [^\\x00-\\x1f]*?frame ids"
+                    + "(, heap stack chunks: [^\\x00-\\x1f]*?not read \\(most: [^)]*\\)|, heap stack chunks not read: [^\\x00-\\x1f;]*)?"
+                    + "(; cache and decoder OFF: [^\\x00-\\x1f]*?\\)(?=[^ -~]))?")
                     .matcher(text);
             if (st.find())
                 System.out.println("stackline " + st.group());   // where this phase's stacks came from

@@ -473,7 +473,8 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	STEP_END(T_CLASS);
 	if (!site) {
 		uint32_t class_id = hp_sites_class_id(&prof.sites, jvmti, klass);
-		site = hp_sites_intern(&prof.sites, jvmti, jni, frames, n, class_id);
+		/* named per redefinition epoch: lines may change with one */
+		site = hp_sites_intern(&prof.sites, jvmti, jni, frames, n, class_id, redef_before);
 		if (hit && !check && site)
 			hp_stackcache_memo(hit, jni, klass, site);
 	}
@@ -1619,7 +1620,7 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 		nsamples++;
 	}
 
-	char c1[256], c2[1400], c3[256], c4[1024], c5[320];
+	char c1[256], c2[1400], c3[256], c4[1536], c5[320];
 	snprintf(c1, sizeof(c1), "heapprobe %s: %llu samples at interval %llu bytes, %llu sites, %llu live samples "
 		 "tracked, %llu dropped by thinning, %llu samples beyond the site table",
 		 why, (unsigned long long)hp_striped_sum(&prof.samples, memory_order_relaxed), (unsigned long long)prof.o.interval,

@@ -615,6 +615,51 @@ Test(stacks, virtual_threads_rarely_ask_getstacktrace)
 	jvm_result_free(&r);
 }
 
+/* A redefined method keeps its jmethodID, but its line table is the new
+ * version's: RedefineLoop alternates two versions of RedefineTarget whose
+ * line numbers differ by 1000, each running about half the time, so the
+ * allocating line of RedefineTarget.leaf must show both, each for a good
+ * share of the bytes (named with the first version's table forever, one
+ * line would take ~100%). Read by the real pprof. */
+Test(stacks, lines_follow_class_redefinition)
+{
+	if (strstr(java(), "/11"))
+		cr_skip_test("JDK 11's libjvm has only a was-ever-redefined flag: names are re-read after the first "
+			     "redefinition only (docs/stacks.md)");
+	make_workdir();
+	char agent[1024], javaagent[600], path[512], cmd[1024];
+	snprintf(path, sizeof(path), "%s/rl.pb.gz", workdir);
+	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=4k,file=%s", HP_AGENT_PATH, path);
+	snprintf(javaagent, sizeof(javaagent), "-javaagent:%s", HP_REDEFINE_JAR);
+	const char *argv[] = { java(), javaagent, agent, "-cp", HP_TEST_CLASSES, "RedefineLoop", "3", NULL };
+	struct jvm_result r = jvm_run(argv, NULL, 120);
+	cr_assert_eq(r.exit_code, 0, "java exited %d\n%s", r.exit_code, r.output);
+	jvm_result_free(&r);
+	const char *go = access("/usr/local/go/bin/go", X_OK) == 0 ? "/usr/local/go/bin/go" : "go";
+	snprintf(cmd, sizeof(cmd), "%s tool pprof -lines -top -sample_index=alloc_space %s 2>&1 | grep "
+		 "'RedefineTarget.leaf RedefineLoop.java:'", go, path);
+	const char *sh[] = { "/bin/sh", "-c", cmd, NULL };
+	struct jvm_result top = jvm_run(sh, NULL, 240);
+	cr_assert_eq(top.exit_code, 0, "no RedefineTarget.leaf line in pprof -lines\n%s", top.output);
+	/* rows: "<flat> <flat%> <sum%> <cum> <cum%> RedefineTarget.leaf RedefineLoop.java:<line>" */
+	double share[2] = { 0, 0 };
+	int line[2] = { 0, 0 }, rows = 0;
+	for (const char *p = top.output; p && *p && rows < 2; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		char flat[32], pct[32];
+		int ln;
+		const char *at = strstr(p, "RedefineLoop.java:");
+		if (sscanf(p, "%31s %31s", flat, pct) == 2 && at && sscanf(at, "RedefineLoop.java:%d", &ln) == 1) {
+			share[rows] = atof(pct);
+			line[rows++] = ln;
+		}
+	}
+	cr_assert_eq(rows, 2, "RedefineTarget.leaf named with one line only (the first version's table?)\n%s",
+		     top.output);
+	cr_expect_eq(abs(line[0] - line[1]), 1000, "lines %d and %d\n%s", line[0], line[1], top.output);
+	cr_expect(share[0] > 20 && share[1] > 20, "shares %.1f%% and %.1f%%\n%s", share[0], share[1], top.output);
+	jvm_result_free(&top);
+}
+
 /* Classes redefined while sampling: RedefineLoop swaps RedefineTarget's
  * version every few ms while three threads run and allocate in it, so
  * frames of obsolete methods stay on stacks, old Method*s are freed and
