@@ -75,6 +75,7 @@
 #include "heapusage/symdata.h"
 #include "vmstructs/framedecode.h"
 #include "vmstructs/framewalk.h"
+#include "vmstructs/safefetch.h"
 #include "vmstructs/stackchunk.h"
 
 #define MAX_SITES 65536
@@ -125,6 +126,7 @@ static struct profiler {
 	char walk_reason[320];          /* why stacks come from GetStackTrace alone (err + prefix) */
 	struct hp_stackchunk chunks;    /* virtual thread frames past the return barrier */
 	char chunk_reason[320];         /* why they are not read, or "" */
+	struct hp_safefetch safefetch;  /* how the chunks' heap words are read */
 	_Atomic(const volatile int64_t *) classes_unloaded;
 	/* Class redefinitions (JvmtiExport::_redefinition_count, JDK 17+; on
 	 * JDK 11 only the bool _has_redefined_a_class, after which nothing
@@ -648,6 +650,14 @@ static void setup_decoder(jvmtiEnv *jvmti, JNIEnv *jni, bool decoding)
 	make_loaded_method_ids(jvmti, jni);
 }
 
+/* A libjvm function named by a symbols/ static.* key, or 0. */
+static uintptr_t libjvm_code(const char *key)
+{
+	const char *name = hp_symdata_get(prof.probe->data, key);
+	const struct hp_sym *s = name ? hp_probe_sym(prof.probe, name) : NULL;
+	return s && hp_libjvm_in_text(&prof.probe->jvm, (uintptr_t)s->addr) ? (uintptr_t)s->addr : 0;
+}
+
 static const void *chunk_static(void *ctx, const char *key)
 {
 	(void)ctx;
@@ -682,6 +692,17 @@ static void setup_chunks(void)
 		logf_("%s; virtual thread stacks past a return barrier come from GetStackTrace", prof.chunk_reason);
 		return;
 	}
+	/* Heap words by HotSpot's SafeFetchN where it checks out (no system
+	 * call per read), else by process_vm_readv. */
+	err[0] = '\0';
+	rc = hp_safefetch_init(&prof.safefetch, &prof.probe->jvm, libjvm_code("static.SafeFetchN_impl"),
+			       libjvm_code("static._SafeFetchN_fault"), libjvm_code("static._SafeFetchN_continuation"),
+			       err, sizeof(err));
+	if (rc == 0)
+		prof.chunks.fetch = &prof.safefetch;
+	else
+		logf_("heap stack chunks are read by process_vm_readv (a system call a read), not SafeFetchN: %s",
+		      err[0] ? err : strerror(-rc));
 	prof.walk.chunks = &prof.chunks;
 }
 
@@ -805,9 +826,10 @@ static void describe_stacks(char *out, size_t cap)
 		}
 		if (prof.walk.chunks)
 			len += snprintf(out + len, cap - (size_t)len, ", heap stack chunks: %llu stacks read past a "
-					"return barrier (%llu frames), %llu not read (most: %s)",
+					"return barrier (%llu frames), %llu not read (most: %s), heap read by %s",
 					(unsigned long long)atomic_load(&k->walked), (unsigned long long)atomic_load(&k->frames),
-					(unsigned long long)kfailed, ktop ? hp_stackchunk_result_name(ktop_reason) : "none");
+					(unsigned long long)kfailed, ktop ? hp_stackchunk_result_name(ktop_reason) : "none",
+					k->fetch ? "SafeFetchN" : "process_vm_readv");
 		else
 			len += snprintf(out + len, cap - (size_t)len, ", %s", prof.chunk_reason);
 	}

@@ -7,6 +7,7 @@
 
 #include "heapusage/symdata.h"
 #include "vmstructs/errmsg.h"
+#include "vmstructs/safefetch.h"
 #include "vmstructs/safemem.h"
 #include "vmstructs/vmstructs.h"
 
@@ -141,6 +142,23 @@ int hp_stackchunk_init(struct hp_stackchunk *c, const struct hp_vms *v, const st
 	return 0;
 }
 
+/* n bytes of the heap at src: by SafeFetchN word by word, or in one safe
+ * read. */
+static bool heap_read(const struct hp_stackchunk *c, void *dst, uintptr_t src, size_t n)
+{
+	if (!c->fetch)
+		return hp_safe_read(dst, (const void *)src, n) == 0;
+	uintptr_t lo = src & ~(uintptr_t)(WORD - 1), hi = (src + n + WORD - 1) & ~(uintptr_t)(WORD - 1);
+	uintptr_t buf[MAX_HEADER / WORD + 2];
+	if (!src || hi - lo > sizeof(buf) || hi < lo)
+		return false;
+	for (uintptr_t a = lo; a < hi; a += WORD)
+		if (!hp_safefetch_word(c->fetch, a, &buf[(a - lo) / WORD]))
+			return false;
+	memcpy(dst, (const unsigned char *)buf + (src - lo), n);
+	return true;
+}
+
 /* A reference field's bits, as read from `p`, decoded to an address. */
 static bool ref_field(const struct hp_stackchunk *c, const unsigned char *p, uintptr_t *out)
 {
@@ -175,8 +193,13 @@ static int read_chunk(const struct hp_stackchunk *c, uintptr_t oop, uintptr_t co
 {
 	if (!oop || (oop & (WORD - 1)))
 		return HP_SC_BAD_CHUNK;
-	long got = hp_safe_read_some(win->words, (const void *)oop, sizeof(win->words));
+	long got;
 	win->lo = win->hi = 0;
+	win->fetch = c->fetch;
+	if (c->fetch)           /* the fields only: frame words are fetched one by one */
+		got = heap_read(c, win->words, oop, (size_t)c->offset_of_stack) ? c->offset_of_stack : -1;
+	else
+		got = hp_safe_read_some(win->words, (const void *)oop, sizeof(win->words));
 	if (got < c->offset_of_stack)
 		return HP_SC_UNREADABLE;
 	const unsigned char *h = (const unsigned char *)win->words;
@@ -207,8 +230,10 @@ static int read_chunk(const struct hp_stackchunk *c, uintptr_t oop, uintptr_t co
 	/* the window: what was read, inside this chunk's stack */
 	win->floor = f->start;
 	win->limit = f->limit;
-	win->lo = oop;
-	win->hi = oop + (uintptr_t)got < f->limit ? oop + ((uintptr_t)got & ~(uintptr_t)(WORD - 1)) : f->limit;
+	if (!c->fetch) {
+		win->lo = oop;
+		win->hi = oop + (uintptr_t)got < f->limit ? oop + ((uintptr_t)got & ~(uintptr_t)(WORD - 1)) : f->limit;
+	}
 	return 0;
 }
 
@@ -231,7 +256,7 @@ int hp_stackchunk_first(const struct hp_stackchunk *c, uintptr_t thread, uintptr
 		return HP_SC_BAD_CHUNK;
 	unsigned char tail[WORD];
 	uintptr_t chunk;
-	if (hp_safe_read(tail, (const void *)(cont + (uintptr_t)c->cont_tail), c->oops == HP_OOPS_NARROW ? 4 : WORD))
+	if (!heap_read(c, tail, cont + (uintptr_t)c->cont_tail, c->oops == HP_OOPS_NARROW ? 4 : WORD))
 		return HP_SC_UNREADABLE;
 	if (!ref_field(c, tail, &chunk))
 		return HP_SC_BAD_CHUNK;
@@ -255,9 +280,11 @@ int hp_stackchunk_next(const struct hp_stackchunk *c, struct hp_chunk_frames *f,
 	return f->sp < f->end ? 1 : HP_SC_BAD_CHUNK;
 }
 
-void hp_chunk_window_reset(struct hp_chunk_window *win, uintptr_t floor, uintptr_t limit)
+void hp_chunk_window_reset(struct hp_chunk_window *win, uintptr_t floor, uintptr_t limit,
+			   const struct hp_safefetch *fetch)
 {
 	win->lo = win->hi = 0;
+	win->fetch = fetch;
 	win->floor = floor;
 	win->limit = limit;
 }
@@ -266,6 +293,8 @@ bool hp_chunk_word(struct hp_chunk_window *win, uintptr_t addr, uintptr_t *out)
 {
 	if ((addr & (WORD - 1)) || addr < win->floor || addr >= win->limit)
 		return false;
+	if (win->fetch)
+		return hp_safefetch_word(win->fetch, addr, out);
 	if (addr < win->lo || addr >= win->hi) {
 		/* Frames are read from the top down (rising addresses): a
 		 * window starts a little below the word asked for, for the

@@ -34,7 +34,7 @@
  * Safety. The chunk is a heap object a collection may move or rewrite while
  * the callback runs in native state (a stop-the-world pause can pass, and
  * ZGC and Shenandoah relocate concurrently). So every heap read is a safe
- * read (process_vm_readv); the entry must lie on this thread's stack, be
+ * read (HotSpot's SafeFetchN where it checked out, else process_vm_readv); the entry must lie on this thread's stack, be
  * a virtual thread's, and sit where the lowest thawed frame says it does
  * (its sender sp is the entry's bottom_sender_sp); the chunk must point
  * back to the same Continuation and hold sp <= bottom <= size. The frames
@@ -53,6 +53,7 @@
 
 struct hp_vms;
 struct hp_symdata;
+struct hp_safefetch;
 
 /* How the collector stores a reference field. */
 enum hp_heap_oops {
@@ -84,6 +85,9 @@ struct hp_stackchunk {
 	bool x_colored;                                 /* single-generation ZGC: compare offsets only */
 	uintptr_t narrow_base;
 	int narrow_shift;
+	/* heap reads: HotSpot's SafeFetchN when set (safefetch.h: nanoseconds
+	 * a word), else process_vm_readv (a system call a read) */
+	const struct hp_safefetch *fetch;
 	/* what happened, for the agent's `stacks:` line */
 	_Atomic uint64_t walked, frames, failed[HP_SC_RESULTS];
 };
@@ -127,9 +131,11 @@ int hp_stackchunk_next(const struct hp_stackchunk *c, struct hp_chunk_frames *f,
 struct hp_chunk_window {
 	uintptr_t lo, hi;               /* the window's addresses; lo == hi: empty */
 	uintptr_t floor, limit;         /* only [floor, limit) is read */
+	const struct hp_safefetch *fetch;   /* set: each word read by SafeFetchN, no window */
 	uintptr_t words[HP_CHUNK_WINDOW_WORDS];
 };
-void hp_chunk_window_reset(struct hp_chunk_window *win, uintptr_t floor, uintptr_t limit);
+void hp_chunk_window_reset(struct hp_chunk_window *win, uintptr_t floor, uintptr_t limit,
+			   const struct hp_safefetch *fetch);
 /* The word at addr (aligned, inside [floor, limit)), or false. */
 bool hp_chunk_word(struct hp_chunk_window *win, uintptr_t addr, uintptr_t *out);
 

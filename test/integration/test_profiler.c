@@ -557,6 +557,8 @@ static void check_virtual_threads(const char *opt1, const char *opt2)
 		  r.output);
 	cr_expect_gt(read, all / 2, "%s %s: too few stacks read past the return barrier\n%s", opt1, opt2, r.output);
 	cr_expect_lt(not_read, read / 100, "%s %s: over 1%% of the chunks not read\n%s", opt1, opt2, r.output);
+	/* HotSpot's SafeFetchN checked out (no system call per heap word) */
+	cr_expect(strstr(r.output, "heap read by SafeFetchN"), "%s %s\n%s", opt1, opt2, r.output);
 	cr_expect_lt(sc.unwalkable, all / 100, "%s %s\n%s", opt1, opt2, r.output);
 	cr_expect_eq(sc.dchecked, sc.decoded, "%s", r.output);
 	char alloc_path[620];

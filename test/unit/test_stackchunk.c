@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "vmstructs/safefetch.h"
 #include "vmstructs/stackchunk.h"
 
 #define W 8
@@ -261,7 +262,7 @@ Test(stackchunk, the_window_reads_inside_its_bounds_only)
 		words[i] = i * 3;
 	struct hp_chunk_window w;
 	uintptr_t lo = (uintptr_t)&words[10], hi = (uintptr_t)&words[1990], v;
-	hp_chunk_window_reset(&w, lo, hi);
+	hp_chunk_window_reset(&w, lo, hi, NULL);
 	for (size_t i = 10; i < 1990; i += 7) {
 		cr_assert(hp_chunk_word(&w, (uintptr_t)&words[i], &v), "word %zu", i);
 		cr_assert_eq(v, i * 3);
@@ -277,4 +278,42 @@ Test(stackchunk, every_result_has_a_name)
 	for (int r = -1; r >= -HP_SC_RESULTS; r--)
 		cr_expect_str_neq(hp_stackchunk_result_name(r), "ok");
 	cr_expect_str_eq(hp_stackchunk_result_name(0), "ok");
+}
+
+/* Heap words by a SafeFetchN stand-in (safefetch.h): the same answers,
+ * word by word, a 4-byte narrow reference inside an 8-byte word included,
+ * and a fetch that faults is a failed read. */
+static uintptr_t no_page;
+static intptr_t stand_in_fetch(intptr_t *adr, intptr_t errval)
+{
+	return (uintptr_t)adr >= no_page && (uintptr_t)adr < no_page + 4096 ? errval : *adr;
+}
+
+Test(stackchunk, heap_words_by_safefetch_give_the_same_answers)
+{
+	struct hp_safefetch sf = { stand_in_fetch };
+	void *gone = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert(gone != MAP_FAILED);
+	no_page = (uintptr_t)gone;
+	struct hp_stackchunk c = layout(HP_OOPS_NARROW);
+	c.fetch = &sf;
+	c.narrow_base = ((uintptr_t)cont < (uintptr_t)chunk ? (uintptr_t)cont : (uintptr_t)chunk) & ~(uintptr_t)0xfff;
+	if ((uintptr_t)parent < c.narrow_base)
+		c.narrow_base = (uintptr_t)parent & ~(uintptr_t)0xfff;
+	c.narrow_shift = 3;
+	struct hp_chunk_frames f;
+	world(&c);
+	make_chunk(&c, chunk, 16, 14, 14, parent);     /* emptied: its parent */
+	make_chunk(&c, parent, 20, 3, 18, NULL);
+	put64(parent, K_STACK + 3 * W, 0x77);
+	cr_assert_eq(first(&c, &f), 0);
+	expect_frames(&f, parent, 3, 18, 20);
+	uintptr_t v = 0;
+	cr_expect(hp_chunk_word(&win, f.start + 3 * W, &v) && v == 0x77, "frame words come by fetch");
+	cr_expect(!hp_chunk_word(&win, f.limit, &v));
+	c.oops = HP_OOPS_WIDE;
+	world(&c);
+	put64(cont, C_TAIL, (uintptr_t)gone);
+	cr_expect_eq(first(&c, &f), HP_SC_UNREADABLE, "a chunk in an unreadable page");
+	munmap(gone, 4096);
 }

@@ -1,0 +1,86 @@
+/* HotSpot's SafeFetchN, checked before it is trusted (see safefetch.h). */
+#include "vmstructs/safefetch.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vmstructs/errmsg.h"
+#include "vmstructs/libjvm.h"
+#include "vmstructs/safemem.h"
+
+#define CHILD_WAIT_MS 5000
+
+int hp_safefetch_init(struct hp_safefetch *s, const struct hp_libjvm *jvm, uintptr_t impl, uintptr_t fault,
+		      uintptr_t cont, char *err, size_t errlen)
+{
+	s->fetch = NULL;
+#if !defined(__x86_64__)
+	(void)jvm, (void)impl, (void)fault, (void)cont;
+	return hp_fail(err, errlen, -ENOSYS, "SafeFetchN is checked on x86_64 only");
+#else
+	if (!impl || !fault || !cont)
+		return hp_fail(err, errlen, -ENOENT, "libjvm has no SafeFetchN_impl/_SafeFetchN_fault/_continuation");
+	/* movq (%rdi), %rax; ret  and  movq %rsi, %rax; ret */
+	static const unsigned char load[] = { 0x48, 0x8b, 0x07, 0xc3 }, deflt[] = { 0x48, 0x89, 0xf0, 0xc3 };
+	unsigned char got[4], got2[4];
+	if (!hp_libjvm_in_text(jvm, impl) || !hp_libjvm_in_text(jvm, cont) || fault != impl ||
+	    hp_safe_read(got, (const void *)impl, 4) || hp_safe_read(got2, (const void *)cont, 4))
+		return hp_fail(err, errlen, -ENOEXEC, "SafeFetchN's symbols are not where libjvm's code is");
+	if (memcmp(got, load, 4) || memcmp(got2, deflt, 4))
+		return hp_fail(err, errlen, -ENOEXEC, "SafeFetchN is not the plain load this build expects "
+			       "(%02x %02x %02x %02x / %02x %02x %02x %02x)", got[0], got[1], got[2], got[3], got2[0],
+			       got2[1], got2[2], got2[3]);
+	intptr_t (*fetch)(intptr_t *, intptr_t) = (intptr_t(*)(intptr_t *, intptr_t))impl;
+	/* A page that faults when read. */
+	void *guard = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (guard == MAP_FAILED)
+		return hp_fail(err, errlen, -ENOMEM, "no page to try SafeFetchN on");
+	/* First in a child: if the JVM's handler did not resume the fault,
+	 * the child dies of it, not the JVM. */
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(fetch((intptr_t *)guard, 42) == 42 && fetch((intptr_t *)guard, -7) == -7 ? 0 : 1);
+	int status = 0, rc = -EFAULT;
+	if (pid < 0) {
+		munmap(guard, 4096);
+		return hp_fail(err, errlen, -errno, "cannot fork to try SafeFetchN: %s", strerror(errno));
+	}
+	for (int waited = 0;; waited++) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			status = -1;
+			break;
+		}
+		if (waited == CHILD_WAIT_MS) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			status = -1;
+			break;
+		}
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		munmap(guard, 4096);
+		if (status != -1 && WIFSIGNALED(status))
+			return hp_fail(err, errlen, rc, "a fault in SafeFetchN killed a child process (signal %d): "
+				       "the JVM's handler did not resume it", WTERMSIG(status));
+		return hp_fail(err, errlen, rc, "SafeFetchN did not return its default for an unreadable page "
+			       "in a child process");
+	}
+	/* Then here, and a word that is readable. */
+	intptr_t word = 0x1234567890abcdefll;
+	bool ok = fetch((intptr_t *)guard, 42) == 42 && fetch(&word, 0) == word;
+	munmap(guard, 4096);
+	if (!ok)
+		return hp_fail(err, errlen, rc, "SafeFetchN gave wrong answers in this process");
+	s->fetch = fetch;
+	return 0;
+#endif
+}

@@ -1,0 +1,55 @@
+/* HotSpot's own SafeFetchN: a load from memory that may be unmapped, which
+ * the JVM's SIGSEGV handler turns into a default value instead of a crash
+ * (runtime/safefetch.hpp; since JDK 17's static implementation,
+ * safefetch_linux_x86_64.S: SafeFetchN_impl is `movq (%rdi), %rax; ret`
+ * at _SafeFetchN_fault, and the handler (handle_safefetch, checked first
+ * for every SIGSEGV/SIGBUS in the process) resumes a fault there at
+ * _SafeFetchN_continuation, `movq %rsi, %rax; ret`).
+ *
+ * Why: a safe read by process_vm_readv (safemem.h) is a system call, ~0.8 us
+ * here and ~3 us per virtual-thread sample under load (the mmap lock it
+ * takes is the one the heap's page faults take); reading a heap stack chunk
+ * (stackchunk.h) on every sample past a return barrier needs a dozen words
+ * of the Java heap, which SafeFetchN reads in nanoseconds each.
+ *
+ * Trusted only after checks: the three .symtab symbols (names in
+ * symbols/, static.SafeFetchN_*) must lie in libjvm's executable segment,
+ * hold exactly the instructions above (so it is a plain load, nothing
+ * else), and a fault must come back as the default value: tried in a
+ * forked child first (if HotSpot's handler did not catch it, only the child
+ * dies), then in this process.
+ */
+#ifndef HP_SAFEFETCH_H
+#define HP_SAFEFETCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct hp_libjvm;
+
+struct hp_safefetch {
+	intptr_t (*fetch)(intptr_t *adr, intptr_t errval);   /* NULL: not usable */
+};
+
+/* Checks the symbols at `impl`, `fault` and `cont` (runtime addresses) as
+ * above. 0, or a negative errno with a one-line reason: -ENOENT (a symbol
+ * missing), -ENOEXEC (not the expected code), -EFAULT (a fault was not
+ * caught), -ENOSYS (not x86_64). */
+int hp_safefetch_init(struct hp_safefetch *s, const struct hp_libjvm *jvm, uintptr_t impl, uintptr_t fault,
+		      uintptr_t cont, char *err, size_t errlen);
+
+/* The aligned word at addr, or false if it cannot be read. */
+static inline bool hp_safefetch_word(const struct hp_safefetch *s, uintptr_t addr, uintptr_t *out)
+{
+	/* the default value may be the word itself: a second fetch with
+	 * another default tells a fault from that */
+	const intptr_t a = (intptr_t)0x5afe5afe5afe5afeull, b = ~a;
+	intptr_t v = s->fetch((intptr_t *)addr, a);
+	if (v == a && s->fetch((intptr_t *)addr, b) == b)
+		return false;
+	*out = (uintptr_t)v;
+	return true;
+}
+
+#endif
