@@ -639,6 +639,7 @@ static void setup_decoder(jvmtiEnv *jvmti, JNIEnv *jni, bool decoding)
 	}
 	prof.enter_special = decoding ? enter_special_id(jvmti, jni) : 0;
 	prof.decode.walk = &prof.walk;
+	prof.decode.methods.fetch = prof.safefetch.fetch ? &prof.safefetch : NULL;
 	atomic_store_explicit(&prof.decode_ready, 1, memory_order_release);
 	pthread_mutex_lock(&prof.sites.lock);
 	prof.sites.check_id = check_jmid;
@@ -692,18 +693,23 @@ static void setup_chunks(void)
 		logf_("%s; virtual thread stacks past a return barrier come from GetStackTrace", prof.chunk_reason);
 		return;
 	}
-	/* Heap words by HotSpot's SafeFetchN where it checks out (no system
-	 * call per read), else by process_vm_readv. */
-	err[0] = '\0';
-	rc = hp_safefetch_init(&prof.safefetch, &prof.probe->jvm, libjvm_code("static.SafeFetchN_impl"),
-			       libjvm_code("static._SafeFetchN_fault"), libjvm_code("static._SafeFetchN_continuation"),
-			       err, sizeof(err));
-	if (rc == 0)
-		prof.chunks.fetch = &prof.safefetch;
-	else
-		logf_("heap stack chunks are read by process_vm_readv (a system call a read), not SafeFetchN: %s",
-		      err[0] ? err : strerror(-rc));
+	/* heap words by SafeFetchN where it checked out */
+	prof.chunks.fetch = prof.safefetch.fetch ? &prof.safefetch : NULL;
 	prof.walk.chunks = &prof.chunks;
+}
+
+/* HotSpot's SafeFetchN for the fast path's reads of memory that may be
+ * gone (a Method's first sight, heap stack chunks): checked once, else
+ * those reads are process_vm_readv system calls (safefetch.h). */
+static void setup_safefetch(void)
+{
+	char err[256] = "";
+	int rc = hp_safefetch_init(&prof.safefetch, &prof.probe->jvm, libjvm_code("static.SafeFetchN_impl"),
+				   libjvm_code("static._SafeFetchN_fault"),
+				   libjvm_code("static._SafeFetchN_continuation"), err, sizeof(err));
+	if (rc)
+		logf_("safe reads are process_vm_readv system calls, not HotSpot's SafeFetchN: %s",
+		      err[0] ? err : strerror(-rc));
 }
 
 /* The frame walker needs the code cache and the interpreter, which exist
@@ -712,6 +718,7 @@ static void setup_chunks(void)
 static void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni)
 {
 	char err[256] = "";
+	setup_safefetch();
 	if (prof.o.stacks == HP_STACKS_JVMTI) {
 		snprintf(prof.walk_reason, sizeof(prof.walk_reason), "stacks=jvmti");
 		find_redefinition_count();

@@ -46,8 +46,9 @@ int hp_sites_init(struct hp_sites *t, uint32_t max_sites)
 	while (cap < max_sites * 2u && cap < (1u << 24))
 		cap <<= 1;
 	t->slots = calloc(cap, sizeof(*t->slots));
+	t->index = calloc(cap, sizeof(*t->index));
 	t->methods = calloc(1, sizeof(*t->methods));
-	if (!t->slots || !t->methods)
+	if (!t->slots || !t->index || !t->methods)
 		return -ENOMEM;
 	t->methods->mask = 4095;
 	t->methods->slots = calloc(4096, sizeof(*t->methods->slots));
@@ -81,6 +82,7 @@ void hp_sites_free(struct hp_sites *t)
 		free(t->class_names[i]);
 	free(t->class_names);
 	free(t->slots);
+	free(t->index);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -308,11 +310,12 @@ struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni
 	uint64_t h = hash_site(frames, n, class_id, epoch);
 	uint32_t i = (uint32_t)h & t->mask;
 	for (;;) {
-		struct hp_site *s = &t->slots[i];
-		uint64_t sh = atomic_load_explicit(&s->hash, memory_order_acquire);
-		if (sh == 0)
+		uint32_t ix = atomic_load_explicit(&t->index[i], memory_order_acquire);
+		if (ix == 0)
 			break;
-		if (sh == h && same_frames(t, s, frames, n, class_id, epoch))
+		struct hp_site *s = &t->slots[ix - 1];
+		if (atomic_load_explicit(&s->hash, memory_order_relaxed) == h &&
+		    same_frames(t, s, frames, n, class_id, epoch))
 			return s;
 		i = (i + 1) & t->mask;
 	}
@@ -321,17 +324,22 @@ struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni
 	pthread_mutex_lock(&t->lock);
 	struct hp_site *found = NULL;
 	for (i = (uint32_t)h & t->mask;; i = (i + 1) & t->mask) {
-		struct hp_site *s = &t->slots[i];
-		uint64_t sh = atomic_load_explicit(&s->hash, memory_order_relaxed);
-		if (sh == h && same_frames(t, s, frames, n, class_id, epoch)) {
+		uint32_t ix = atomic_load_explicit(&t->index[i], memory_order_relaxed);
+		if (ix == 0)
+			break;
+		struct hp_site *s = &t->slots[ix - 1];
+		if (atomic_load_explicit(&s->hash, memory_order_relaxed) == h &&
+		    same_frames(t, s, frames, n, class_id, epoch)) {
 			found = s;
 			break;
 		}
-		if (sh == 0)
-			break;
 	}
-	if (!found && atomic_load(&t->count) < t->limit) {
-		struct hp_site *s = &t->slots[i];
+	uint32_t next = atomic_load(&t->count);
+	if (!found && next < t->limit) {
+		/* Sites are stored densely, in the order they are made: the
+		 * pages holding them (and every per-site array, indexed alike)
+		 * are touched as sites come, not scattered by the hash. */
+		struct hp_site *s = &t->slots[next];
 		s->ids = malloc(sizeof(*s->ids) * (size_t)(n ? n : 1));
 		bool ok = s->ids != NULL, invalid = false;
 		for (int k = 0; ok && k < n; k++)
@@ -341,8 +349,9 @@ struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni
 			s->nframes = (uint32_t)n;
 			s->class_id = class_id;
 			s->epoch = epoch;
-			atomic_fetch_add(&t->count, 1);
 			atomic_store_explicit(&s->hash, h, memory_order_release);
+			atomic_fetch_add(&t->count, 1);
+			atomic_store_explicit(&t->index[i], next + 1, memory_order_release);
 			found = s;
 		} else {
 			free(s->ids);

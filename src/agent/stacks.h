@@ -46,7 +46,12 @@ struct hp_frame_rec {
 #define HP_FRAME_CHUNKS 1024            /* 4M distinct frames at most */
 
 struct hp_sites {
+	/* Sites in the order they were made (slot = that order: per-site
+	 * arrays elsewhere are indexed by it), found through `index`, an
+	 * open-addressing table of slot + 1 by the site's hash. Both have
+	 * mask + 1 entries; the sites are at most `limit`, half of that. */
 	struct hp_site *slots;
+	_Atomic uint32_t *index;
 	/* The frame table: records in chunks that never move (lock-free reads
 	 * by id), an index (jmethodID, location) -> id + 1 used under lock. */
 	_Atomic(struct hp_frame_rec *) frame_chunks[HP_FRAME_CHUNKS];

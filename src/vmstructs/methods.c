@@ -7,6 +7,7 @@
 
 #include "heapusage/symdata.h"
 #include "vmstructs/errmsg.h"
+#include "vmstructs/safefetch.h"
 #include "vmstructs/safemem.h"
 #include "vmstructs/vmstructs.h"
 
@@ -73,33 +74,33 @@ static inline bool aligned(uintptr_t p)
 	return p && !(p & (WORD - 1));
 }
 
-/* First sight: every pointer read through hp_safe_read. */
+/* First sight: every pointer read through a safe read (safefetch.h). */
 static int validate(const struct hp_methods *m, uintptr_t method, struct hp_method_entry *e)
 {
 	uintptr_t cm, cp, holder, ids, len, jmid, resolved;
 	uint16_t flags, idnum, code_size;
-	if (hp_safe_read(&cm, (const void *)(method + m->off_const_method), WORD) || !aligned(cm) ||
-	    hp_safe_read(&flags, (const void *)(method + m->off_access_flags), 2) ||
-	    hp_safe_read(&cp, (const void *)(cm + m->off_constants), WORD) || !aligned(cp) ||
-	    hp_safe_read(&idnum, (const void *)(cm + m->off_idnum), 2) ||
-	    hp_safe_read(&code_size, (const void *)(cm + m->off_code_size), 2) ||
-	    hp_safe_read(&holder, (const void *)(cp + m->off_pool_holder), WORD) || !aligned(holder) ||
-	    hp_safe_read(&ids, (const void *)(holder + m->off_jmethod_ids), WORD))
+	if (hp_safefetch_read(m->fetch, &cm, (uintptr_t)(method + m->off_const_method), WORD) || !aligned(cm) ||
+	    hp_safefetch_read(m->fetch, &flags, (uintptr_t)(method + m->off_access_flags), 2) ||
+	    hp_safefetch_read(m->fetch, &cp, (uintptr_t)(cm + m->off_constants), WORD) || !aligned(cp) ||
+	    hp_safefetch_read(m->fetch, &idnum, (uintptr_t)(cm + m->off_idnum), 2) ||
+	    hp_safefetch_read(m->fetch, &code_size, (uintptr_t)(cm + m->off_code_size), 2) ||
+	    hp_safefetch_read(m->fetch, &holder, (uintptr_t)(cp + m->off_pool_holder), WORD) || !aligned(holder) ||
+	    hp_safefetch_read(m->fetch, &ids, (uintptr_t)(holder + m->off_jmethod_ids), WORD))
 		return HP_METHOD_UNREADABLE;
 	if (!ids)
 		return HP_METHOD_NO_ID;
 	uintptr_t slot = ids + ((uintptr_t)idnum + 1) * WORD;
-	if (!aligned(ids) || hp_safe_read(&len, (const void *)ids, WORD))
+	if (!aligned(ids) || hp_safefetch_read(m->fetch, &len, (uintptr_t)ids, WORD))
 		return HP_METHOD_UNREADABLE;
 	if ((uintptr_t)idnum + 1 > len)
 		return HP_METHOD_NO_ID;
-	if (hp_safe_read(&jmid, (const void *)slot, WORD))
+	if (hp_safefetch_read(m->fetch, &jmid, (uintptr_t)slot, WORD))
 		return HP_METHOD_UNREADABLE;
 	if (!jmid)
 		return HP_METHOD_NO_ID;
 	if (m->jmid_is_pointer) {
 		/* The jmethodID names this Method, not a newer version. */
-		if (!aligned(jmid) || hp_safe_read(&resolved, (const void *)jmid, WORD))
+		if (!aligned(jmid) || hp_safefetch_read(m->fetch, &resolved, (uintptr_t)jmid, WORD))
 			return HP_METHOD_UNREADABLE;
 		if (resolved != method)
 			return HP_METHOD_OLD;
@@ -107,11 +108,11 @@ static int validate(const struct hp_methods *m, uintptr_t method, struct hp_meth
 		/* A current method of its holder: in InstanceKlass::_methods. */
 		uintptr_t arr;
 		int32_t n;
-		if (hp_safe_read(&arr, (const void *)(holder + m->off_methods), WORD) || !aligned(arr) ||
-		    hp_safe_read(&n, (const void *)arr, 4) || n < 0 || n > MAX_METHODS_SCAN)
+		if (hp_safefetch_read(m->fetch, &arr, (uintptr_t)(holder + m->off_methods), WORD) || !aligned(arr) ||
+		    hp_safefetch_read(m->fetch, &n, (uintptr_t)arr, 4) || n < 0 || n > MAX_METHODS_SCAN)
 			return HP_METHOD_UNREADABLE;
 		uintptr_t *all = malloc((size_t)(n ? n : 1) * WORD);
-		if (!all || hp_safe_read(all, (const void *)(arr + (uintptr_t)m->off_array_data), (size_t)n * WORD)) {
+		if (!all || hp_safefetch_read(m->fetch, all, (uintptr_t)(arr + (uintptr_t)m->off_array_data), (size_t)n * WORD)) {
 			free(all);
 			return HP_METHOD_UNREADABLE;
 		}
@@ -211,7 +212,7 @@ int hp_methods_check_id(const struct hp_methods *m, uintptr_t jmid)
 		return -ENOTSUP;
 	uintptr_t method;
 	struct hp_method_entry e;
-	if (!aligned(jmid) || hp_safe_read(&method, (const void *)jmid, WORD) || !aligned(method))
+	if (!aligned(jmid) || hp_safefetch_read(m->fetch, &method, (uintptr_t)jmid, WORD) || !aligned(method))
 		return HP_METHOD_UNREADABLE;
 	int rc = validate(m, method, &e);
 	if (rc == HP_METHOD_OLD)

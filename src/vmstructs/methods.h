@@ -40,6 +40,7 @@
 
 struct hp_vms;
 struct hp_symdata;
+struct hp_safefetch;
 
 #define HP_METHODS_SLOTS 16384
 
@@ -69,6 +70,9 @@ struct hp_methods {
 	int64_t off_pool_holder, off_jmethod_ids, off_methods, off_array_data;
 	uint64_t const_method_size;
 	bool jmid_is_pointer;
+	/* how first sights are read: HotSpot's SafeFetchN when set (no
+	 * system call), else process_vm_readv; the caller sets it */
+	const struct hp_safefetch *fetch;
 	/* the table */
 	struct hp_method_entry *slots;
 	pthread_mutex_t lock;           /* writers only */

@@ -14,6 +14,27 @@
 #include "vmstructs/safemem.h"
 
 #define CHILD_WAIT_MS 5000
+#define WORD 8
+
+int hp_safefetch_read(const struct hp_safefetch *s, void *dst, uintptr_t src, size_t n)
+{
+	if (!s || !s->fetch)
+		return hp_safe_read(dst, (const void *)src, n);
+	if (n == 0)
+		return 0;
+	if (!src || src + n < src)
+		return -EFAULT;
+	/* each aligned word the range touches, its overlapping bytes copied */
+	unsigned char *out = dst;
+	for (uintptr_t a = src & ~(uintptr_t)(WORD - 1); a < src + n; a += WORD) {
+		uintptr_t w;
+		if (!hp_safefetch_word(s, a, &w))
+			return -EFAULT;
+		uintptr_t from = a < src ? src : a, to = a + WORD > src + n ? src + n : a + WORD;
+		memcpy(out + (from - src), (const unsigned char *)&w + (from - a), to - from);
+	}
+	return 0;
+}
 
 int hp_safefetch_init(struct hp_safefetch *s, const struct hp_libjvm *jvm, uintptr_t impl, uintptr_t fault,
 		      uintptr_t cont, char *err, size_t errlen)

@@ -52,4 +52,8 @@ static inline bool hp_safefetch_word(const struct hp_safefetch *s, uintptr_t add
 	return true;
 }
 
+/* n bytes at src into dst: word by word with SafeFetchN when `s` has it,
+ * else one process_vm_readv (safemem.h). 0 or -EFAULT. */
+int hp_safefetch_read(const struct hp_safefetch *s, void *dst, uintptr_t src, size_t n);
+
 #endif

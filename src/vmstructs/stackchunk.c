@@ -146,17 +146,7 @@ int hp_stackchunk_init(struct hp_stackchunk *c, const struct hp_vms *v, const st
  * read. */
 static bool heap_read(const struct hp_stackchunk *c, void *dst, uintptr_t src, size_t n)
 {
-	if (!c->fetch)
-		return hp_safe_read(dst, (const void *)src, n) == 0;
-	uintptr_t lo = src & ~(uintptr_t)(WORD - 1), hi = (src + n + WORD - 1) & ~(uintptr_t)(WORD - 1);
-	uintptr_t buf[MAX_HEADER / WORD + 2];
-	if (!src || hi - lo > sizeof(buf) || hi < lo)
-		return false;
-	for (uintptr_t a = lo; a < hi; a += WORD)
-		if (!hp_safefetch_word(c->fetch, a, &buf[(a - lo) / WORD]))
-			return false;
-	memcpy(dst, (const unsigned char *)buf + (src - lo), n);
-	return true;
+	return hp_safefetch_read(c->fetch, dst, src, n) == 0;
 }
 
 /* A reference field's bits, as read from `p`, decoded to an address. */
