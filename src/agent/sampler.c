@@ -77,6 +77,7 @@
 #include "vmstructs/framewalk.h"
 #include "vmstructs/safefetch.h"
 #include "vmstructs/stackchunk.h"
+#include "vmstructs/symtab.h"
 
 #define MAX_SITES 65536
 #define STACK_CACHE_SLOTS 32768       /* 256 KiB */
@@ -2106,6 +2107,7 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
 	record_baseline();
 	setup_walker(jvmti, jni);
+	hp_symtab_trim(prof.probe->syms);       /* set-up's symbol lookups are done */
 	add_exit_hook(jni);
 	if (start_thread(jni))
 		logf_("cannot start the agent thread: liveness is checked only when a profile is written");
@@ -2277,6 +2279,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	if (live_phase) {
 		record_baseline();
 		setup_walker(j, jni);
+		hp_symtab_trim(prof.probe->syms);
 		add_exit_hook(jni);
 		if (start_thread(jni))
 			logf_("cannot start the agent thread");

@@ -1030,6 +1030,20 @@ out_free:
 	return rc;
 }
 
+void hp_symtab_trim(struct hp_symtab *t)
+{
+	/* The mapped file's pages (its .symtab and .strtab, ~4 MB for
+	 * libjvm, all touched while the index was built) are clean copies of
+	 * the file: dropped, they are read back from it if a name is looked
+	 * at again. */
+	if (!t)
+		return;
+	if (t->obj.map)
+		madvise(t->obj.map, t->obj.mapsz, MADV_DONTNEED);
+	if (t->dbg.map)
+		madvise(t->dbg.map, t->dbg.mapsz, MADV_DONTNEED);
+}
+
 void hp_symtab_close(struct hp_symtab *t)
 {
 	if (!t)

@@ -56,6 +56,11 @@ int hp_symtab_open(const char *path, const struct hp_symtab_opts *opts,
 		   struct hp_symtab **out, char *err, size_t errlen);
 void hp_symtab_close(struct hp_symtab *t);
 
+/* Gives back the resident pages of the mapped ELF file(s) the index points
+ * into (names stay valid: they are read from the file again when used).
+ * For once the lookups of set-up are done: peak RSS is what users see. */
+void hp_symtab_trim(struct hp_symtab *t);
+
 /* Exact mangled name, O(1). .symtab entries win over .dynsym duplicates.
  * NULL if absent. */
 const struct hp_sym *hp_symtab_find(const struct hp_symtab *t, const char *name);
