@@ -1,6 +1,7 @@
 #include "agent/upload.h"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -8,6 +9,59 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* libcurl, loaded when upload= is used rather than linked: with its TLS,
+ * Kerberos, LDAP and SSH libraries it is ~5.5 MB resident in every JVM
+ * the agent runs in (javac: a third of what the agent added), and only
+ * uploads need it. The headers give the types and constants; the
+ * functions come from the shared library by dlsym. */
+static struct {
+	CURLcode (*global_init)(long flags);
+	CURL *(*easy_init)(void);
+	void (*easy_cleanup)(CURL *c);
+	void (*easy_reset)(CURL *c);
+	CURLcode (*easy_setopt)(CURL *c, CURLoption option, ...);
+	CURLcode (*easy_perform)(CURL *c);
+	CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
+	const char *(*easy_strerror)(CURLcode rc);
+	char *(*easy_escape)(CURL *c, const char *s, int len);
+	void (*free)(void *p);
+	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
+	void (*slist_free_all)(struct curl_slist *l);
+} cu;
+static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
+static char cu_error[256];
+
+static void load_curl(void)
+{
+	static const char *const names[] = { "libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so" };
+	void *h = NULL;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !h; i++)
+		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(cu_error, sizeof(cu_error), "libcurl is not installed (%s)", dlerror());
+		return;
+	}
+#define CU(field, sym)                                                                   \
+	if (!(*(void **)&cu.field = dlsym(h, sym))) {                                    \
+		snprintf(cu_error, sizeof(cu_error), "libcurl lacks %s", sym);           \
+		memset(&cu, 0, sizeof(cu));                                              \
+		return;                                                                  \
+	}
+	CU(global_init, "curl_global_init")
+	CU(easy_init, "curl_easy_init")
+	CU(easy_cleanup, "curl_easy_cleanup")
+	CU(easy_reset, "curl_easy_reset")
+	CU(easy_setopt, "curl_easy_setopt")
+	CU(easy_perform, "curl_easy_perform")
+	CU(easy_getinfo, "curl_easy_getinfo")
+	CU(easy_strerror, "curl_easy_strerror")
+	CU(easy_escape, "curl_easy_escape")
+	CU(free, "curl_free")
+	CU(slist_append, "curl_slist_append")
+	CU(slist_free_all, "curl_slist_free_all")
+#undef CU
+}
 
 struct item {
 	unsigned char *gz;
@@ -54,25 +108,25 @@ static int post(struct hp_upload *u, CURL *c, const struct item *it, long timeou
 {
 	char url[2048];
 	snprintf(url, sizeof(url), "%s&from=%lld&until=%lld", u->base, (long long)it->from, (long long)it->until);
-	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/octet-stream");
-	curl_easy_reset(c);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_POST, 1L);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, (const char *)it->gz);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)it->len);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);      /* no SIGALRM in the JVM for DNS timeouts */
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "heapprobe");
+	struct curl_slist *h = cu.slist_append(NULL, "Content-Type: application/octet-stream");
+	cu.easy_reset(c);
+	cu.easy_setopt(c, CURLOPT_URL, url);
+	cu.easy_setopt(c, CURLOPT_POST, 1L);
+	cu.easy_setopt(c, CURLOPT_POSTFIELDS, (const char *)it->gz);
+	cu.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)it->len);
+	cu.easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	cu.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+	cu.easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+	cu.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);      /* no SIGALRM in the JVM for DNS timeouts */
+	cu.easy_setopt(c, CURLOPT_USERAGENT, "heapprobe");
 	char curl_err[CURL_ERROR_SIZE] = "";
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
-	CURLcode rc = curl_easy_perform(c);
+	cu.easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
+	CURLcode rc = cu.easy_perform(c);
 	long status = 0;
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_slist_free_all(h);
+	cu.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	cu.slist_free_all(h);
 	if (rc != CURLE_OK) {
-		snprintf(why, whylen, "%s", curl_err[0] ? curl_err : curl_easy_strerror(rc));
+		snprintf(why, whylen, "%s", curl_err[0] ? curl_err : cu.easy_strerror(rc));
 		return -1;
 	}
 	if (status < 200 || status >= 300) {
@@ -85,7 +139,7 @@ static int post(struct hp_upload *u, CURL *c, const struct item *it, long timeou
 static void *sender(void *arg)
 {
 	struct hp_upload *u = arg;
-	CURL *c = curl_easy_init();
+	CURL *c = cu.easy_init();
 	int64_t backoff = 1000;
 	pthread_mutex_lock(&u->lock);
 	for (;;) {
@@ -136,7 +190,7 @@ static void *sender(void *arg)
 	}
 	pthread_mutex_unlock(&u->lock);
 	if (c)
-		curl_easy_cleanup(c);
+		cu.easy_cleanup(c);
 	return NULL;
 }
 
@@ -148,7 +202,12 @@ int hp_upload_start(struct hp_upload **out, const char *url, const char *app, co
 		snprintf(err, errlen, "heapprobe: upload=%s: the URL must start with http:// or https://", url);
 		return -EINVAL;
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+	pthread_once(&cu_once, load_curl);
+	if (!cu.global_init) {
+		snprintf(err, errlen, "heapprobe: upload: %s", cu_error);
+		return -ENOTSUP;
+	}
+	if (cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(err, errlen, "heapprobe: upload: libcurl cannot be initialised");
 		return -ENOTSUP;
 	}
@@ -163,13 +222,13 @@ int hp_upload_start(struct hp_upload **out, const char *url, const char *app, co
 		p += len + (end ? 1 : 0);
 	}
 	snprintf(name + n, sizeof(name) - n, "}");
-	char *esc = curl_easy_escape(NULL, name, 0);
+	char *esc = cu.easy_escape(NULL, name, 0);
 	struct hp_upload *u = calloc(1, sizeof(*u));
 	size_t blen = strlen(url) + (esc ? strlen(esc) : 0) + 96;
 	if (u)
 		u->qcap = queue ? queue : HP_UPLOAD_QUEUE;
 	if (!u || !esc || !(u->base = malloc(blen)) || !(u->q = calloc(u->qcap, sizeof(*u->q)))) {
-		curl_free(esc);
+		cu.free(esc);
 		if (u)
 			free(u->base);
 		free(u);
@@ -178,7 +237,7 @@ int hp_upload_start(struct hp_upload **out, const char *url, const char *app, co
 	}
 	const char *slash = url[strlen(url) - 1] == '/' ? "" : "/";
 	snprintf(u->base, blen, "%s%singest?name=%s&spyName=heapprobe&format=pprof", url, slash, esc);
-	curl_free(esc);
+	cu.free(esc);
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->cond, NULL);
 	if (pthread_create(&u->thread, NULL, sender, u) != 0) {
