@@ -304,6 +304,20 @@ static inline uint64_t redefinitions_now(void)
 
 /* Whether a jmethodID from GetStackTrace may be given to JVMTI (see
  * hp_methods_check_id); without the decoder's layout, trusted. */
+/* The version of a jmethodID's method for hp_sites (stacks.h): the Method
+ * it names, read safely, once any class was redefined (a redefined method
+ * keeps its jmethodID, pointed at the new Method); 0 before, or where a
+ * jmethodID is not a Method** (JDK 26's table kind). */
+static uint64_t method_version(void *ctx, jmethodID id)
+{
+	(void)ctx;
+	if (redefinitions_now() == 0 || !atomic_load_explicit(&prof.decode_ready, memory_order_acquire) ||
+	    !prof.decode.methods.jmid_is_pointer)
+		return 0;
+	uintptr_t m = 0;
+	return hp_safefetch_read(prof.decode.methods.fetch, &m, (uintptr_t)id, sizeof(m)) ? 0 : m;
+}
+
 static int check_jmid(void *ctx, jmethodID id)
 {
 	(void)ctx;
@@ -476,8 +490,7 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	STEP_END(T_CLASS);
 	if (!site) {
 		uint32_t class_id = hp_sites_class_id(&prof.sites, jvmti, klass);
-		/* named per redefinition epoch: lines may change with one */
-		site = hp_sites_intern(&prof.sites, jvmti, jni, frames, n, class_id, redef_before);
+		site = hp_sites_intern(&prof.sites, jvmti, jni, frames, n, class_id);
 		if (hit && !check && site)
 			hp_stackcache_memo(hit, jni, klass, site);
 	}
@@ -644,6 +657,7 @@ static void setup_decoder(jvmtiEnv *jvmti, JNIEnv *jni, bool decoding)
 	atomic_store_explicit(&prof.decode_ready, 1, memory_order_release);
 	pthread_mutex_lock(&prof.sites.lock);
 	prof.sites.check_id = check_jmid;
+	prof.sites.version = method_version;
 	pthread_mutex_unlock(&prof.sites.lock);
 	if (!decoding)
 		return;

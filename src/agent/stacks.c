@@ -10,7 +10,7 @@ struct hp_method_cache {
 	uint32_t mask, count;
 	struct method_entry {
 		jmethodID id;
-		uint64_t epoch;         /* class redefinitions when named */
+		uint64_t version;       /* the method's version when named (hp_sites.version) */
 		char *function;         /* "java.util.ArrayList.grow" */
 		char *file;             /* "ArrayList.java" */
 		char *descriptor;       /* "(I)V" (JVM method descriptor) */
@@ -26,11 +26,11 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h;
 }
 
-static uint64_t hash_site(const jvmtiFrameInfo *frames, int n, uint32_t class_id, uint64_t epoch)
+static uint64_t hash_site(const jvmtiFrameInfo *frames, const uint64_t *version, int n, uint32_t class_id)
 {
-	uint64_t h = mix(0xcbf29ce484222325ull ^ class_id, epoch);
+	uint64_t h = 0xcbf29ce484222325ull ^ class_id;
 	for (int i = 0; i < n; i++) {
-		h = mix(h, (uint64_t)(uintptr_t)frames[i].method);
+		h = mix(h, (uint64_t)(uintptr_t)frames[i].method ^ version[i]);
 		h = mix(h, (uint64_t)frames[i].location);
 	}
 	h ^= h >> 33;
@@ -117,13 +117,13 @@ static char *java_name(const char *sig)
 	return strdup(buf);
 }
 
-static inline uint32_t method_slot(jmethodID id, uint64_t epoch, uint32_t mask)
+static inline uint32_t method_slot(jmethodID id, uint64_t version, uint32_t mask)
 {
-	return (uint32_t)mix(epoch, (uint64_t)(uintptr_t)id) & mask;
+	return (uint32_t)mix(version, (uint64_t)(uintptr_t)id) & mask;
 }
 
 static struct method_entry *method_named(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, jmethodID id,
-					 uint64_t epoch)
+					 uint64_t version)
 {
 	struct hp_method_cache *c = t->methods;
 	if (c->count * 2 >= c->mask) {
@@ -135,7 +135,7 @@ static struct method_entry *method_named(struct hp_sites *t, jvmtiEnv *jvmti, JN
 		for (uint32_t i = 0; i <= c->mask; i++) {
 			if (!c->slots[i].id)
 				continue;
-			uint32_t j = method_slot(c->slots[i].id, c->slots[i].epoch, ncap - 1);
+			uint32_t j = method_slot(c->slots[i].id, c->slots[i].version, ncap - 1);
 			while (ns[j].id)
 				j = (j + 1) & (ncap - 1);
 			ns[j] = c->slots[i];
@@ -144,8 +144,8 @@ static struct method_entry *method_named(struct hp_sites *t, jvmtiEnv *jvmti, JN
 		c->slots = ns;
 		c->mask = ncap - 1;
 	}
-	uint32_t j = method_slot(id, epoch, c->mask);
-	while (c->slots[j].id && (c->slots[j].id != id || c->slots[j].epoch != epoch))
+	uint32_t j = method_slot(id, version, c->mask);
+	while (c->slots[j].id && (c->slots[j].id != id || c->slots[j].version != version))
 		j = (j + 1) & c->mask;
 	struct method_entry *e = &c->slots[j];
 	if (e->id)
@@ -201,7 +201,7 @@ static struct method_entry *method_named(struct hp_sites *t, jvmtiEnv *jvmti, JN
 		return NULL;
 	}
 	e->id = id;
-	e->epoch = epoch;
+	e->version = version;
 	e->invalid = !valid;
 	c->count++;
 	return e;
@@ -221,27 +221,28 @@ static int line_of(const struct method_entry *m, jlocation loc)
 }
 
 static int same_frames(const struct hp_sites *t, const struct hp_site *s, const jvmtiFrameInfo *frames, int n,
-		       uint32_t class_id, uint64_t epoch)
+		       const uint64_t *version, uint32_t class_id)
 {
-	if (s->nframes != (uint32_t)n || s->class_id != class_id || s->epoch != epoch)
+	if (s->nframes != (uint32_t)n || s->class_id != class_id)
 		return 0;
 	for (int i = 0; i < n; i++) {
-		const jvmtiFrameInfo *r = &hp_sites_frame(t, s->ids[i])->raw;
-		if (r->method != frames[i].method || r->location != frames[i].location)
+		const struct hp_frame_rec *r = hp_sites_frame(t, s->ids[i]);
+		if (r->raw.method != frames[i].method || r->raw.location != frames[i].location ||
+		    r->version != version[i])
 			return 0;
 	}
 	return 1;
 }
 
-static uint32_t hash_frame(const jvmtiFrameInfo *f, uint64_t epoch)
+static uint32_t hash_frame(const jvmtiFrameInfo *f, uint64_t version)
 {
-	uint64_t h = mix(mix(mix(0x9e3779b97f4a7c15ull, epoch), (uint64_t)(uintptr_t)f->method), (uint64_t)f->location);
+	uint64_t h = mix(mix(mix(0x9e3779b97f4a7c15ull, version), (uint64_t)(uintptr_t)f->method), (uint64_t)f->location);
 	return (uint32_t)(h ^ (h >> 32));
 }
 
 /* The id of a frame, added and named when new. Under t->lock. UINT32_MAX
  * when out of memory or ids. */
-static uint32_t frame_id(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const jvmtiFrameInfo *f, uint64_t epoch,
+static uint32_t frame_id(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const jvmtiFrameInfo *f, uint64_t version,
 			 bool *invalid)
 {
 	uint32_t n = atomic_load_explicit(&t->nframes, memory_order_relaxed);
@@ -252,7 +253,7 @@ static uint32_t frame_id(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const
 			return UINT32_MAX;
 		for (uint32_t id = 0; id < n; id++) {
 			const struct hp_frame_rec *old = hp_sites_frame(t, id);
-			uint32_t j = hash_frame(&old->raw, old->epoch) & (ncap - 1);
+			uint32_t j = hash_frame(&old->raw, old->version) & (ncap - 1);
 			while (ni[j])
 				j = (j + 1) & (ncap - 1);
 			ni[j] = id + 1;
@@ -261,10 +262,10 @@ static uint32_t frame_id(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const
 		t->frame_index = ni;
 		t->frame_mask = ncap - 1;
 	}
-	uint32_t j = hash_frame(f, epoch) & t->frame_mask;
+	uint32_t j = hash_frame(f, version) & t->frame_mask;
 	for (; t->frame_index[j]; j = (j + 1) & t->frame_mask) {
 		const struct hp_frame_rec *r = hp_sites_frame(t, t->frame_index[j] - 1);
-		if (r->raw.method == f->method && r->raw.location == f->location && r->epoch == epoch) {
+		if (r->raw.method == f->method && r->raw.location == f->location && r->version == version) {
 			*invalid |= r->invalid;
 			return t->frame_index[j] - 1;
 		}
@@ -278,9 +279,9 @@ static uint32_t frame_id(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const
 			return UINT32_MAX;
 		atomic_store_explicit(&t->frame_chunks[n / HP_FRAME_CHUNK], chunk, memory_order_release);
 	}
-	struct method_entry *m = method_named(t, jvmti, jni, f->method, epoch);
+	struct method_entry *m = method_named(t, jvmti, jni, f->method, version);
 	struct hp_frame_rec *r = &chunk[n % HP_FRAME_CHUNK];
-	r->epoch = epoch;
+	r->version = version;
 	r->invalid = m && m->invalid;
 	*invalid |= r->invalid;
 	r->raw = *f;
@@ -305,9 +306,15 @@ size_t hp_sites_frame_bytes(const struct hp_sites *t)
 }
 
 struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const jvmtiFrameInfo *frames,
-				int n, uint32_t class_id, uint64_t epoch)
+				int n, uint32_t class_id)
 {
-	uint64_t h = hash_site(frames, n, class_id, epoch);
+	/* Each frame's method version: 0 until a class was redefined, then
+	 * the Method its jmethodID names (a redefined method keeps its
+	 * jmethodID; its line table is the new version's). */
+	uint64_t version[n ? n : 1];
+	for (int k = 0; k < n; k++)
+		version[k] = t->version ? t->version(t->version_ctx, frames[k].method) : 0;
+	uint64_t h = hash_site(frames, version, n, class_id);
 	uint32_t i = (uint32_t)h & t->mask;
 	for (;;) {
 		uint32_t ix = atomic_load_explicit(&t->index[i], memory_order_acquire);
@@ -315,7 +322,7 @@ struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni
 			break;
 		struct hp_site *s = &t->slots[ix - 1];
 		if (atomic_load_explicit(&s->hash, memory_order_relaxed) == h &&
-		    same_frames(t, s, frames, n, class_id, epoch))
+		    same_frames(t, s, frames, n, version, class_id))
 			return s;
 		i = (i + 1) & t->mask;
 	}
@@ -329,7 +336,7 @@ struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni
 			break;
 		struct hp_site *s = &t->slots[ix - 1];
 		if (atomic_load_explicit(&s->hash, memory_order_relaxed) == h &&
-		    same_frames(t, s, frames, n, class_id, epoch)) {
+		    same_frames(t, s, frames, n, version, class_id)) {
 			found = s;
 			break;
 		}
@@ -343,12 +350,11 @@ struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni
 		s->ids = malloc(sizeof(*s->ids) * (size_t)(n ? n : 1));
 		bool ok = s->ids != NULL, invalid = false;
 		for (int k = 0; ok && k < n; k++)
-			ok = (s->ids[k] = frame_id(t, jvmti, jni, &frames[k], epoch, &invalid)) != UINT32_MAX;
+			ok = (s->ids[k] = frame_id(t, jvmti, jni, &frames[k], version[k], &invalid)) != UINT32_MAX;
 		if (ok) {
 			s->invalid = invalid;
 			s->nframes = (uint32_t)n;
 			s->class_id = class_id;
-			s->epoch = epoch;
 			atomic_store_explicit(&s->hash, h, memory_order_release);
 			atomic_fetch_add(&t->count, 1);
 			atomic_store_explicit(&t->index[i], next + 1, memory_order_release);

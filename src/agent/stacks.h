@@ -25,7 +25,6 @@ struct hp_site {
 	_Atomic uint64_t hash;          /* 0 = empty slot; published last */
 	uint32_t nframes;
 	uint32_t class_id;
-	uint64_t epoch;                 /* the naming epoch it was made in (hp_sites_intern) */
 	bool invalid;                   /* a frame's jmethodID failed check_id: never cached */
 	uint32_t *ids;                  /* frame ids (hp_sites_frame), leaf first */
 	/* Allocation estimate: sums of unbiased weights (see sampler.c), as
@@ -38,7 +37,7 @@ struct hp_site {
 /* One distinct frame: what GetStackTrace said and its name. */
 struct hp_frame_rec {
 	jvmtiFrameInfo raw;
-	uint64_t epoch;                 /* named in this naming epoch */
+	uint64_t version;               /* its method's version (hp_sites.version) when named */
 	struct hp_frame named;
 	bool invalid;                   /* its jmethodID failed check_id */
 };
@@ -70,6 +69,11 @@ struct hp_sites {
 	 * NULL: not asked. One that fails is named "[invalid jmethodID]". */
 	int (*check_id)(void *ctx, jmethodID id);
 	void *check_ctx;
+	/* A method's version: what tells a redefined method from its earlier
+	 * self under the same jmethodID (the Method it names), 0 where no
+	 * class was redefined; NULL: always 0. Called without the lock. */
+	uint64_t (*version)(void *ctx, jmethodID id);
+	void *version_ctx;
 	_Atomic uint64_t invalid_ids;
 };
 
@@ -77,13 +81,13 @@ int hp_sites_init(struct hp_sites *t, uint32_t max_sites);
 void hp_sites_free(struct hp_sites *t);
 
 /* The site for these frames and class, created on first use. NULL when the
- * table is full (counted in overflow). `epoch` is the naming epoch, the
- * number of class redefinitions so far: a redefined method keeps its
- * jmethodID but may get other line numbers (and a bci other lines), so a
- * frame, its method's names and line table and the sites holding it are
- * kept per epoch; after a redefinition stacks are named afresh. */
+ * table is full (counted in overflow). A redefined method keeps its
+ * jmethodID but takes the new version's line table: frames, their
+ * method's names and line table, and so the sites holding them, are kept
+ * per method version (`version` below), so that only a redefined class's
+ * frames are named afresh. */
 struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const jvmtiFrameInfo *frames,
-				int n, uint32_t class_id, uint64_t epoch);
+				int n, uint32_t class_id);
 
 /* Class id (>= 1) for a class, cached in the class object's JVMTI tag.
  * 0 if it cannot be named. */

@@ -35,32 +35,35 @@ static char cu_error[256];
 static void load_curl(void)
 {
 	static const char *const names[] = { "libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so" };
-	void *h = NULL;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !h; i++)
-		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		snprintf(cu_error, sizeof(cu_error), "libcurl is not installed (%s)", dlerror());
+	snprintf(cu_error, sizeof(cu_error), "libcurl is not installed");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+		if (!h) {
+			snprintf(cu_error, sizeof(cu_error), "libcurl is not installed (%s)", dlerror());
+			continue;
+		}
+#define CU(field, sym)                                                                           \
+		if (!(*(void **)&cu.field = dlsym(h, sym))) {                                    \
+			snprintf(cu_error, sizeof(cu_error), "%s lacks %s", names[i], sym);      \
+			memset(&cu, 0, sizeof(cu));                                              \
+			dlclose(h);                                                              \
+			continue;                                                                \
+		}
+		CU(global_init, "curl_global_init")
+		CU(easy_init, "curl_easy_init")
+		CU(easy_cleanup, "curl_easy_cleanup")
+		CU(easy_reset, "curl_easy_reset")
+		CU(easy_setopt, "curl_easy_setopt")
+		CU(easy_perform, "curl_easy_perform")
+		CU(easy_getinfo, "curl_easy_getinfo")
+		CU(easy_strerror, "curl_easy_strerror")
+		CU(easy_escape, "curl_easy_escape")
+		CU(free, "curl_free")
+		CU(slist_append, "curl_slist_append")
+		CU(slist_free_all, "curl_slist_free_all")
+#undef CU
 		return;
 	}
-#define CU(field, sym)                                                                   \
-	if (!(*(void **)&cu.field = dlsym(h, sym))) {                                    \
-		snprintf(cu_error, sizeof(cu_error), "libcurl lacks %s", sym);           \
-		memset(&cu, 0, sizeof(cu));                                              \
-		return;                                                                  \
-	}
-	CU(global_init, "curl_global_init")
-	CU(easy_init, "curl_easy_init")
-	CU(easy_cleanup, "curl_easy_cleanup")
-	CU(easy_reset, "curl_easy_reset")
-	CU(easy_setopt, "curl_easy_setopt")
-	CU(easy_perform, "curl_easy_perform")
-	CU(easy_getinfo, "curl_easy_getinfo")
-	CU(easy_strerror, "curl_easy_strerror")
-	CU(easy_escape, "curl_easy_escape")
-	CU(free, "curl_free")
-	CU(slist_append, "curl_slist_append")
-	CU(slist_free_all, "curl_slist_free_all")
-#undef CU
 }
 
 struct item {

@@ -343,7 +343,8 @@ static int walk_chunks(const struct hp_framewalk *w, uintptr_t thread, const str
 	struct hp_chunk_frames f;
 	struct hp_chunk_window win;
 	int java_before = java;
-	int rc = hp_stackchunk_first(c, thread, barrier_sp, st->lo, st->hi, &f, &win);
+	int rc = c->off_cont_entry + WORD <= (int64_t)w->thread_size ?
+		 hp_stackchunk_first(c, thread, barrier_sp, st->lo, st->hi, &f, &win) : HP_SC_NO_ENTRY;
 	for (int chunks = 0; rc >= 0; chunks++) {
 		if (chunks == MAX_CHUNKS) {
 			rc = HP_SC_BAD_CHUNK;
@@ -524,7 +525,7 @@ int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java
 			key[n++] = pc;
 			key[n++] = compile_id(w, blob);
 			java++;
-		} else if (physical == 0) {
+		} else if (rc == 0 && physical == 0) {
 			if (aux)
 				aux[n / 2] = 0;
 			key[n++] = pc;  /* the runtime stub of an allocation slow path */
@@ -532,7 +533,7 @@ int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java
 		} else if (rc == 0) {
 			return HP_FW_UNEXPECTED_BLOB;
 		} else {
-			return rc;
+			return rc;      /* unknown pc, bad read, bad frame size, deoptimized */
 		}
 		uintptr_t sender_sp = unextended_sp + (uintptr_t)frame_words * WORD, ret, link;
 		if (!stack_word(&st, hp_arch_slot(sender_sp, -HP_ARCH_RET_BELOW_SENDER_SP), &ret) ||

@@ -5,15 +5,11 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "vmstructs/errmsg.h"
 #include "vmstructs/libjvm.h"
 #include "vmstructs/safemem.h"
 
-#define CHILD_WAIT_MS 5000
 #define WORD 8
 
 int hp_safefetch_read(const struct hp_safefetch *s, void *dst, uintptr_t src, size_t n)
@@ -57,47 +53,24 @@ int hp_safefetch_init(struct hp_safefetch *s, const struct hp_libjvm *jvm, uintp
 			       "(%02x %02x %02x %02x / %02x %02x %02x %02x)", got[0], got[1], got[2], got[3], got2[0],
 			       got2[1], got2[2], got2[3]);
 	intptr_t (*fetch)(intptr_t *, intptr_t) = (intptr_t(*)(intptr_t *, intptr_t))impl;
+	/* HotSpot's handler must be the one a fault reaches first. */
+	int sigs[] = { SIGSEGV, SIGBUS };
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction sa;
+		if (sigaction(sigs[i], NULL, &sa) || !(sa.sa_flags & SA_SIGINFO) ||
+		    !hp_libjvm_in_text(jvm, (uintptr_t)sa.sa_sigaction))
+			return hp_fail(err, errlen, -EFAULT, "the %s handler is not HotSpot's (%p): a fault in "
+				       "SafeFetchN might not be resumed", sigs[i] == SIGSEGV ? "SIGSEGV" : "SIGBUS",
+				       (void *)sa.sa_sigaction);
+	}
 	/* A page that faults when read. */
 	void *guard = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (guard == MAP_FAILED)
 		return hp_fail(err, errlen, -ENOMEM, "no page to try SafeFetchN on");
-	/* First in a child: if the JVM's handler did not resume the fault,
-	 * the child dies of it, not the JVM. */
-	pid_t pid = fork();
-	if (pid == 0)
-		_exit(fetch((intptr_t *)guard, 42) == 42 && fetch((intptr_t *)guard, -7) == -7 ? 0 : 1);
-	int status = 0, rc = -EFAULT;
-	if (pid < 0) {
-		munmap(guard, 4096);
-		return hp_fail(err, errlen, -errno, "cannot fork to try SafeFetchN: %s", strerror(errno));
-	}
-	for (int waited = 0;; waited++) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			status = -1;
-			break;
-		}
-		if (waited == CHILD_WAIT_MS) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			status = -1;
-			break;
-		}
-		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
-	}
-	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		munmap(guard, 4096);
-		if (status != -1 && WIFSIGNALED(status))
-			return hp_fail(err, errlen, rc, "a fault in SafeFetchN killed a child process (signal %d): "
-				       "the JVM's handler did not resume it", WTERMSIG(status));
-		return hp_fail(err, errlen, rc, "SafeFetchN did not return its default for an unreadable page "
-			       "in a child process");
-	}
-	/* Then here, and a word that is readable. */
+	int rc = -EFAULT;
+	/* A fault, then a word that is readable. */
 	intptr_t word = 0x1234567890abcdefll;
-	bool ok = fetch((intptr_t *)guard, 42) == 42 && fetch(&word, 0) == word;
+	bool ok = fetch((intptr_t *)guard, 42) == 42 && fetch((intptr_t *)guard, -7) == -7 && fetch(&word, 0) == word;
 	munmap(guard, 4096);
 	if (!ok)
 		return hp_fail(err, errlen, rc, "SafeFetchN gave wrong answers in this process");

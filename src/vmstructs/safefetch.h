@@ -13,11 +13,13 @@
  * of the Java heap, which SafeFetchN reads in nanoseconds each.
  *
  * Trusted only after checks: the three .symtab symbols (names in
- * symbols/, static.SafeFetchN_*) must lie in libjvm's executable segment,
- * hold exactly the instructions above (so it is a plain load, nothing
- * else), and a fault must come back as the default value: tried in a
- * forked child first (if HotSpot's handler did not catch it, only the child
- * dies), then in this process.
+ * symbols/, static.SafeFetchN_*) must lie in libjvm's executable segment
+ * and hold exactly the instructions above (so it is a plain load, nothing
+ * else); the process's SIGSEGV and SIGBUS handlers must be HotSpot's (in
+ * libjvm's code: another handler in front, e.g. a chaining profiler's, may
+ * not resume the fault); then a fault must come back as the default value.
+ * (No forked child tries it first: fork() of a JVM copies the page tables
+ * of the whole heap and write-protects every page of it.)
  */
 #ifndef HP_SAFEFETCH_H
 #define HP_SAFEFETCH_H
@@ -35,7 +37,7 @@ struct hp_safefetch {
 /* Checks the symbols at `impl`, `fault` and `cont` (runtime addresses) as
  * above. 0, or a negative errno with a one-line reason: -ENOENT (a symbol
  * missing), -ENOEXEC (not the expected code), -EFAULT (a fault was not
- * caught), -ENOSYS (not x86_64). */
+ * caught; or the signal handlers are not HotSpot's), -ENOSYS (not x86_64). */
 int hp_safefetch_init(struct hp_safefetch *s, const struct hp_libjvm *jvm, uintptr_t impl, uintptr_t fault,
 		      uintptr_t cont, char *err, size_t errlen);
 
@@ -46,8 +48,8 @@ static inline bool hp_safefetch_word(const struct hp_safefetch *s, uintptr_t add
 	 * another default tells a fault from that */
 	const intptr_t a = (intptr_t)0x5afe5afe5afe5afeull, b = ~a;
 	intptr_t v = s->fetch((intptr_t *)addr, a);
-	if (v == a && s->fetch((intptr_t *)addr, b) == b)
-		return false;
+	if (v == a && s->fetch((intptr_t *)addr, b) != a)
+		return false;   /* a fault, or a word that changed: not read */
 	*out = (uintptr_t)v;
 	return true;
 }

@@ -80,6 +80,9 @@ int hp_stackchunk_init(struct hp_stackchunk *c, const struct hp_vms *v, const st
 	    (rc = data_offset(v, d, "ContinuationEntry", "_flags", &c->entry_flags, err, errlen)) ||
 	    (rc = data_offset(v, d, "ContinuationEntry", "_argsize", &c->entry_argsize, err, errlen)))
 		return rc;
+	/* the entry is read inside its 64 bytes (ContinuationEntry::size()) */
+	if (c->entry_cont + WORD > 64 || c->entry_flags + 4 > 64 || c->entry_argsize + 4 > 64)
+		return hp_fail(err, errlen, -EINVAL, "field.ContinuationEntry.* lie past the entry's 64 bytes");
 	if ((rc = static_int(lookup, ctx, "jdk_internal_vm_Continuation._tail_offset", &c->cont_tail, false, err,
 			     errlen)) ||
 	    (rc = static_int(lookup, ctx, "jdk_internal_vm_StackChunk._parent_offset", &c->chunk_parent, false, err,
@@ -201,7 +204,8 @@ static int read_chunk(const struct hp_stackchunk *c, uintptr_t oop, uintptr_t co
 	} else {
 		int32_t argsize;
 		memcpy(&argsize, h + c->chunk_argsize, 4);
-		bottom = size - argsize;
+		int64_t b = (int64_t)size - argsize;
+		bottom = b < INT32_MIN || b > INT32_MAX ? -1 : (int32_t)b;
 	}
 	uintptr_t back = 0, parent = 0;
 	if (!ref_field(c, h + c->chunk_cont, &back) || !ref_field(c, h + c->chunk_parent, &parent))

@@ -625,9 +625,6 @@ Test(stacks, virtual_threads_rarely_ask_getstacktrace)
  * line would take ~100%). Read by the real pprof. */
 Test(stacks, lines_follow_class_redefinition)
 {
-	if (strstr(java(), "/11"))
-		cr_skip_test("JDK 11's libjvm has only a was-ever-redefined flag: names are re-read after the first "
-			     "redefinition only (docs/stacks.md)");
 	make_workdir();
 	char agent[1024], javaagent[600], path[512], cmd[1024];
 	snprintf(path, sizeof(path), "%s/rl.pb.gz", workdir);

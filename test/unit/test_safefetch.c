@@ -1,9 +1,11 @@
 /* SafeFetchN's checks (src/vmstructs/safefetch.c) against stand-ins built
- * here: the same four-byte load and default, with and without a signal
- * handler that resumes a fault as HotSpot's handle_safefetch does. The
+ * here: the same four-byte load and default, and a signal handler that
+ * resumes a fault as HotSpot's handle_safefetch does, counted as
+ * "libjvm's" code or not. The
  * real one runs in every JDK 21/25 test (test_profiler's virtual-thread
  * suite prints "heap read by SafeFetchN"). */
 #include <criterion/criterion.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -24,14 +26,29 @@ __asm__(".text\n"
 	"test_wrong_impl:\n\tmovq 8(%rdi), %rax\n\tret\n");
 extern char test_fetch_impl[], test_fetch_cont[], test_wrong_impl[];
 
-static struct hp_libjvm text_of_this_test(void)
+static void resume_fault(int sig, siginfo_t *info, void *ctx);
+
+/* "libjvm's code": the stand-ins, and the handler when `with_handler`. */
+static struct hp_libjvm text_of_this_test(bool with_handler)
 {
 	struct hp_libjvm jvm;
 	memset(&jvm, 0, sizeof(jvm));
-	jvm.nexec = 1;
+	jvm.nexec = with_handler ? 2 : 1;
 	jvm.exec[0].start = (uintptr_t)test_fetch_impl;
 	jvm.exec[0].end = (uintptr_t)test_wrong_impl + 8;
+	jvm.exec[1].start = (uintptr_t)resume_fault;
+	jvm.exec[1].end = (uintptr_t)resume_fault + 1;
 	return jvm;
+}
+
+static void install_handler(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = resume_fault;
+	sa.sa_flags = SA_SIGINFO;
+	cr_assert_eq(sigaction(SIGSEGV, &sa, NULL), 0);
+	cr_assert_eq(sigaction(SIGBUS, &sa, NULL), 0);
 }
 
 /* What HotSpot's handler does for a fault at _SafeFetchN_fault. */
@@ -46,26 +63,28 @@ static void resume_fault(int sig, siginfo_t *info, void *ctx)
 	signal(SIGSEGV, SIG_DFL);
 }
 
-Test(safefetch, a_fault_nobody_resumes_kills_the_child_not_us)
+Test(safefetch, refused_unless_the_signal_handlers_are_libjvms)
 {
-	struct hp_libjvm jvm = text_of_this_test();
+	struct hp_libjvm jvm = text_of_this_test(false);
 	struct hp_safefetch s;
 	char err[256] = "";
 	signal(SIGSEGV, SIG_DFL);
 	cr_assert_eq(hp_safefetch_init(&s, &jvm, (uintptr_t)test_fetch_impl, (uintptr_t)test_fetch_impl,
 				       (uintptr_t)test_fetch_cont, err, sizeof(err)), -EFAULT);
-	cr_expect(strstr(err, "killed a child process (signal 11)"), "%s", err);
+	cr_expect(strstr(err, "SIGSEGV handler is not HotSpot's"), "%s", err);
+	/* a handler that would resume it, but not in libjvm: still refused */
+	install_handler();
+	cr_assert_eq(hp_safefetch_init(&s, &jvm, (uintptr_t)test_fetch_impl, (uintptr_t)test_fetch_impl,
+				       (uintptr_t)test_fetch_cont, err, sizeof(err)), -EFAULT);
 	cr_expect_null(s.fetch);
+	signal(SIGSEGV, SIG_DFL);
+	signal(SIGBUS, SIG_DFL);
 }
 
 Test(safefetch, resumed_faults_give_the_default_and_words_read_right)
 {
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = resume_fault;
-	sa.sa_flags = SA_SIGINFO;
-	cr_assert_eq(sigaction(SIGSEGV, &sa, NULL), 0);
-	struct hp_libjvm jvm = text_of_this_test();
+	install_handler();
+	struct hp_libjvm jvm = text_of_this_test(true);
 	struct hp_safefetch s;
 	char err[256] = "";
 	cr_assert_eq(hp_safefetch_init(&s, &jvm, (uintptr_t)test_fetch_impl, (uintptr_t)test_fetch_impl,
@@ -86,7 +105,7 @@ Test(safefetch, resumed_faults_give_the_default_and_words_read_right)
 
 Test(safefetch, code_that_is_not_the_plain_load_is_refused)
 {
-	struct hp_libjvm jvm = text_of_this_test();
+	struct hp_libjvm jvm = text_of_this_test(true);
 	struct hp_safefetch s;
 	char err[256] = "";
 	cr_expect_eq(hp_safefetch_init(&s, &jvm, (uintptr_t)test_wrong_impl, (uintptr_t)test_wrong_impl,
