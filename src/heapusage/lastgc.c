@@ -36,38 +36,7 @@ struct lastgc_state {
 int hp_layout_member(struct hp_probe *p, const char *type, const char *member, int64_t *offset, char *how,
 		     size_t len)
 {
-	int64_t off = hp_vms_offset(p->vms, type, member);
-	if (off >= 0) {
-		*offset = off;
-		snprintf(how, len, "VMStructs");
-		return 0;
-	}
-	const char *value = hp_symdata_getf(p->data, "field.%s.%s", type, member);
-	if (!value) {
-		snprintf(how, len, "%s::%s is neither in VMStructs nor in %s", type, member,
-			 p->data ? hp_symdata_source(p->data) : p->data_reason);
-		return -ENOENT;
-	}
-	char anchor[64];
-	int64_t delta;
-	if (hp_symdata_anchor(value, anchor, sizeof(anchor), &delta)) {
-		snprintf(how, len, "%s: field.%s.%s has a bad value '%s'", hp_symdata_source(p->data), type, member,
-			 value);
-		return -EINVAL;
-	}
-	if (!anchor[0]) {
-		*offset = delta;
-		snprintf(how, len, "%lld (%s)", (long long)delta, hp_symdata_source(p->data));
-		return 0;
-	}
-	int64_t base = hp_vms_offset(p->vms, type, anchor);
-	if (base < 0) {
-		snprintf(how, len, "anchor %s::%s is not in VMStructs", type, anchor);
-		return -ENOENT;
-	}
-	*offset = base + delta;
-	snprintf(how, len, "%s%+lld from VMStructs (%s)", anchor, (long long)delta, hp_symdata_source(p->data));
-	return 0;
+	return hp_symdata_member(p->vms, p->data, p->data_reason, type, member, offset, how, len);
 }
 
 static int locate(struct hp_probe *p, const struct hp_heap_info *heap, struct lastgc_state *s, char *reason,

@@ -62,6 +62,18 @@ const char *hp_symdata_source(const struct hp_symdata *d);
  * "<n>" into an empty anchor and n. */
 int hp_symdata_anchor(const char *value, char *anchor, size_t cap, int64_t *delta);
 
+/* The integer value of `key` in [lo, hi]: 0 and *out set, or -ENOENT when
+ * the key is missing or not such a number. `d` may be NULL. */
+int hp_symdata_int(const struct hp_symdata *d, const char *key, long lo, long hi, int *out);
+
+struct hp_vms;
+/* The offset of type::member: VMStructs' when it has the field, else
+ * symbols/ field.<type>.<member> (a number, or "<VMStructs field>+N").
+ * 0, or -ENOENT / -EINVAL; `how` says where it came from or why not. `d`
+ * may be NULL: `no_data` then says why (NULL: "no symbols/ data"). */
+int hp_symdata_member(const struct hp_vms *vms, const struct hp_symdata *d, const char *no_data, const char *type,
+		      const char *member, int64_t *offset, char *how, size_t len);
+
 /* The releases compiled in, as "11 17 21 25". */
 const char *hp_symdata_builtin_releases(void);
 

@@ -32,13 +32,8 @@ const char *hp_framewalk_result_name(int result)
 
 static int need_slot(const struct hp_symdata *d, const char *key, int *out, char *err, size_t errlen)
 {
-	const char *s = d ? hp_symdata_get(d, key) : NULL;
-	char *end;
-	long v = s ? strtol(s, &end, 10) : 0;
-	if (!s || *end || v < -32 || v > 32)
-		return hp_fail(err, errlen, -ENOENT, "symbols/ data has no usable %s", key);
-	*out = (int)v;
-	return 0;
+	return hp_symdata_int(d, key, -32, 32, out) ? hp_fail(err, errlen, -ENOENT, "symbols/ data has no usable %s", key)
+						      : 0;
 }
 
 /* The code heaps: CodeCache::_heaps, a GrowableArray<CodeHeap*>*. */
@@ -343,8 +338,7 @@ static int walk_chunks(const struct hp_framewalk *w, uintptr_t thread, const str
 	struct hp_chunk_frames f;
 	struct hp_chunk_window win;
 	int java_before = java;
-	int rc = c->off_cont_entry + WORD <= (int64_t)w->thread_size ?
-		 hp_stackchunk_first(c, thread, barrier_sp, st->lo, st->hi, &f, &win) : HP_SC_NO_ENTRY;
+	int rc = hp_stackchunk_first(c, thread, barrier_sp, st->lo, st->hi, &f, &win);
 	for (int chunks = 0; rc >= 0; chunks++) {
 		if (chunks == MAX_CHUNKS) {
 			rc = HP_SC_BAD_CHUNK;

@@ -33,21 +33,15 @@ const char *hp_stackchunk_result_name(int result)
 	return result < 0 && result >= -HP_SC_RESULTS ? result_names[-result - 1] : "ok";
 }
 
-/* symbols/ field.<type>.<name>: a number, or "<VMStructs field>+N". */
+/* A field VMStructs does not publish (symbols/ field.<type>.<name>). */
 static int data_offset(const struct hp_vms *v, const struct hp_symdata *d, const char *type, const char *name,
 		       int64_t *out, char *err, size_t errlen)
 {
-	const char *s = hp_symdata_getf(d, "field.%s.%s", type, name);
-	char anchor[64];
-	int64_t delta;
-	if (!s || hp_symdata_anchor(s, anchor, sizeof(anchor), &delta))
-		return hp_fail(err, errlen, -ENOENT, "symbols/ data has no usable field.%s.%s", type, name);
-	int64_t base = 0;
-	if (anchor[0] && (base = hp_vms_offset(v, type, anchor)) < 0)
-		return hp_fail(err, errlen, -ENOENT, "field.%s.%s is anchored at %s::%s, which VMStructs lacks", type,
-			       name, type, anchor);
-	*out = base + delta;
-	return *out >= 0 && *out < 65536 ? 0 : hp_fail(err, errlen, -EINVAL, "field.%s.%s is %lld", type, name,
+	char how[200];
+	int rc = hp_symdata_member(v, d, NULL, type, name, out, how, sizeof(how));
+	if (rc)
+		return hp_fail(err, errlen, rc, "%s", how);
+	return *out >= 0 && *out < 65536 ? 0 : hp_fail(err, errlen, -EINVAL, "%s::%s is at %lld", type, name,
 						       (long long)*out);
 }
 
@@ -80,6 +74,10 @@ int hp_stackchunk_init(struct hp_stackchunk *c, const struct hp_vms *v, const st
 	    (rc = data_offset(v, d, "ContinuationEntry", "_flags", &c->entry_flags, err, errlen)) ||
 	    (rc = data_offset(v, d, "ContinuationEntry", "_argsize", &c->entry_argsize, err, errlen)))
 		return rc;
+	const struct hp_vms_type *jt = hp_vms_type(v, "JavaThread");
+	if (!jt || c->off_cont_entry + WORD > (int64_t)jt->size)
+		return hp_fail(err, errlen, -EINVAL, "JavaThread::_cont_entry (at %lld) lies past JavaThread (%llu bytes)",
+			       (long long)c->off_cont_entry, jt ? (unsigned long long)jt->size : 0ull);
 	/* the entry is read inside its 64 bytes (ContinuationEntry::size()) */
 	if (c->entry_cont + WORD > 64 || c->entry_flags + 4 > 64 || c->entry_argsize + 4 > 64)
 		return hp_fail(err, errlen, -EINVAL, "field.ContinuationEntry.* lie past the entry's 64 bytes");
@@ -118,12 +116,8 @@ int hp_stackchunk_init(struct hp_stackchunk *c, const struct hp_vms *v, const st
 	if (hp_vms_int_constant(v, "frame::interpreter_frame_last_sp_offset", &slot))
 		return hp_fail(err, errlen, -ENOENT, "VMStructs has no frame::interpreter_frame_last_sp_offset");
 	c->interp_last_sp_slot = slot;
-	const char *locals = hp_symdata_get(d, "frame.interpreter_frame_locals_offset");
-	char *end;
-	long l = locals ? strtol(locals, &end, 10) : 0;
-	if (!locals || *end || l < -32 || l >= 0)
+	if (hp_symdata_int(d, "frame.interpreter_frame_locals_offset", -32, -1, &c->interp_locals_slot))
 		return hp_fail(err, errlen, -ENOENT, "symbols/ data has no usable frame.interpreter_frame_locals_offset");
-	c->interp_locals_slot = (int)l;
 	c->oops = oops;
 	c->x_colored = x_colored;
 	if (oops == HP_OOPS_NARROW) {
