@@ -612,16 +612,22 @@ static void make_loaded_method_ids(jvmtiEnv *jvmti, JNIEnv *jni)
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)classes);
 }
 
+/* The address of the libjvm symbol symbols/ names under `key` (a
+ * static.* entry), or 0. */
+static uintptr_t libjvm_symbol(const char *key)
+{
+	const char *name = hp_symdata_get(prof.probe->data, key);
+	const struct hp_sym *s = name ? hp_probe_sym(prof.probe, name) : NULL;
+	return s ? (uintptr_t)s->addr : 0;
+}
+
 /* The address of a libjvm static that symbols/ names under `key`
  * (static.Type._field), checked to lie in libjvm's data segments for `n`
  * bytes (.bss is in a writable segment, not a file-backed one), or NULL. */
 static const volatile void *libjvm_static(const char *key, size_t n)
 {
-	const char *name = hp_symdata_get(prof.probe->data, key);
-	const struct hp_sym *s = name ? hp_probe_sym(prof.probe, name) : NULL;
-	if (!s || !hp_libjvm_writable(&prof.probe->jvm, (uintptr_t)s->addr, n))
-		return NULL;
-	return (const volatile void *)(uintptr_t)s->addr;
+	uintptr_t a = libjvm_symbol(key);
+	return a && hp_libjvm_writable(&prof.probe->jvm, a, n) ? (const volatile void *)a : NULL;
 }
 
 /* Where the JVM counts class redefinitions (symbols/ static.JvmtiExport.*). */
@@ -664,14 +670,6 @@ static void setup_decoder(jvmtiEnv *jvmti, JNIEnv *jni, bool decoding)
 	/* Prepared from now on, then the ones before: none is missed. */
 	(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, NULL);
 	make_loaded_method_ids(jvmti, jni);
-}
-
-/* A libjvm function named by a symbols/ static.* key, or 0. */
-static uintptr_t libjvm_code(const char *key)
-{
-	const char *name = hp_symdata_get(prof.probe->data, key);
-	const struct hp_sym *s = name ? hp_probe_sym(prof.probe, name) : NULL;
-	return s && hp_libjvm_in_text(&prof.probe->jvm, (uintptr_t)s->addr) ? (uintptr_t)s->addr : 0;
 }
 
 static const void *chunk_static(void *ctx, const char *key)
@@ -719,9 +717,10 @@ static void setup_chunks(void)
 static void setup_safefetch(void)
 {
 	char err[256] = "";
-	int rc = hp_safefetch_init(&prof.safefetch, &prof.probe->jvm, libjvm_code("static.SafeFetchN_impl"),
-				   libjvm_code("static._SafeFetchN_fault"),
-				   libjvm_code("static._SafeFetchN_continuation"), err, sizeof(err));
+	/* hp_safefetch_init checks that they lie in libjvm's code */
+	int rc = hp_safefetch_init(&prof.safefetch, &prof.probe->jvm, libjvm_symbol("static.SafeFetchN_impl"),
+				   libjvm_symbol("static._SafeFetchN_fault"),
+				   libjvm_symbol("static._SafeFetchN_continuation"), err, sizeof(err));
 	if (rc)
 		logf_("safe reads are process_vm_readv system calls, not HotSpot's SafeFetchN: %s",
 		      err[0] ? err : strerror(-rc));
