@@ -11,7 +11,11 @@
 # Knobs: WORKLOAD (alloc | javac | vthreads, as run.sh), ROUNDS (phases per
 # config, 6), THREADS, ITERS, INTERVAL (32768), CONFIGS (heapprobe option
 # sets, one JVM each; "-" is the default: default "- stacks=jvmti"), FREQ
-# (perf samples per second, 4000), OUT (docs/stacks-perf-$WORKLOAD.md).
+# (perf samples per second, 4000), OUT (docs/stacks-perf-$WORKLOAD.md), KEEP
+# (set: keep the work directory, perf.data of the last config included),
+# BASE (another build of the agent, e.g. an earlier commit's, built with
+# -fno-omit-frame-pointer: each config then runs with both, alternately,
+# REPS times (1), rows labelled "base" and "this build").
 # Builds the agent with frame pointers (build-fp/) and runs Java with
 # -XX:+PreserveFramePointer so that perf's call graphs reach the callback.
 set -euo pipefail
@@ -31,8 +35,11 @@ cmake -S "$ROOT" -B "$ROOT/build-fp" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo 
 	-DCMAKE_C_FLAGS=-fno-omit-frame-pointer >/dev/null
 cmake --build "$ROOT/build-fp" --target heapprobe >/dev/null
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+if [ -n "${KEEP:-}" ]; then echo "keeping perf data in $WORK" >&2; else trap 'rm -rf "$WORK"' EXIT; fi
 cp "$ROOT/build-fp/libheapprobe.so" "$WORK/hp.so"
+BUILDS="hp"
+if [ -n "${BASE:-}" ]; then cp "$BASE" "$WORK/base.so"; BUILDS="base hp"; fi
+REPS=${REPS:-1}
 source "$HERE/workload.sh"
 {
 	echo "# The sampling callback's own cost, by perf ($WORKLOAD)"
@@ -46,22 +53,25 @@ source "$HERE/workload.sh"
 	echo
 	echo "Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')); $("$JAVA_HOME/bin/java" -version 2>&1 | sed -n 2p); heapprobe $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown); load average $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo
-	echo "| config | samples taken | on_sampled_alloc: CPU samples (share) | ns per sample | post_sampled_object_alloc: ns per sample |"
-	echo "|---|---|---|---|---|"
+	echo "| build | config | samples taken | on_sampled_alloc: CPU samples (share) | ns per sample | post_sampled_object_alloc: ns per sample |"
+	echo "|---|---|---|---|---|---|"
 } >"$WORK/report.md"
+for rep in $(seq "$REPS"); do
+for build in $BUILDS; do
 for cfg in $CONFIGS; do
 	opts="interval=$INTERVAL,file=$WORK/p.pb.gz"
 	[ "$cfg" = "-" ] || opts="$opts,$cfg"
 	CMD=("$JAVA_HOME/bin/java" -XX:+PreserveFramePointer -Djdk.attach.allowAttachSelf=true -Xlog:disable "${WFLAGS[@]}"
-	     -cp "$WORK" Toggle "$ROUNDS" "$THREADS" "$ITERS" none "heapprobe=$WORK/hp.so:$opts:stop")
+	     -cp "$WORK" Toggle "$ROUNDS" "$THREADS" "$ITERS" none "heapprobe=$WORK/$build.so:$opts:stop")
 	echo "[$(date +%T)] perf record -F $FREQ -g -- ${CMD[*]}" >&2
 	perf record -q -F "$FREQ" -g -o "$WORK/perf.data" -- "${CMD[@]}" >"$WORK/phases.txt" 2>"$WORK/stderr.txt" ||
 		{ tail -20 "$WORK/stderr.txt"; exit 1; }
 	taken=$(awk '$1 == "phase" && $3 == "heapprobe" { s += $6 } END { print s + 0 }' "$WORK/phases.txt")
 	perf report -i "$WORK/perf.data" --children --sort sym -g none --stdio 2>/dev/null >"$WORK/children.txt"
-	python3 - "$WORK/children.txt" "$taken" "$cfg" >>"$WORK/report.md" <<'PY'
+	label=$([ "$build" = base ] && echo "base ($(basename "$BASE"))" || echo "this build")
+	python3 - "$WORK/children.txt" "$taken" "$cfg" "$label" "$WORK/values.tsv" >>"$WORK/report.md" <<'PY'
 import re, sys
-path, taken, cfg = sys.argv[1:4]
+path, taken, cfg, label, values = sys.argv[1:6]
 share, cpu_ns, nsamples = {}, 0.0, 0.0
 for line in open(path):
     m = re.match(r"#\s*Event count \(approx\.\):\s*(\d+)", line)   # cpu-clock: nanoseconds
@@ -77,12 +87,34 @@ taken = float(taken)
 def ns(sym):
     return share.get(sym, 0.0) / 100 * cpu_ns / taken if taken else float("nan")
 cb = share.get("on_sampled_alloc", 0.0)
-print(f"| {'default' if cfg == '-' else cfg} | {taken:,.0f} | {cb / 100 * nsamples:,.0f} of {nsamples:,.0f} ({cb:.2f}%) | "
+cfg = 'default' if cfg == '-' else cfg
+open(values, "a").write(f"{label}\t{cfg}\t{ns('on_sampled_alloc')}\n")
+print(f"| {label} | {cfg} | {taken:,.0f} | {cb / 100 * nsamples:,.0f} of {nsamples:,.0f} ({cb:.2f}%) | "
       f"**{ns('on_sampled_alloc'):,.0f}** | {ns('JvmtiExport::post_sampled_object_alloc'):,.0f} |")
 PY
-	echo "\`perf record -F $FREQ -g -- ${CMD[*]}\`" >>"$WORK/cmds.md"
-	echo >>"$WORK/cmds.md"
+	if [ "$rep" = 1 ]; then
+		echo "\`perf record -F $FREQ -g -- ${CMD[*]}\`" >>"$WORK/cmds.md"
+		echo >>"$WORK/cmds.md"
+	fi
 done
+done
+done
+if [ "$REPS" -gt 1 ] || [ -n "${BASE:-}" ]; then
+	python3 - "$WORK/values.tsv" >>"$WORK/report.md" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    label, cfg, v = line.rstrip("\n").split("\t")
+    runs.setdefault((label, cfg), []).append(float(v))
+print()
+print("Medians over the runs (min-max), ns per sample in on_sampled_alloc:")
+print()
+print("| build | config | runs | median | min-max |")
+print("|---|---|---|---|---|")
+for (label, cfg), v in runs.items():
+    print(f"| {label} | {cfg} | {len(v)} | **{statistics.median(v):,.0f}** | {min(v):,.0f}-{max(v):,.0f} |")
+PY
+fi
 { echo; echo "Commands:"; echo; cat "$WORK/cmds.md"; } >>"$WORK/report.md"
 cp "$WORK/report.md" "$OUT"
 cat "$OUT"

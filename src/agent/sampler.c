@@ -660,6 +660,9 @@ static void setup_decoder(jvmtiEnv *jvmti, JNIEnv *jni, bool decoding)
 	prof.enter_special = decoding ? enter_special_id(jvmti, jni) : 0;
 	prof.decode.walk = &prof.walk;
 	prof.decode.methods.fetch = prof.safefetch.fetch ? &prof.safefetch : NULL;
+	/* decoded return pcs are dated by the redefinition count */
+	prof.decode.redefinitions = prof.redefinitions;
+	prof.decode.has_redefined = prof.has_redefined;
 	atomic_store_explicit(&prof.decode_ready, 1, memory_order_release);
 	pthread_mutex_lock(&prof.sites.lock);
 	prof.sites.check_id = check_jmid;
@@ -764,9 +767,9 @@ static void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni)
 		logf_("%s; stacks come from GetStackTrace", prof.walk_reason);
 		return;
 	}
+	find_redefinition_count();
 	setup_decoder(jvmti, jni, true);
 	atomic_store(&prof.classes_unloaded, hp_perfdata_classes_unloaded(prof.probe));
-	find_redefinition_count();
 	/* the continuation return barrier's address, where symbols/ names it */
 	const volatile uintptr_t *rb = libjvm_static("static.StubRoutines._cont_returnBarrier", 8);
 	if (rb) {
@@ -820,7 +823,8 @@ static void describe_stacks(char *out, size_t cap)
 			   "%llu not cacheable (interpreted frames, no class-unload epoch; or JDK 11 after a class "
 			   "redefinition), %llu GetStackTrace answers "
 			   "with an invalid jmethodID, %llu checks overtaken by a class redefinition, frame table: %u "
-			   "distinct frames, %zu bytes with the sites' frame ids",
+			   "distinct frames, %zu bytes with the sites' frame ids, return pcs: %llu compiled frames "
+			   "named from %llu kept, %llu chains more than %d deep decoded each time",
 			   (unsigned long long)hp_striped_sum(&prof.cache_hits, memory_order_relaxed),
 			   (unsigned long long)atomic_load(&prof.decoded), (unsigned long long)asked,
 			   (unsigned long long)failed,
@@ -833,7 +837,9 @@ static void describe_stacks(char *out, size_t cap)
 			   (unsigned long long)atomic_load(&prof.walk_failed[-WALK_NO_EPOCH - 1]),
 			   (unsigned long long)(atomic_load(&prof.asked_invalid) + atomic_load(&prof.sites.invalid_ids)),
 			   (unsigned long long)atomic_load(&prof.checks_overtaken), atomic_load(&prof.sites.nframes),
-			   hp_sites_frame_bytes(&prof.sites));
+			   hp_sites_frame_bytes(&prof.sites), (unsigned long long)atomic_load(&prof.decode.pc_hits),
+			   (unsigned long long)atomic_load(&prof.decode.pc_kept),
+			   (unsigned long long)atomic_load(&prof.decode.pc_deep), HP_FD_PC_FRAMES);
 	if (len > 0 && (size_t)len < cap && prof.walk.cont_return_barrier) {
 		/* virtual threads: the frames past a return barrier */
 		struct hp_stackchunk *k = &prof.chunks;

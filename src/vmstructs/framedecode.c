@@ -78,12 +78,93 @@ int hp_framedecode_init(struct hp_framedecode *d, const struct hp_vms *v, const 
 	if (!x || (strcmp(x, "0") && strcmp(x, "1")))
 		return hp_fail(err, errlen, -ENOENT, "symbols/ data has no usable code.unsigned5_excluded");
 	d->unsigned5_x = x[0] - '0';
-	return hp_methods_init(&d->methods, v, data, err, errlen);
+	int rc = hp_methods_init(&d->methods, v, data, err, errlen);
+	if (rc)
+		return rc;
+	/* Its pages are touched as pcs come (calloc of 512 KiB: fresh
+	 * mmap'd zero pages). Without it, every pc is decoded. */
+	d->pcs = calloc(HP_FD_PC_SLOTS, sizeof(*d->pcs));
+	return 0;
 }
 
 void hp_framedecode_free(struct hp_framedecode *d)
 {
 	hp_methods_free(&d->methods);
+	free(d->pcs);
+	d->pcs = NULL;
+}
+
+/* ---- decoded return pcs (framedecode.h) ------------------------------- */
+
+/* The redefinition count that dates kept pcs, or false when none may be
+ * kept now (no count known; JDK 11 after a redefinition). */
+static inline bool pc_date(const struct hp_framedecode *d, uint64_t *redefs)
+{
+	if (!d->pcs || !(d->redefinitions || d->has_redefined))
+		return false;
+	if (d->has_redefined && *d->has_redefined)
+		return false;
+	*redefs = d->redefinitions ? *d->redefinitions : 0;
+	return true;
+}
+
+static inline struct hp_fd_pc_entry *pc_slot(const struct hp_framedecode *d, uintptr_t pc, uint32_t compile_id)
+{
+	uint64_t h = ((uint64_t)pc ^ ((uint64_t)compile_id << 20)) * 0x9e3779b97f4a7c15ull;
+	return &d->pcs[(h >> 40) & (HP_FD_PC_SLOTS - 1)];
+}
+
+/* The kept frames of (pc, compile_id) copied out (seqlock read): how many,
+ * or -1. */
+static int pc_find(const struct hp_framedecode *d, uintptr_t pc, uint32_t compile_id, uint64_t redefs,
+		   uintptr_t *jmid, int32_t *location)
+{
+	struct hp_fd_pc_entry *e = pc_slot(d, pc, compile_id);
+	uint32_t s0 = atomic_load_explicit(&e->seq, memory_order_acquire);
+	if (s0 & 1)
+		return -1;
+	uintptr_t at = e->pc;
+	uint32_t cid = e->compile_id, n = e->n;
+	uint64_t r = e->redefs;
+	if (at != pc || cid != compile_id || r != redefs || n == 0 || n > HP_FD_PC_FRAMES)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		jmid[i] = e->jmid[i];
+		location[i] = e->location[i];
+	}
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&e->seq, memory_order_relaxed) == s0 ? (int)n : -1;
+}
+
+/* Keeps what a decode of (pc, compile_id) found; a slot being written by
+ * another thread is left to it (no lock: samplers never wait). */
+static void pc_keep(struct hp_framedecode *d, uintptr_t pc, uint32_t compile_id, uint64_t redefs,
+		    const struct hp_java_frame *f, int n)
+{
+	if (n <= 0 || n > HP_FD_PC_FRAMES) {
+		if (n > HP_FD_PC_FRAMES)
+			atomic_fetch_add_explicit(&d->pc_deep, 1, memory_order_relaxed);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		if (f[i].location < INT32_MIN || f[i].location > INT32_MAX)
+			return;
+	struct hp_fd_pc_entry *e = pc_slot(d, pc, compile_id);
+	uint32_t s = atomic_load_explicit(&e->seq, memory_order_relaxed);
+	if ((s & 1) || !atomic_compare_exchange_strong_explicit(&e->seq, &s, s + 1, memory_order_acquire,
+								memory_order_relaxed))
+		return;
+	atomic_thread_fence(memory_order_release);
+	e->pc = pc;
+	e->compile_id = compile_id;
+	e->redefs = redefs;
+	e->n = (uint32_t)n;
+	for (int i = 0; i < n; i++) {
+		e->jmid[i] = f[i].jmid;
+		e->location[i] = (int32_t)f[i].location;
+	}
+	atomic_store_explicit(&e->seq, s + 2, memory_order_release);
+	atomic_fetch_add_explicit(&d->pc_kept, 1, memory_order_relaxed);
 }
 
 /* One nmethod's sections, each [begin, end). */
@@ -232,7 +313,16 @@ int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_
 		   uintptr_t stop_jmid, struct hp_java_frame *out, int max, int *method_result)
 {
 	int n = 0;
+	uint64_t redefs = 0;
+	bool keep = pc_date(d, &redefs);
 	*method_result = 0;
+	if (keep) {
+		/* Each kept pc is a cache miss on a large program: asked for
+		 * all at once, they arrive together instead of one by one. */
+		for (int i = 0; i + 1 < nkey; i += 2)
+			if (aux[i / 2] != 0 && aux[i / 2] != HP_FW_AUX_INTERPRETED)
+				__builtin_prefetch(pc_slot(d, (uintptr_t)key[i], (uint32_t)key[i + 1]));
+	}
 	for (int i = 0; i + 1 < nkey && n < max; i += 2) {
 		uintptr_t a = aux[i / 2];
 		int rc;
@@ -249,6 +339,25 @@ int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_
 			continue;
 		}
 		uintptr_t nm = a, pc = (uintptr_t)key[i];
+		/* the walker's key: (return pc, compile id) */
+		uint32_t compile_id = (uint32_t)key[i + 1];
+		bool keep_pc = keep && compile_id != 0;
+		if (keep_pc) {
+			uintptr_t jmid[HP_FD_PC_FRAMES];
+			int32_t loc[HP_FD_PC_FRAMES];
+			int k = pc_find(d, pc, compile_id, redefs, jmid, loc);
+			if (k > 0) {
+				atomic_fetch_add_explicit(&d->pc_hits, 1, memory_order_relaxed);
+				for (int j = 0; j < k && n < max; j++) {
+					out[n] = (struct hp_java_frame){ jmid[j], loc[j] };
+					if (stop_jmid && jmid[j] == stop_jmid)
+						return n;
+					n++;
+				}
+				continue;
+			}
+		}
+		int first = n;
 		uintptr_t method = word_at(nm + (uintptr_t)d->off_nm_method);
 		struct nm_sections s;
 		int srs = sections(d, nm, &s);
@@ -267,6 +376,8 @@ int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_
 			if (rc > 0)
 				return n;
 			n++;
+			if (keep_pc)
+				pc_keep(d, pc, compile_id, redefs, &out[first], n - first);
 			continue;
 		}
 		uint32_t decode = (uint32_t)i32_at(pd + (uintptr_t)d->off_scope_decode_offset);
@@ -298,6 +409,9 @@ int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_
 			n++;
 			decode = sender;
 		}
+		/* the whole chain read (not cut by max): kept */
+		if (keep_pc && decode == 0)
+			pc_keep(d, pc, compile_id, redefs, &out[first], n - first);
 	}
 	return n;
 }

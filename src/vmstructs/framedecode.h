@@ -31,6 +31,21 @@
  * Every chain is checked as it is read: its outermost scope must name the
  * nmethod's own Method (nmethod::_method), so a wrong section, stream
  * encoding or table base fails the decode instead of naming other frames.
+ *
+ * Decoded return pcs are kept. A compiled frame's Java frames are a
+ * function of (return pc, compile id) while that nmethod lives, and it
+ * does while it has a frame on the calling thread's stack: compile ids are
+ * never reused (CompileBroker::assign_compile_id), the nmethod's metadata
+ * (its Methods) outlives it, and a live Method's jmethodID changes only
+ * when its class is redefined. So the jmethodIDs and locations one decode
+ * found are kept in a small direct-mapped table keyed by (pc, compile id),
+ * dated by the JVM's class-redefinition count (on JDK 11, which has only
+ * the flag, nothing is kept once a class was redefined; with neither,
+ * nothing is kept at all). A hit costs one cache line where a decode reads
+ * the nmethod's header, a binary search of its PcDescs, the scopes, the
+ * metadata table and, per frame, the Method and its jmethodID slot: ~12
+ * cache misses on a large program (javac). Chains deeper than
+ * HP_FD_PC_FRAMES are decoded every time.
  */
 #ifndef HP_FRAMEDECODE_H
 #define HP_FRAMEDECODE_H
@@ -62,6 +77,19 @@ enum hp_fd_result {
 const char *hp_framedecode_result_name(int result);
 
 #define HP_FD_CHECKED_NMETHODS 4096
+#define HP_FD_PC_SLOTS 8192             /* 64 bytes each */
+#define HP_FD_PC_FRAMES 3
+
+/* A decoded return pc (see above); seq is odd while being written. */
+struct hp_fd_pc_entry {
+	_Atomic uint32_t seq;
+	uint32_t compile_id;
+	uintptr_t pc;
+	uint64_t redefs;
+	uint32_t n;
+	int32_t location[HP_FD_PC_FRAMES];
+	uintptr_t jmid[HP_FD_PC_FRAMES];
+};
 
 struct hp_framedecode {
 	struct hp_methods methods;
@@ -79,6 +107,13 @@ struct hp_framedecode {
 	const struct hp_framewalk *walk;
 	/* nmethods whose immutable data was found readable, by compile id */
 	_Atomic uint64_t checked[HP_FD_CHECKED_NMETHODS];
+	/* Decoded return pcs (see above), NULL when not kept. The caller
+	 * sets where the JVM counts class redefinitions (JDK 17+) or flags
+	 * one (JDK 11) before decoding; with neither set, none are kept. */
+	struct hp_fd_pc_entry *pcs;
+	const volatile uint64_t *redefinitions;
+	const volatile uint8_t *has_redefined;
+	_Atomic uint64_t pc_hits, pc_kept, pc_deep;
 };
 
 /* 0, or a negative errno with the missing fact named. */

@@ -34,6 +34,7 @@ static double truth(const struct jvm_result *r, const char *key)
 /* The counts of the agent's last "stacks:" line (sampler.c describe_stacks). */
 struct stack_counts {
 	unsigned long long cached, decoded, asked, unwalkable, undecoded, checked, dchecked, mismatches, stale;
+	unsigned long long pc_frames, pc_kept;  /* compiled frames named from kept return pcs; pcs kept */
 	bool found, off;
 };
 
@@ -49,6 +50,9 @@ static struct stack_counts stack_counts(const char *out)
 			 &c.undecoded, &c.checked, &c.dchecked, &c.mismatches, &c.stale) == 9)
 		c.found = true;
 	c.off = at && strncmp(at, "stacks: GetStackTrace for every sample", 38) == 0;
+	const char *pcs = at ? strstr(at, "return pcs: ") : NULL;
+	if (pcs && sscanf(pcs, "return pcs: %llu compiled frames named from %llu kept", &c.pc_frames, &c.pc_kept) != 2)
+		c.pc_frames = c.pc_kept = 0;
 	return c;
 }
 
@@ -679,6 +683,9 @@ Test(stacks, verified_while_classes_are_redefined)
 	cr_assert(sc.found, "no stacks line\n%s", r.output);
 	cr_expect_eq(sc.mismatches, 0, "%s", r.output);
 	cr_expect_gt(sc.decoded, 100, "%s", r.output);
+	/* Kept return pcs (framedecode.h) answered for compiled frames while
+	 * classes were redefined: checked like every other decode. */
+	cr_expect_gt(sc.pc_frames, 0, "no compiled frame named from a kept return pc\n%s", r.output);
 	/* Every decode checked, but for checks a redefinition overtook (the
 	 * two answers came from either side of it) and GetStackTrace answers
 	 * holding an invalid jmethodID (HotSpot's own race): both counted. */

@@ -13,6 +13,8 @@
 static void teardown(void)
 {
 	hp_methods_free(&d.methods);
+	free(d.pcs);
+	d.pcs = NULL;
 }
 
 /* One scope (DebugInformationRecorder's order); returns its offset. */
@@ -197,4 +199,67 @@ Test(framedecode, methods_without_ids_old_versions_and_bad_pointers)
 	cr_expect_eq(hp_methods_check_id(&d.methods, (uintptr_t)&jmid_slots[0]), 0);
 	cr_expect_neq(hp_methods_check_id(&d.methods, 0xad1188e8ef41d105ull), 0);
 	cr_expect_neq(hp_methods_check_id(&d.methods, (uintptr_t)&ids[0]), 0);
+}
+
+/* Decoded return pcs are kept by (pc, compile id), dated by the class
+ * redefinition count: a second decode of the same pair answers from the
+ * table (shown by changing the nmethod under it, which a kept answer does
+ * not see), a new count or another compile id decodes afresh, JDK 11's
+ * flag keeps nothing once set, and a chain deeper than HP_FD_PC_FRAMES is
+ * never kept. */
+Test(framedecode, return_pcs_kept_by_compile_id_and_redefinition_count)
+{
+	uint64_t redefs = 0;
+	d.pcs = calloc(HP_FD_PC_SLOTS, sizeof(*d.pcs));
+	cr_assert(d.pcs);
+	d.redefinitions = &redefs;
+	pcdesc(0x40, scope(scope(0, 1, 9), 2, 3));
+	uintptr_t pc = (uintptr_t)nm + CODE_AT + 0x40;
+	struct hp_java_frame f[8];
+	int mr;
+	cr_assert_eq(decode_one(pc, 77, (uintptr_t)nm, f, 8, &mr), 2);
+	cr_expect_eq(atomic_load(&d.pc_kept), 1);
+	cr_expect_eq(atomic_load(&d.pc_hits), 0);
+	/* method 2 of the metadata becomes method 3: the kept answer stands */
+	*(uintptr_t *)(nm + META_AT + 8 * 1) = M(3);
+	cr_assert_eq(decode_one(pc, 77, (uintptr_t)nm, f, 8, &mr), 2);
+	cr_expect_eq(atomic_load(&d.pc_hits), 1);
+	cr_expect_eq(f[0].jmid, (uintptr_t)&jmid_slots[1]);
+	cr_expect_eq(f[0].location, 3);
+	cr_expect_eq(f[1].jmid, (uintptr_t)&jmid_slots[0]);
+	cr_expect_eq(f[1].location, 9);
+	/* cut by max: the kept frames, as many as asked */
+	cr_expect_eq(decode_one(pc, 77, (uintptr_t)nm, f, 1, &mr), 1);
+	/* another nmethod at the same pc (a new compile id): decoded */
+	cr_assert_eq(decode_one(pc, 78, (uintptr_t)nm, f, 8, &mr), 2);
+	cr_expect_eq(f[0].jmid, (uintptr_t)&jmid_slots[3]);
+	/* a class redefined since: decoded */
+	*(uintptr_t *)(nm + META_AT + 8 * 1) = M(1);
+	redefs = 1;
+	uint64_t hits = atomic_load(&d.pc_hits);
+	cr_assert_eq(decode_one(pc, 77, (uintptr_t)nm, f, 8, &mr), 2);
+	cr_expect_eq(f[0].jmid, (uintptr_t)&jmid_slots[1]);
+	cr_expect_eq(atomic_load(&d.pc_hits), hits);
+	cr_assert_eq(decode_one(pc, 77, (uintptr_t)nm, f, 8, &mr), 2);
+	cr_expect_eq(atomic_load(&d.pc_hits), hits + 1);
+	/* JDK 11: only a flag, and once it is set nothing is kept or used */
+	uint8_t flag = 1;
+	d.redefinitions = NULL;
+	d.has_redefined = &flag;
+	uint64_t kept = atomic_load(&d.pc_kept);
+	hits = atomic_load(&d.pc_hits);
+	cr_assert_eq(decode_one(pc, 77, (uintptr_t)nm, f, 8, &mr), 2);
+	cr_assert_eq(decode_one(pc, 79, (uintptr_t)nm, f, 8, &mr), 2);
+	cr_expect_eq(atomic_load(&d.pc_kept), kept);
+	cr_expect_eq(atomic_load(&d.pc_hits), hits);
+	/* a chain of 4 inlined frames: decoded each time, counted */
+	flag = 0;
+	pcdesc(0x80, scope(scope(scope(scope(0, 1, 1), 2, 2), 3, 3), 2, 4));
+	cr_assert_eq(decode_one((uintptr_t)nm + CODE_AT + 0x80, 77, (uintptr_t)nm, f, 8, &mr), 4);
+	cr_expect_eq(atomic_load(&d.pc_deep), 1);
+	/* no redefinition count nor flag known: nothing kept */
+	d.has_redefined = NULL;
+	kept = atomic_load(&d.pc_kept);
+	cr_assert_eq(decode_one(pc, 80, (uintptr_t)nm, f, 8, &mr), 2);
+	cr_expect_eq(atomic_load(&d.pc_kept), kept);
 }
