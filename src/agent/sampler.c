@@ -839,7 +839,7 @@ static void describe_stacks(char *out, size_t cap)
 			   (unsigned long long)atomic_load(&prof.checks_overtaken), atomic_load(&prof.sites.nframes),
 			   hp_sites_frame_bytes(&prof.sites), (unsigned long long)atomic_load(&prof.decode.pc_hits),
 			   (unsigned long long)atomic_load(&prof.decode.pc_kept),
-			   (unsigned long long)atomic_load(&prof.decode.pc_deep), HP_FD_PC_FRAMES);
+			   (unsigned long long)atomic_load(&prof.decode.pc_deep), HP_FD_PC_CHAIN);
 	if (len > 0 && (size_t)len < cap && prof.walk.cont_return_barrier) {
 		/* virtual threads: the frames past a return barrier */
 		struct hp_stackchunk *k = &prof.chunks;

@@ -108,63 +108,101 @@ static inline bool pc_date(const struct hp_framedecode *d, uint64_t *redefs)
 	return true;
 }
 
-static inline struct hp_fd_pc_entry *pc_slot(const struct hp_framedecode *d, uintptr_t pc, uint32_t compile_id)
+static inline uint32_t pc_slot(uintptr_t pc, uint32_t compile_id)
 {
 	uint64_t h = ((uint64_t)pc ^ ((uint64_t)compile_id << 20)) * 0x9e3779b97f4a7c15ull;
-	return &d->pcs[(h >> 40) & (HP_FD_PC_SLOTS - 1)];
+	return (uint32_t)(h >> 40) & (HP_FD_PC_SLOTS - 1);
 }
 
-/* The kept frames of (pc, compile_id) copied out (seqlock read): how many,
- * or -1. */
-static int pc_find(const struct hp_framedecode *d, uintptr_t pc, uint32_t compile_id, uint64_t redefs,
-		   uintptr_t *jmid, int32_t *location)
+/* hp_fd_pc_entry.n: frames in this entry, whether the chain goes on in
+ * the entry's buddy (the other half of its 128-byte pair), whether this
+ * entry is such a continuation. */
+#define PC_MORE 0x100u
+#define PC_CONT 0x200u
+
+/* One entry of (pc, compile_id)'s chain copied out (seqlock read): its
+ * frame count, or -1; *n its flags. */
+static int entry_read(const struct hp_fd_pc_entry *e, uintptr_t pc, uint32_t compile_id, uint64_t redefs,
+		      uint32_t cont, uintptr_t *jmid, int32_t *location, uint32_t *n)
 {
-	struct hp_fd_pc_entry *e = pc_slot(d, pc, compile_id);
 	uint32_t s0 = atomic_load_explicit(&e->seq, memory_order_acquire);
 	if (s0 & 1)
 		return -1;
 	uintptr_t at = e->pc;
-	uint32_t cid = e->compile_id, n = e->n;
+	uint32_t cid = e->compile_id;
 	uint64_t r = e->redefs;
-	if (at != pc || cid != compile_id || r != redefs || n == 0 || n > HP_FD_PC_FRAMES)
+	*n = e->n;
+	uint32_t k = *n & 0xff;
+	if (at != pc || cid != compile_id || r != redefs || k == 0 || k > HP_FD_PC_FRAMES || (*n & PC_CONT) != cont)
 		return -1;
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < k; i++) {
 		jmid[i] = e->jmid[i];
 		location[i] = e->location[i];
 	}
 	atomic_thread_fence(memory_order_acquire);
-	return atomic_load_explicit(&e->seq, memory_order_relaxed) == s0 ? (int)n : -1;
+	return atomic_load_explicit(&e->seq, memory_order_relaxed) == s0 ? (int)k : -1;
 }
 
-/* Keeps what a decode of (pc, compile_id) found; a slot being written by
- * another thread is left to it (no lock: samplers never wait). */
+/* The kept frames of (pc, compile_id) (room for HP_FD_PC_CHAIN): how
+ * many, or -1. */
+static int pc_find(const struct hp_framedecode *d, uintptr_t pc, uint32_t compile_id, uint64_t redefs,
+		   uintptr_t *jmid, int32_t *location)
+{
+	uint32_t i = pc_slot(pc, compile_id), n;
+	int k = entry_read(&d->pcs[i], pc, compile_id, redefs, 0, jmid, location, &n);
+	if (k > 0 && (n & PC_MORE)) {
+		int more = entry_read(&d->pcs[i ^ 1], pc, compile_id, redefs, PC_CONT, jmid + k, location + k, &n);
+		k = more > 0 ? k + more : -1;
+	}
+	return k;
+}
+
+/* Writes one entry unless another thread is writing it (no lock:
+ * samplers never wait); false then. */
+static bool entry_write(struct hp_fd_pc_entry *e, uintptr_t pc, uint32_t compile_id, uint64_t redefs, uint32_t n,
+			const struct hp_java_frame *f)
+{
+	uint32_t s = atomic_load_explicit(&e->seq, memory_order_relaxed);
+	if ((s & 1) || !atomic_compare_exchange_strong_explicit(&e->seq, &s, s + 1, memory_order_acquire,
+								memory_order_relaxed))
+		return false;
+	atomic_thread_fence(memory_order_release);
+	e->pc = pc;
+	e->compile_id = compile_id;
+	e->redefs = redefs;
+	e->n = n;
+	for (uint32_t i = 0; i < (n & 0xff); i++) {
+		e->jmid[i] = f[i].jmid;
+		e->location[i] = (int32_t)f[i].location;
+	}
+	atomic_store_explicit(&e->seq, s + 2, memory_order_release);
+	return true;
+}
+
+/* Keeps what a decode of (pc, compile_id) found: up to HP_FD_PC_FRAMES
+ * frames in its slot, up to HP_FD_PC_CHAIN with the rest in the buddy
+ * (written first: a reader that sees the head finds its continuation,
+ * or a mismatch and decodes). */
 static void pc_keep(struct hp_framedecode *d, uintptr_t pc, uint32_t compile_id, uint64_t redefs,
 		    const struct hp_java_frame *f, int n)
 {
-	if (n <= 0 || n > HP_FD_PC_FRAMES) {
-		if (n > HP_FD_PC_FRAMES)
+	if (n <= 0 || n > HP_FD_PC_CHAIN) {
+		if (n > HP_FD_PC_CHAIN)
 			atomic_fetch_add_explicit(&d->pc_deep, 1, memory_order_relaxed);
 		return;
 	}
 	for (int i = 0; i < n; i++)
 		if (f[i].location < INT32_MIN || f[i].location > INT32_MAX)
 			return;
-	struct hp_fd_pc_entry *e = pc_slot(d, pc, compile_id);
-	uint32_t s = atomic_load_explicit(&e->seq, memory_order_relaxed);
-	if ((s & 1) || !atomic_compare_exchange_strong_explicit(&e->seq, &s, s + 1, memory_order_acquire,
-								memory_order_relaxed))
-		return;
-	atomic_thread_fence(memory_order_release);
-	e->pc = pc;
-	e->compile_id = compile_id;
-	e->redefs = redefs;
-	e->n = (uint32_t)n;
-	for (int i = 0; i < n; i++) {
-		e->jmid[i] = f[i].jmid;
-		e->location[i] = (int32_t)f[i].location;
+	uint32_t i = pc_slot(pc, compile_id), head = (uint32_t)n;
+	if (n > HP_FD_PC_FRAMES) {
+		if (!entry_write(&d->pcs[i ^ 1], pc, compile_id, redefs, (uint32_t)(n - HP_FD_PC_FRAMES) | PC_CONT,
+				 f + HP_FD_PC_FRAMES))
+			return;
+		head = HP_FD_PC_FRAMES | PC_MORE;
 	}
-	atomic_store_explicit(&e->seq, s + 2, memory_order_release);
-	atomic_fetch_add_explicit(&d->pc_kept, 1, memory_order_relaxed);
+	if (entry_write(&d->pcs[i], pc, compile_id, redefs, head, f))
+		atomic_fetch_add_explicit(&d->pc_kept, 1, memory_order_relaxed);
 }
 
 /* One nmethod's sections, each [begin, end). */
@@ -309,19 +347,24 @@ static int emit(struct hp_framedecode *d, uintptr_t method, bool interpreted, ui
 	return stop_jmid && f->jmid == stop_jmid ? 1 : 0;
 }
 
-int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t *aux, int nkey, uint64_t epoch,
-		   uintptr_t stop_jmid, struct hp_java_frame *out, int max, int *method_result)
+static int decode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t *aux, int nkey, uint64_t epoch,
+		  uintptr_t stop_jmid, struct hp_java_frame *out, int max, int *method_result, uint64_t *hits)
 {
 	int n = 0;
 	uint64_t redefs = 0;
 	bool keep = pc_date(d, &redefs);
 	*method_result = 0;
-	if (keep) {
-		/* Each kept pc is a cache miss on a large program: asked for
-		 * all at once, they arrive together instead of one by one. */
-		for (int i = 0; i + 1 < nkey; i += 2)
-			if (aux[i / 2] != 0 && aux[i / 2] != HP_FW_AUX_INTERPRETED)
-				__builtin_prefetch(pc_slot(d, (uintptr_t)key[i], (uint32_t)key[i + 1]));
+	/* Each kept pc, and each interpreted frame's Method, is a cache miss
+	 * on a large program: asked for all at once, they arrive together
+	 * instead of one after another. */
+	for (int i = 0; i + 1 < nkey; i += 2) {
+		if (aux[i / 2] == HP_FW_AUX_INTERPRETED)
+			hp_methods_prefetch(&d->methods, (uintptr_t)(key[i] & ~(uint64_t)1));
+		else if (aux[i / 2] != 0 && keep) {
+			uint32_t at = pc_slot((uintptr_t)key[i], (uint32_t)key[i + 1]);
+			__builtin_prefetch(&d->pcs[at]);
+			__builtin_prefetch(&d->pcs[at ^ 1]);
+		}
 	}
 	for (int i = 0; i + 1 < nkey && n < max; i += 2) {
 		uintptr_t a = aux[i / 2];
@@ -343,11 +386,11 @@ int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_
 		uint32_t compile_id = (uint32_t)key[i + 1];
 		bool keep_pc = keep && compile_id != 0;
 		if (keep_pc) {
-			uintptr_t jmid[HP_FD_PC_FRAMES];
-			int32_t loc[HP_FD_PC_FRAMES];
+			uintptr_t jmid[HP_FD_PC_CHAIN];
+			int32_t loc[HP_FD_PC_CHAIN];
 			int k = pc_find(d, pc, compile_id, redefs, jmid, loc);
 			if (k > 0) {
-				atomic_fetch_add_explicit(&d->pc_hits, 1, memory_order_relaxed);
+				++*hits;
 				for (int j = 0; j < k && n < max; j++) {
 					out[n] = (struct hp_java_frame){ jmid[j], loc[j] };
 					if (stop_jmid && jmid[j] == stop_jmid)
@@ -413,5 +456,15 @@ int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_
 		if (keep_pc && decode == 0)
 			pc_keep(d, pc, compile_id, redefs, &out[first], n - first);
 	}
+	return n;
+}
+
+int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t *aux, int nkey, uint64_t epoch,
+		   uintptr_t stop_jmid, struct hp_java_frame *out, int max, int *method_result)
+{
+	uint64_t hits = 0;
+	int n = decode(d, key, aux, nkey, epoch, stop_jmid, out, max, method_result, &hits);
+	if (hits)
+		atomic_fetch_add_explicit(&d->pc_hits, hits, memory_order_relaxed);
 	return n;
 }

@@ -63,6 +63,7 @@ void hp_methods_free(struct hp_methods *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* The table slot of a Method* (as hp_methods_prefetch's). */
 static inline uint32_t hash_ptr(uintptr_t p)
 {
 	uint64_t h = (uint64_t)p * 0x9e3779b97f4a7c15ull;

@@ -252,10 +252,35 @@ Test(framedecode, return_pcs_kept_by_compile_id_and_redefinition_count)
 	cr_assert_eq(decode_one(pc, 79, (uintptr_t)nm, f, 8, &mr), 2);
 	cr_expect_eq(atomic_load(&d.pc_kept), kept);
 	cr_expect_eq(atomic_load(&d.pc_hits), hits);
-	/* a chain of 4 inlined frames: decoded each time, counted */
+	/* a chain of 5 inlined frames: kept in an entry and its buddy */
 	flag = 0;
-	pcdesc(0x80, scope(scope(scope(scope(0, 1, 1), 2, 2), 3, 3), 2, 4));
-	cr_assert_eq(decode_one((uintptr_t)nm + CODE_AT + 0x80, 77, (uintptr_t)nm, f, 8, &mr), 4);
+	uintptr_t pc5 = (uintptr_t)nm + CODE_AT + 0x80, pc7 = (uintptr_t)nm + CODE_AT + 0xc0;
+	pcdesc(0x80, scope(scope(scope(scope(scope(0, 1, 1), 2, 2), 3, 3), 2, 4), 4, 5));
+	cr_assert_eq(decode_one(pc5, 77, (uintptr_t)nm, f, 8, &mr), 5);
+	hits = atomic_load(&d.pc_hits);
+	struct hp_java_frame g[8];
+	cr_assert_eq(decode_one(pc5, 77, (uintptr_t)nm, g, 8, &mr), 5);
+	cr_expect_eq(atomic_load(&d.pc_hits), hits + 1);
+	cr_expect_arr_eq(f, g, 5 * sizeof(f[0]));
+	cr_expect_eq(g[0].jmid, (uintptr_t)&jmid_slots[3]);
+	cr_expect_eq(g[0].location, 5);
+	cr_expect_eq(g[4].location, 1);
+	/* its buddy taken by another chain's head: decoded again, not
+	 * answered by half a chain */
+	struct hp_fd_pc_entry *buddy = NULL;
+	for (uint32_t i = 0; i < HP_FD_PC_SLOTS && !buddy; i++)
+		if (d.pcs[i].pc == pc5 && (d.pcs[i].n & 0x200))
+			buddy = &d.pcs[i];
+	cr_assert(buddy);
+	buddy->pc = 0x1234;
+	buddy->n = 1;
+	hits = atomic_load(&d.pc_hits);
+	cr_assert_eq(decode_one(pc5, 77, (uintptr_t)nm, g, 8, &mr), 5);
+	cr_expect_eq(atomic_load(&d.pc_hits), hits);
+	cr_expect_arr_eq(f, g, 5 * sizeof(f[0]));
+	/* 7: more than HP_FD_PC_CHAIN, decoded each time, counted */
+	pcdesc(0xc0, scope(scope(scope(scope(scope(scope(scope(0, 1, 1), 2, 2), 3, 3), 2, 4), 4, 5), 2, 6), 3, 7));
+	cr_assert_eq(decode_one(pc7, 77, (uintptr_t)nm, f, 8, &mr), 7);
 	cr_expect_eq(atomic_load(&d.pc_deep), 1);
 	/* no redefinition count nor flag known: nothing kept */
 	d.has_redefined = NULL;
