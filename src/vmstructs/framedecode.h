@@ -39,7 +39,9 @@
  * (its Methods) outlives it, and a live Method's jmethodID changes only
  * when its class is redefined. So the jmethodIDs and locations one decode
  * found are kept in a small direct-mapped table keyed by (pc, compile id),
- * dated by the JVM's class-redefinition count (on JDK 11, which has only
+ * dated by the JVM's class-redefinition count, read before the decode
+ * (VM_RedefineClasses::doit increments it after all methods were swapped,
+ * so an entry dated by the new count was decoded after the swap; on JDK 11, which has only
  * the flag, nothing is kept once a class was redefined; with neither,
  * nothing is kept at all). A hit costs one cache line where a decode reads
  * the nmethod's header, a binary search of its PcDescs, the scopes, the
