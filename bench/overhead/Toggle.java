@@ -65,7 +65,7 @@ public class Toggle {
             String text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1);
             java.util.regex.Matcher m = Pattern.compile("(\\d+) samples at interval").matcher(text);
             java.util.regex.Matcher st = Pattern.compile("stacks: [^\\x00-\\x1f]*?frame ids"
-                    + "(, return pcs: [^\\x00-\\x1f]*?decoded each time)?"
+                    + "(, return pcs [^\\x00-\\x1f]*?decoded each time)?"
                     + "(, heap stack chunks: [^\\x00-\\x1f]*?heap read by [A-Za-z_]+|, heap stack chunks not read: [^\\x00-\\x1f;]*)?"
                     + "(; cache and decoder OFF: [^\\x00-\\x1f]*?\\)(?=[^ -~]))?")
                     .matcher(text);

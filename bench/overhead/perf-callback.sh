@@ -29,6 +29,10 @@ case "$WORKLOAD" in
 	*) THREADS=${THREADS:-4}; ITERS=${ITERS:-1500000} ;;
 esac
 CONFIGS=${CONFIGS:-"- stacks=jvmti"}
+REPS=${REPS:-1}
+case "$REPS" in ''|*[!0-9]*) echo "REPS must be a whole number >= 1 (got '$REPS')" >&2; exit 2 ;; esac
+[ "$REPS" -ge 1 ] || { echo "REPS must be a whole number >= 1 (got '$REPS')" >&2; exit 2; }
+[ -z "${BASE:-}" ] || [ -f "$BASE" ] || { echo "BASE: no such agent build: $BASE" >&2; exit 2; }
 OUT=${OUT:-$ROOT/docs/stacks-perf-$WORKLOAD.md}
 command -v perf >/dev/null || { echo "perf is not installed (Debian: apt-get install linux-perf)" >&2; exit 1; }
 cmake -S "$ROOT" -B "$ROOT/build-fp" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -39,7 +43,6 @@ if [ -n "${KEEP:-}" ]; then echo "keeping perf data in $WORK" >&2; else trap 'rm
 cp "$ROOT/build-fp/libheapprobe.so" "$WORK/hp.so"
 BUILDS="hp"
 if [ -n "${BASE:-}" ]; then cp "$BASE" "$WORK/base.so"; BUILDS="base hp"; fi
-REPS=${REPS:-1}
 source "$HERE/workload.sh"
 {
 	echo "# The sampling callback's own cost, by perf ($WORKLOAD)"
@@ -57,8 +60,8 @@ source "$HERE/workload.sh"
 	echo "|---|---|---|---|---|---|"
 } >"$WORK/report.md"
 for rep in $(seq "$REPS"); do
-for build in $BUILDS; do
 for cfg in $CONFIGS; do
+for build in $BUILDS; do
 	opts="interval=$INTERVAL,file=$WORK/p.pb.gz"
 	[ "$cfg" = "-" ] || opts="$opts,$cfg"
 	CMD=("$JAVA_HOME/bin/java" -XX:+PreserveFramePointer -Djdk.attach.allowAttachSelf=true -Xlog:disable "${WFLAGS[@]}"
@@ -88,7 +91,8 @@ def ns(sym):
     return share.get(sym, 0.0) / 100 * cpu_ns / taken if taken else float("nan")
 cb = share.get("on_sampled_alloc", 0.0)
 cfg = 'default' if cfg == '-' else cfg
-open(values, "a").write(f"{label}\t{cfg}\t{ns('on_sampled_alloc')}\n")
+if taken:                                  # no samples: no figure for the medians
+    open(values, "a").write(f"{label}\t{cfg}\t{ns('on_sampled_alloc')}\n")
 print(f"| {label} | {cfg} | {taken:,.0f} | {cb / 100 * nsamples:,.0f} of {nsamples:,.0f} ({cb:.2f}%) | "
       f"**{ns('on_sampled_alloc'):,.0f}** | {ns('JvmtiExport::post_sampled_object_alloc'):,.0f} |")
 PY
@@ -99,7 +103,7 @@ PY
 done
 done
 done
-if [ "$REPS" -gt 1 ] || [ -n "${BASE:-}" ]; then
+if { [ "$REPS" -gt 1 ] || [ -n "${BASE:-}" ]; } && [ -s "$WORK/values.tsv" ]; then
 	python3 - "$WORK/values.tsv" >>"$WORK/report.md" <<'PY'
 import statistics, sys
 runs = {}

@@ -823,8 +823,9 @@ static void describe_stacks(char *out, size_t cap)
 			   "%llu not cacheable (interpreted frames, no class-unload epoch; or JDK 11 after a class "
 			   "redefinition), %llu GetStackTrace answers "
 			   "with an invalid jmethodID, %llu checks overtaken by a class redefinition, frame table: %u "
-			   "distinct frames, %zu bytes with the sites' frame ids, return pcs: %llu compiled frames "
-			   "named from %llu kept, %llu chains more than %d deep decoded each time",
+			   "distinct frames, %zu bytes with the sites' frame ids, return pcs (%s): %llu compiled "
+			   "frames named from kept ones (%llu after a class redefinition), %llu entries written, "
+			   "%llu chains more than %d deep decoded each time",
 			   (unsigned long long)hp_striped_sum(&prof.cache_hits, memory_order_relaxed),
 			   (unsigned long long)atomic_load(&prof.decoded), (unsigned long long)asked,
 			   (unsigned long long)failed,
@@ -837,7 +838,13 @@ static void describe_stacks(char *out, size_t cap)
 			   (unsigned long long)atomic_load(&prof.walk_failed[-WALK_NO_EPOCH - 1]),
 			   (unsigned long long)(atomic_load(&prof.asked_invalid) + atomic_load(&prof.sites.invalid_ids)),
 			   (unsigned long long)atomic_load(&prof.checks_overtaken), atomic_load(&prof.sites.nframes),
-			   hp_sites_frame_bytes(&prof.sites), (unsigned long long)atomic_load(&prof.decode.pc_hits),
+			   hp_sites_frame_bytes(&prof.sites),
+			   !prof.decode.pcs ? "not kept: no table"
+			   : prof.decode.redefinitions ? "dated by the class redefinition count"
+			   : prof.decode.has_redefined ? "JDK 11's redefinition flag: none kept once set"
+						       : "not kept: no class redefinition count",
+			   (unsigned long long)atomic_load(&prof.decode.pc_hits),
+			   (unsigned long long)atomic_load(&prof.decode.pc_hits_redefined),
 			   (unsigned long long)atomic_load(&prof.decode.pc_kept),
 			   (unsigned long long)atomic_load(&prof.decode.pc_deep), HP_FD_PC_CHAIN);
 	if (len > 0 && (size_t)len < cap && prof.walk.cont_return_barrier) {

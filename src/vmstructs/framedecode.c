@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "heapusage/symdata.h"
 #include "vmstructs/errmsg.h"
@@ -14,6 +15,8 @@
 #define WORD 8
 #define MAX_INLINE_DEPTH 256            /* scopes in one PcDesc's chain */
 #define MAX_IMMUTABLE (64 << 20)
+#define PC_TABLE_BYTES (HP_FD_PC_SLOTS * sizeof(struct hp_fd_pc_entry))
+_Static_assert(sizeof(struct hp_fd_pc_entry) == 64, "a kept pc entry is one cache line");
 
 static const char *const result_names[HP_FD_RESULTS] = {
 	"no PcDesc at the return pc", "scope data out of bounds", "nmethod sections read as nonsense",
@@ -81,16 +84,18 @@ int hp_framedecode_init(struct hp_framedecode *d, const struct hp_vms *v, const 
 	int rc = hp_methods_init(&d->methods, v, data, err, errlen);
 	if (rc)
 		return rc;
-	/* Its pages are touched as pcs come (calloc of 512 KiB: fresh
-	 * mmap'd zero pages). Without it, every pc is decoded. */
-	d->pcs = calloc(HP_FD_PC_SLOTS, sizeof(*d->pcs));
+	/* Page-aligned (each entry one cache line, each pair two) and zero
+	 * pages touched only as pcs come. Without it, every pc is decoded. */
+	void *pcs = mmap(NULL, PC_TABLE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	d->pcs = pcs == MAP_FAILED ? NULL : pcs;
 	return 0;
 }
 
 void hp_framedecode_free(struct hp_framedecode *d)
 {
 	hp_methods_free(&d->methods);
-	free(d->pcs);
+	if (d->pcs)
+		munmap(d->pcs, PC_TABLE_BYTES);
 	d->pcs = NULL;
 }
 
@@ -464,7 +469,11 @@ int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_
 {
 	uint64_t hits = 0;
 	int n = decode(d, key, aux, nkey, epoch, stop_jmid, out, max, method_result, &hits);
-	if (hits)
+	if (hits && n >= 0) {
+		/* counted for stacks answered, not for decodes that failed */
 		atomic_fetch_add_explicit(&d->pc_hits, hits, memory_order_relaxed);
+		if (d->redefinitions && *d->redefinitions)
+			atomic_fetch_add_explicit(&d->pc_hits_redefined, hits, memory_order_relaxed);
+	}
 	return n;
 }

@@ -87,7 +87,7 @@ const char *hp_framedecode_result_name(int result);
 
 /* A decoded return pc (see above); seq is odd while being written. */
 struct hp_fd_pc_entry {
-	_Atomic uint32_t seq;
+	_Alignas(64) _Atomic uint32_t seq;
 	uint32_t compile_id;
 	uintptr_t pc;
 	uint64_t redefs;
@@ -118,7 +118,10 @@ struct hp_framedecode {
 	struct hp_fd_pc_entry *pcs;
 	const volatile uint64_t *redefinitions;
 	const volatile uint8_t *has_redefined;
-	_Atomic uint64_t pc_hits, pc_kept, pc_deep;
+	/* compiled frames answered from the table (of stacks decoded), those
+	 * while the redefinition count was not 0, entries written (a pc
+	 * evicted or re-dated is written again), chains too deep to keep */
+	_Atomic uint64_t pc_hits, pc_hits_redefined, pc_kept, pc_deep;
 };
 
 /* 0, or a negative errno with the missing fact named. */

@@ -205,8 +205,8 @@ Test(framedecode, methods_without_ids_old_versions_and_bad_pointers)
  * redefinition count: a second decode of the same pair answers from the
  * table (shown by changing the nmethod under it, which a kept answer does
  * not see), a new count or another compile id decodes afresh, JDK 11's
- * flag keeps nothing once set, and a chain deeper than HP_FD_PC_FRAMES is
- * never kept. */
+ * flag keeps nothing once set, a chain of up to HP_FD_PC_CHAIN is kept
+ * in an entry and its buddy, and a deeper one is never kept. */
 Test(framedecode, return_pcs_kept_by_compile_id_and_redefinition_count)
 {
 	uint64_t redefs = 0;
@@ -230,6 +230,15 @@ Test(framedecode, return_pcs_kept_by_compile_id_and_redefinition_count)
 	cr_expect_eq(f[1].location, 9);
 	/* cut by max: the kept frames, as many as asked */
 	cr_expect_eq(decode_one(pc, 77, (uintptr_t)nm, f, 1, &mr), 1);
+	cr_expect_eq(atomic_load(&d.pc_hits), 2);
+	cr_expect_eq(f[0].jmid, (uintptr_t)&jmid_slots[1]);
+	/* a stop method in the kept chain ends the stack before it, as a
+	 * decode does */
+	uint64_t key[2] = { pc, 77 };
+	uintptr_t a[1] = { (uintptr_t)nm };
+	cr_expect_eq(hp_framedecode(&d, key, a, 2, 7, (uintptr_t)&jmid_slots[0], f, 8, &mr), 1);
+	cr_expect_eq(atomic_load(&d.pc_hits), 3);
+	cr_expect_eq(atomic_load(&d.pc_hits_redefined), 0);
 	/* another nmethod at the same pc (a new compile id): decoded */
 	cr_assert_eq(decode_one(pc, 78, (uintptr_t)nm, f, 8, &mr), 2);
 	cr_expect_eq(f[0].jmid, (uintptr_t)&jmid_slots[3]);
@@ -242,6 +251,7 @@ Test(framedecode, return_pcs_kept_by_compile_id_and_redefinition_count)
 	cr_expect_eq(atomic_load(&d.pc_hits), hits);
 	cr_assert_eq(decode_one(pc, 77, (uintptr_t)nm, f, 8, &mr), 2);
 	cr_expect_eq(atomic_load(&d.pc_hits), hits + 1);
+	cr_expect_eq(atomic_load(&d.pc_hits_redefined), 1);
 	/* JDK 11: only a flag, and once it is set nothing is kept or used */
 	uint8_t flag = 1;
 	d.redefinitions = NULL;
@@ -280,8 +290,14 @@ Test(framedecode, return_pcs_kept_by_compile_id_and_redefinition_count)
 	cr_expect_arr_eq(f, g, 5 * sizeof(f[0]));
 	/* 7: more than HP_FD_PC_CHAIN, decoded each time, counted */
 	pcdesc(0xc0, scope(scope(scope(scope(scope(scope(scope(0, 1, 1), 2, 2), 3, 3), 2, 4), 4, 5), 2, 6), 3, 7));
+	kept = atomic_load(&d.pc_kept);
+	hits = atomic_load(&d.pc_hits);
 	cr_assert_eq(decode_one(pc7, 77, (uintptr_t)nm, f, 8, &mr), 7);
-	cr_expect_eq(atomic_load(&d.pc_deep), 1);
+	cr_assert_eq(decode_one(pc7, 77, (uintptr_t)nm, g, 8, &mr), 7);
+	cr_expect_arr_eq(f, g, 7 * sizeof(f[0]));
+	cr_expect_eq(atomic_load(&d.pc_deep), 2);
+	cr_expect_eq(atomic_load(&d.pc_kept), kept);
+	cr_expect_eq(atomic_load(&d.pc_hits), hits);
 	/* no redefinition count nor flag known: nothing kept */
 	d.has_redefined = NULL;
 	kept = atomic_load(&d.pc_kept);
