@@ -23,6 +23,7 @@
  *    Z_LEAD = 16 MiB (eight 2 MiB small pages; 1-4 seen).
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,7 +199,16 @@ static void check(int feature, const char *gc, const char *extra, enum family fa
 	struct reading settled = parse(&r, "perfdata.settled");
 	cr_assert(settled.present, "%s", out);
 	cr_expect_eq(settled.rc, 0, "%s", out);
-	expect_equal("settled committed", settled.committed, settled.jcommitted, out);
+	if (fam == SHENANDOAH)
+		/* Its counters are refreshed by a 100 ms task: a region committed
+		 * since the last refresh (JMX's own objects) shows in
+		 * MemoryMXBean first (seen once: 256 KiB, one region, generational
+		 * mode on 25.0.2). Within 1 MiB; exact for the others. */
+		cr_expect(fabs(settled.committed - settled.jcommitted) <= 1.0 * MiB,
+			  "settled committed: perfdata %.0f, MemoryMXBean %.0f (more than 1 MiB apart)\n%s",
+			  settled.committed, settled.jcommitted, out);
+	else
+		expect_equal("settled committed", settled.committed, settled.jcommitted, out);
 	expect_max("settled max", &settled, out);
 	if (fam == ZGC)
 		expect_used("settled used (ZGC)", settled.used, settled.jused, 2 * MiB, Z_LEAD, out);
