@@ -302,8 +302,6 @@ static inline uint64_t redefinitions_now(void)
 	return prof.redefinitions ? *prof.redefinitions : prof.has_redefined ? *prof.has_redefined : 0;
 }
 
-/* Whether a jmethodID from GetStackTrace may be given to JVMTI (see
- * hp_methods_check_id); without the decoder's layout, trusted. */
 /* The version of a jmethodID's method for hp_sites (stacks.h): the Method
  * it names, read safely, once any class was redefined (a redefined method
  * keeps its jmethodID, pointed at the new Method); 0 before, or where a
@@ -318,6 +316,8 @@ static uint64_t method_version(void *ctx, jmethodID id)
 	return hp_safefetch_read(prof.decode.methods.fetch, &m, (uintptr_t)id, sizeof(m)) ? 0 : m;
 }
 
+/* Whether a jmethodID from GetStackTrace may be given to JVMTI (see
+ * hp_methods_check_id); without the decoder's layout, trusted. */
 static int check_jmid(void *ctx, jmethodID id)
 {
 	(void)ctx;

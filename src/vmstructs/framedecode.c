@@ -353,11 +353,13 @@ static int emit(struct hp_framedecode *d, uintptr_t method, bool interpreted, ui
 }
 
 static int decode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t *aux, int nkey, uint64_t epoch,
-		  uintptr_t stop_jmid, struct hp_java_frame *out, int max, int *method_result, uint64_t *hits)
+		  uintptr_t stop_jmid, struct hp_java_frame *out, int max, int *method_result, uint64_t *hits,
+		  uint64_t *redefs_out)
 {
 	int n = 0;
 	uint64_t redefs = 0;
 	bool keep = pc_date(d, &redefs);
+	*redefs_out = redefs;
 	*method_result = 0;
 	/* Each kept pc, and each interpreted frame's Method, is a cache miss
 	 * on a large program: asked for all at once, they arrive together
@@ -467,12 +469,13 @@ static int decode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t
 int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t *aux, int nkey, uint64_t epoch,
 		   uintptr_t stop_jmid, struct hp_java_frame *out, int max, int *method_result)
 {
-	uint64_t hits = 0;
-	int n = decode(d, key, aux, nkey, epoch, stop_jmid, out, max, method_result, &hits);
+	uint64_t hits = 0, redefs;
+	int n = decode(d, key, aux, nkey, epoch, stop_jmid, out, max, method_result, &hits, &redefs);
 	if (hits && n >= 0) {
-		/* counted for stacks answered, not for decodes that failed */
+		/* counted for stacks answered, not for decodes that failed;
+		 * apart, those the table answered under a count above 0 */
 		atomic_fetch_add_explicit(&d->pc_hits, hits, memory_order_relaxed);
-		if (d->redefinitions && *d->redefinitions)
+		if (redefs)
 			atomic_fetch_add_explicit(&d->pc_hits_redefined, hits, memory_order_relaxed);
 	}
 	return n;

@@ -326,6 +326,20 @@ static bool chunk_rel(struct hp_chunk_window *win, uintptr_t fp, int slot, uintp
 	return true;
 }
 
+/* The pc of the chunk frame at sp and, for an interpreted frame of a
+ * mixed chunk, its fp and unextended sp (fp-relative last_sp); usp is
+ * left as it is for a compiled one. 0 or an hp_sc_result. */
+static int chunk_frame_at(const struct hp_framewalk *w, struct hp_chunk_window *win, bool mixed, uintptr_t sp,
+			  uintptr_t *pc, uintptr_t *fp, uintptr_t *usp)
+{
+	if (!hp_chunk_word(win, hp_arch_slot(sp, -HP_ARCH_PC_BELOW_SP), pc))
+		return HP_SC_UNREADABLE;
+	if (mixed && in_interpreter(w, *pc) &&
+	    (!chunk_fp(win, sp, fp) || !chunk_rel(win, *fp, w->chunks->interp_last_sp_slot, usp)))
+		return HP_SC_BAD_FRAME;
+	return 0;
+}
+
 /* Past the return barrier: the frames in the mounted continuation's heap
  * stack chunks, as StackChunkFrameStream steps through them (stackchunk.h).
  * Keys as for frames on the stack. Returns the key length, or an
@@ -345,15 +359,7 @@ static int walk_chunks(const struct hp_framewalk *w, uintptr_t thread, const str
 			break;
 		}
 		uintptr_t sp = f.sp, usp = sp, pc, fp = 0;
-		if (!hp_chunk_word(&win, hp_arch_slot(sp, -HP_ARCH_PC_BELOW_SP), &pc)) {
-			rc = HP_SC_UNREADABLE;
-			break;
-		}
-		if (f.mixed && in_interpreter(w, pc) &&
-		    (!chunk_fp(&win, sp, &fp) || !chunk_rel(&win, fp, c->interp_last_sp_slot, &usp))) {
-			rc = HP_SC_BAD_FRAME;
-			break;
-		}
+		rc = chunk_frame_at(w, &win, f.mixed, sp, &pc, &fp, &usp);
 		while (rc >= 0 && sp < f.end) {
 			if (java >= max_java)
 				goto done;
@@ -410,13 +416,7 @@ static int walk_chunks(const struct hp_framewalk *w, uintptr_t thread, const str
 			sp = next_sp;
 			if (sp >= f.end)
 				break;
-			if (!hp_chunk_word(&win, hp_arch_slot(sp, -HP_ARCH_PC_BELOW_SP), &pc)) {
-				rc = HP_SC_UNREADABLE;
-				break;
-			}
-			if (f.mixed && in_interpreter(w, pc) &&
-			    (!chunk_fp(&win, sp, &fp) || !chunk_rel(&win, fp, c->interp_last_sp_slot, &usp)))
-				rc = HP_SC_BAD_FRAME;
+			rc = chunk_frame_at(w, &win, f.mixed, sp, &pc, &fp, &usp);
 		}
 		if (rc < 0)
 			break;
@@ -485,7 +485,7 @@ int hp_framewalk_key(const struct hp_framewalk *w, const void *jni, int max_java
 			pc = jpc;
 			continue;
 		}
-		if (pc >= w->interp_lo && pc < w->interp_hi) {
+		if (in_interpreter(w, pc)) {
 			uintptr_t method, bcp, sender_usp, ret, link;
 			if (!stack_word(&st, hp_arch_slot(fp, w->interp_method_slot), &method) ||
 			    !stack_word(&st, hp_arch_slot(fp, w->interp_bcp_slot), &bcp) ||

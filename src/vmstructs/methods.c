@@ -63,13 +63,6 @@ void hp_methods_free(struct hp_methods *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* The table slot of a Method* (as hp_methods_prefetch's). */
-static inline uint32_t hash_ptr(uintptr_t p)
-{
-	uint64_t h = (uint64_t)p * 0x9e3779b97f4a7c15ull;
-	return (uint32_t)(h >> 40);
-}
-
 static inline bool aligned(uintptr_t p)
 {
 	return p && !(p & (WORD - 1));
@@ -149,7 +142,7 @@ static inline bool still_valid(const struct hp_methods *m, const struct hp_metho
 /* The kept entry for `method` copied out (seqlock read), or false. */
 static bool lookup(struct hp_methods *m, uintptr_t method, uint64_t epoch, struct hp_method_entry *out)
 {
-	uint32_t i = hash_ptr(method) & (HP_METHODS_SLOTS - 1);
+	uint32_t i = hp_methods_slot(method);
 	for (int probe = 0; probe < MAX_PROBE; probe++, i = (i + 1) & (HP_METHODS_SLOTS - 1)) {
 		struct hp_method_entry *e = &m->slots[i];
 		uintptr_t at = atomic_load_explicit(&e->method, memory_order_acquire);
@@ -177,7 +170,7 @@ static bool lookup(struct hp_methods *m, uintptr_t method, uint64_t epoch, struc
 static void keep(struct hp_methods *m, uintptr_t method, const struct hp_method_entry *v, uint64_t epoch)
 {
 	pthread_mutex_lock(&m->lock);
-	uint32_t i = hash_ptr(method) & (HP_METHODS_SLOTS - 1);
+	uint32_t i = hp_methods_slot(method);
 	struct hp_method_entry *e = NULL;
 	for (int probe = 0; probe < MAX_PROBE; probe++, i = (i + 1) & (HP_METHODS_SLOTS - 1)) {
 		uintptr_t at = atomic_load_explicit(&m->slots[i].method, memory_order_relaxed);

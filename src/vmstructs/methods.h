@@ -95,14 +95,20 @@ void hp_methods_free(struct hp_methods *m);
 int hp_methods_frame(struct hp_methods *m, uintptr_t method, bool interpreted, uintptr_t bcp, int32_t bci,
 		     uint64_t epoch, uintptr_t *jmid, int64_t *location);
 
+/* The table slot where a Method*'s probe starts. */
+static inline uint32_t hp_methods_slot(uintptr_t method)
+{
+	uint64_t h = (uint64_t)method * 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(h >> 40) & (HP_METHODS_SLOTS - 1);
+}
+
 /* Asks the cache for what hp_methods_frame(method) will read first (its
  * table slot and the Method's first words), so that a stack's Methods
  * arrive together rather than one cache miss after another. A hint: any
  * address will do (a prefetch does not fault). */
 static inline void hp_methods_prefetch(const struct hp_methods *m, uintptr_t method)
 {
-	uint64_t h = (uint64_t)method * 0x9e3779b97f4a7c15ull;
-	__builtin_prefetch(&m->slots[(uint32_t)(h >> 40) & (HP_METHODS_SLOTS - 1)]);
+	__builtin_prefetch(&m->slots[hp_methods_slot(method)]);
 	__builtin_prefetch((const void *)(method + (uintptr_t)m->off_const_method));
 }
 
