@@ -627,16 +627,23 @@ static int totals_read(struct hp_probe *p, JNIEnv *env, struct hp_mode_reading *
 	 * decline like the JNI modes do. */
 	if (!st || !env || (*env)->ExceptionCheck(env))
 		return -EAGAIN;
-	/* Three separate VM entries: a collection or an expansion between them
-	 * would pair a total with another moment's free. Keep a triple whose
-	 * total did not move while free was read. */
+	/* Separate VM entries: a collection or a resize between them would
+	 * pair a total with another moment's free or max. Keep a reading whose
+	 * total did not move while free and max were read. The max must be
+	 * inside the bracket too: Parallel's max_capacity() is
+	 * MAX2(reserved - a survivor space, capacity()), so it follows the
+	 * capacity down when the heap shrinks, and a max read after the bracket
+	 * can be below the total read in it (seen in jni_modes::stress_parallel:
+	 * the insane reading disabled the mode for good). */
 	for (int tries = 0; tries < 4; tries++) {
 		jlong total = st->total();
 		jlong free_bytes = st->free_mem();
+		jlong max = st->max();
 		jlong again = st->total();
 		if (total != again || total <= 0 || free_bytes < 0 || free_bytes > total)
 			continue;
-		jlong max = st->max();
+		if (max > 0 && max != INT64_MAX && total > max)
+			continue;       /* a resize crossed the bracket and came back */
 		r->used = (uint64_t)(total - free_bytes);
 		r->committed = (uint64_t)total;
 		/* Long.MAX_VALUE means "no limit" to Runtime.maxMemory(). */

@@ -157,6 +157,19 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *env, jthread thread)
 	}
 }
 
+/* Why a mode stopped answering, if one did (a stress failure's cause). */
+static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *env)
+{
+	if (!probe)
+		return;
+	for (size_t i = 0; i < NMODES; i++) {
+		const char *reason = "";
+		int rc = hp_mode_status(probe, modes[i], &reason);
+		printf("agent.end.%s: status %d %s\n", hp_mode_name(modes[i]), rc, reason);
+	}
+	fflush(stdout);
+}
+
 JNIEXPORT jlongArray JNICALL Java_JniModes_probe(JNIEnv *env, jclass cls)
 {
 	jlong v[16];
@@ -197,8 +210,11 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	jvmtiEventCallbacks cb;
 	memset(&cb, 0, sizeof(cb));
 	cb.VMInit = on_vm_init;
+	cb.VMDeath = on_vm_death;
 	if ((*agent_jvmti)->SetEventCallbacks(agent_jvmti, &cb, sizeof(cb)) != JVMTI_ERROR_NONE ||
 	    (*agent_jvmti)->SetEventNotificationMode(agent_jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL) !=
+		    JVMTI_ERROR_NONE ||
+	    (*agent_jvmti)->SetEventNotificationMode(agent_jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL) !=
 		    JVMTI_ERROR_NONE)
 		return JNI_ERR;
 	return JNI_OK;
