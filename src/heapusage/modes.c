@@ -154,10 +154,19 @@ int hp_mode_read(struct hp_probe *p, enum hp_mode m, JNIEnv *env, struct hp_mode
 		return -ENOTSUP;
 	if (ops->needs_jni && !env)
 		return -EPERM;
-	memset(r, 0, sizeof(*r));
-	int rc = ops->read(p, env, r);
+	/* A source that returns nonsense is not trusted again; but one whose
+	 * figures are separate loads or calls can be torn by a collection or a
+	 * resize between them (Parallel's max_capacity() follows a shrinking
+	 * capacity, a pre-GC used meets a post-shrink capacity). Read again:
+	 * only nonsense three times running is the source's own. */
+	int rc;
+	for (int tries = 0;; tries++) {
+		memset(r, 0, sizeof(*r));
+		rc = ops->read(p, env, r);
+		if (rc != 0 || hp_reading_sane(r) || tries == 2)
+			break;
+	}
 	if (rc == 0 && !hp_reading_sane(r)) {
-		/* A source that returns nonsense is not trusted again. */
 		hp_mode_disable(p, m, -EBADMSG,
 				"insane reading used=%llu committed=%llu max=%llu: disabled",
 				(unsigned long long)r->used, (unsigned long long)r->committed,
