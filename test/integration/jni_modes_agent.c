@@ -39,6 +39,11 @@ static struct {
 static const enum hp_mode modes[] = { HP_MODE_JMM, HP_MODE_JMX_NATIVE, HP_MODE_EXPORTED_TOTALS };
 static const struct hp_mode_ops *const mode_ops[] = { &hp_mode_jmm, &hp_mode_jmx_native, &hp_mode_exported_totals };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
+/* The other modes, read in probe() after the collection usage (stress). */
+static const enum hp_mode other_modes[] = { HP_MODE_MEMORY_USAGE_CALL, HP_MODE_HEAP_SUMMARY_CALL,
+					    HP_MODE_LAST_GC_FIELDS, HP_MODE_PERFDATA };
+#define NOTHER (sizeof(other_modes) / sizeof(other_modes[0]))
+#define NPROBE (16 + 4 * NOTHER)
 
 static int read_mode(JNIEnv *env, size_t i, struct hp_mode_reading *r)
 {
@@ -121,6 +126,18 @@ static void call_get_heap_memory_usage(JNIEnv *env)
 	printf("agent.pre_bound: %s\n", u ? "yes" : "no");
 }
 
+/* Every mode's status and reason: at VMInit (after the reads there) and
+ * at VMDeath, so that a mode disabled meanwhile shows, with its reason. */
+static void print_status(const char *when)
+{
+	for (int m = 0; m < HP_MODE_COUNT; m++) {
+		const char *reason = "";
+		int rc = hp_mode_status(probe, (enum hp_mode)m, &reason);
+		printf("agent.%s.%s: status %d %s\n", when, hp_mode_name((enum hp_mode)m), rc, reason);
+	}
+	fflush(stdout);
+}
+
 static int open_probe(JavaVM *vm)
 {
 	int rc = hp_open(vm, NULL, &probe);
@@ -137,6 +154,7 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *env, jthread thread)
 			return;
 	}
 	print_modes(env, "vminit");
+	print_status("start");
 	if (opt.pending) {
 		jclass re = (*env)->FindClass(env, "java/lang/RuntimeException");
 		(*env)->ThrowNew(env, re, "pending on purpose");
@@ -157,23 +175,16 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *env, jthread thread)
 	}
 }
 
-/* Why a mode stopped answering, if one did (a stress failure's cause). */
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *env)
 {
-	if (!probe)
-		return;
-	for (size_t i = 0; i < NMODES; i++) {
-		const char *reason = "";
-		int rc = hp_mode_status(probe, modes[i], &reason);
-		printf("agent.end.%s: status %d %s\n", hp_mode_name(modes[i]), rc, reason);
-	}
-	fflush(stdout);
+	if (probe)
+		print_status("end");
 }
 
 JNIEXPORT jlongArray JNICALL Java_JniModes_probe(JNIEnv *env, jclass cls)
 {
-	jlong v[16];
-	for (size_t i = 0; i < 16; i++)
+	jlong v[NPROBE];
+	for (size_t i = 0; i < NPROBE; i++)
 		v[i] = 0;
 	for (size_t i = 0; i < NMODES; i++) {
 		struct hp_mode_reading r;
@@ -189,9 +200,20 @@ JNIEXPORT jlongArray JNICALL Java_JniModes_probe(JNIEnv *env, jclass cls)
 	v[12] = probe ? hp_jmm_collection_usage(probe, env, &used, &committed) : -ENODEV;
 	v[13] = (jlong)used;
 	v[14] = (jlong)committed;
-	jlongArray a = (*env)->NewLongArray(env, 16);
+	/* Then the modes without JNI, each through the dispatcher. */
+	for (size_t i = 0; i < NOTHER; i++) {
+		struct hp_heap_usage u = { .sz = sizeof(u) };
+		int rc = probe ? hp_heap_usage(probe, HP_USAGE_ONLY_MODE(other_modes[i]), &u) : -ENODEV;
+		v[16 + 4 * i] = rc;
+		if (rc == 0) {
+			v[16 + 4 * i + 1] = (jlong)u.used;
+			v[16 + 4 * i + 2] = (jlong)u.committed;
+			v[16 + 4 * i + 3] = (jlong)u.max;
+		}
+	}
+	jlongArray a = (*env)->NewLongArray(env, NPROBE);
 	if (a)
-		(*env)->SetLongArrayRegion(env, a, 0, 16, v);
+		(*env)->SetLongArrayRegion(env, a, 0, NPROBE, v);
 	return a;
 }
 

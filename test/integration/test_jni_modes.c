@@ -258,9 +258,35 @@ Test(jni_modes, jmm_slots_named_by_symtab)
 	jvm_result_free(&r);
 }
 
+/* Every mode that worked at VMInit still works at the end: no reading torn
+ * by a collection or a resize was taken for nonsense (which disables a
+ * mode for good: exported-totals on Parallel once did, 1 run in ~15). */
+static void expect_none_disabled(const struct jvm_result *r)
+{
+	static const char *const names[] = { "memory-usage-call", "heap-summary-call", "last-gc-fields", "jmm",
+					      "jmx-native", "exported-totals", "perfdata" };
+	int working = 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char key[64], start[256], end[256];
+		snprintf(key, sizeof(key), "agent.start.%s", names[i]);
+		need(r, key, start, sizeof(start));
+		snprintf(key, sizeof(key), "agent.end.%s", names[i]);
+		need(r, key, end, sizeof(end));
+		int st = -1, en = -1;
+		cr_assert_eq(sscanf(start, "status %d", &st), 1, "%s: %s", names[i], start);
+		cr_assert_eq(sscanf(end, "status %d", &en), 1, "%s: %s", names[i], end);
+		if (st != 0)
+			continue;       /* not available here: its reason says why */
+		working++;
+		cr_expect_eq(en, 0, "%s worked at VMInit, then was disabled: %s\n%s", names[i], end, r->output);
+	}
+	cr_expect_geq(working, 4, "only %d modes worked at VMInit\n%s", working, r->output);
+}
+
 /* Four threads read every mode in a loop while allocating hard enough for
  * hundreds of collections: no crash, no JNI complaint, every reading sane
- * (exported-totals may decline when the heap resizes between its calls). */
+ * (exported-totals may decline when the heap resizes between its calls),
+ * no mode disabled. */
 static void check_stress(const char *gc_flag)
 {
 	char buf[256];
@@ -274,9 +300,12 @@ static void check_stress(const char *gc_flag)
 	cr_expect_str_eq(need(&r, "stress.failure", buf, sizeof(buf)), "none", "%s", r.output);
 	cr_expect_gt(atoll(need(&r, "stress.calls", buf, sizeof(buf))), 100, "%s", r.output);
 	cr_expect_gt(atoll(need(&r, "stress.gc_count", buf, sizeof(buf))), 3, "%s", r.output);
+	expect_none_disabled(&r);
 	jvm_result_free(&r);
 }
 
 Test(jni_modes, stress_g1) { check_stress("-XX:+UseG1GC"); }
 Test(jni_modes, stress_parallel) { check_stress("-XX:+UseParallelGC"); }
+Test(jni_modes, stress_serial) { check_stress("-XX:+UseSerialGC"); }
 Test(jni_modes, stress_z) { check_stress("-XX:+UseZGC"); }
+Test(jni_modes, stress_shenandoah) { check_stress("-XX:+UseShenandoahGC"); }

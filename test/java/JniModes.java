@@ -75,12 +75,18 @@ public class JniModes {
                         keep[k++ & 63] = new byte[1024 + (i & 7) * 512];
                     long[] p = probe();
                     calls.incrementAndGet();
-                    for (int m = 0; m < 4; m++) {
+                    for (int m = 0; m < p.length / 4; m++) {
                         long rc = p[4 * m], used = p[4 * m + 1], committed = p[4 * m + 2], max = p[4 * m + 3];
                         if (m == 2 && rc == -11) {
                             declined.incrementAndGet();
                             continue;
                         }
+                        // The modes without JNI (from index 4) need not all
+                        // work on every JDK and collector (their status at
+                        // start and end is checked by the test): a reading
+                        // they give must be sane.
+                        if (m >= 4 && rc != 0)
+                            continue;
                         boolean ok = rc == 0 && committed > 0 && used <= committed && (max == 0 || committed <= max);
                         if (!ok)
                             failure.compareAndSet(null, "mode " + m + ": rc=" + rc + " used=" + used
