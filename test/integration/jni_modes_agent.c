@@ -45,21 +45,16 @@ static const enum hp_mode other_modes[] = { HP_MODE_MEMORY_USAGE_CALL, HP_MODE_H
 #define NOTHER (sizeof(other_modes) / sizeof(other_modes[0]))
 #define NPROBE (16 + 4 * NOTHER)
 
-static int read_mode(JNIEnv *env, size_t i, struct hp_mode_reading *r)
+/* Mode m through the dispatcher (hp_heap_usage, that mode only). */
+static int read_dispatched(enum hp_mode m, struct hp_mode_reading *r)
 {
 	memset(r, 0, sizeof(*r));
 	if (!probe)
 		return -ENODEV;
-	if (opt.direct) {
-		/* Bypasses the dispatcher: init is idempotent once it succeeded. */
-		char reason[HP_REASON_LEN];
-		int rc = mode_ops[i]->init(probe, reason, sizeof(reason));
-		return rc ? rc : mode_ops[i]->read(probe, env, r);
-	}
 	struct hp_heap_usage u = { .sz = sizeof(u) };
-	int rc = hp_heap_usage(probe, HP_USAGE_ONLY_MODE(modes[i]), &u);
+	int rc = hp_heap_usage(probe, HP_USAGE_ONLY_MODE(m), &u);
 	if (rc == 0) {
-		if (u.mode != modes[i])
+		if (u.mode != m)
 			return -EPROTO;
 		r->used = u.used;
 		r->committed = u.committed;
@@ -67,6 +62,29 @@ static int read_mode(JNIEnv *env, size_t i, struct hp_mode_reading *r)
 		r->kind = u.kind;
 	}
 	return rc;
+}
+
+/* JNI mode modes[i]: through the dispatcher, or its ops directly. */
+static int read_mode(JNIEnv *env, size_t i, struct hp_mode_reading *r)
+{
+	if (!opt.direct || !probe)
+		return read_dispatched(modes[i], r);
+	/* Bypasses the dispatcher: init is idempotent once it succeeded. */
+	memset(r, 0, sizeof(*r));
+	char reason[HP_REASON_LEN];
+	int rc = mode_ops[i]->init(probe, reason, sizeof(reason));
+	return rc ? rc : mode_ops[i]->read(probe, env, r);
+}
+
+/* A reading into probe()'s array: rc, used, committed, max. */
+static void put_reading(jlong *v, int rc, const struct hp_mode_reading *r)
+{
+	v[0] = rc;
+	if (rc == 0) {
+		v[1] = (jlong)r->used;
+		v[2] = (jlong)r->committed;
+		v[3] = (jlong)r->max;
+	}
 }
 
 static void print_modes(JNIEnv *env, const char *when)
@@ -188,13 +206,7 @@ JNIEXPORT jlongArray JNICALL Java_JniModes_probe(JNIEnv *env, jclass cls)
 		v[i] = 0;
 	for (size_t i = 0; i < NMODES; i++) {
 		struct hp_mode_reading r;
-		int rc = read_mode(env, i, &r);
-		v[4 * i] = rc;
-		if (rc == 0) {
-			v[4 * i + 1] = (jlong)r.used;
-			v[4 * i + 2] = (jlong)r.committed;
-			v[4 * i + 3] = (jlong)r.max;
-		}
+		put_reading(&v[4 * i], read_mode(env, i, &r), &r);
 	}
 	uint64_t used = 0, committed = 0;
 	v[12] = probe ? hp_jmm_collection_usage(probe, env, &used, &committed) : -ENODEV;
@@ -202,14 +214,8 @@ JNIEXPORT jlongArray JNICALL Java_JniModes_probe(JNIEnv *env, jclass cls)
 	v[14] = (jlong)committed;
 	/* Then the modes without JNI, each through the dispatcher. */
 	for (size_t i = 0; i < NOTHER; i++) {
-		struct hp_heap_usage u = { .sz = sizeof(u) };
-		int rc = probe ? hp_heap_usage(probe, HP_USAGE_ONLY_MODE(other_modes[i]), &u) : -ENODEV;
-		v[16 + 4 * i] = rc;
-		if (rc == 0) {
-			v[16 + 4 * i + 1] = (jlong)u.used;
-			v[16 + 4 * i + 2] = (jlong)u.committed;
-			v[16 + 4 * i + 3] = (jlong)u.max;
-		}
+		struct hp_mode_reading r;
+		put_reading(&v[16 + 4 * i], read_dispatched(other_modes[i], &r), &r);
 	}
 	jlongArray a = (*env)->NewLongArray(env, NPROBE);
 	if (a)
