@@ -84,10 +84,12 @@ int hp_framedecode_init(struct hp_framedecode *d, const struct hp_vms *v, const 
 	int rc = hp_methods_init(&d->methods, v, data, err, errlen);
 	if (rc)
 		return rc;
-	/* Page-aligned (each entry one cache line, each pair two) and zero
-	 * pages touched only as pcs come. Without it, every pc is decoded. */
+	/* Page-aligned (each entry one cache line, each pair two), mapped in
+	 * as written up front (safemem.h: an entry is read before it is
+	 * written). Without it, every pc is decoded. */
 	void *pcs = mmap(NULL, PC_TABLE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	d->pcs = pcs == MAP_FAILED ? NULL : pcs;
+	hp_prefault_write(d->pcs, d->pcs ? PC_TABLE_BYTES : 0);
 	return 0;
 }
 
@@ -354,9 +356,12 @@ static int emit(struct hp_framedecode *d, uintptr_t method, bool interpreted, ui
 
 static int decode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t *aux, int nkey, uint64_t epoch,
 		  uintptr_t stop_jmid, struct hp_java_frame *out, int max, int *method_result, uint64_t *hits,
-		  uint64_t *redefs_out)
+		  uint64_t *redefs_out, int *ends)
 {
 	int n = 0;
+	/* ends[f]: frames out after physical frame f, once it is out whole */
+	for (int f = 0; ends && f < nkey / 2; f++)
+		ends[f] = -1;
 	uint64_t redefs = 0;
 	bool keep = pc_date(d, &redefs);
 	*redefs_out = redefs;
@@ -376,8 +381,11 @@ static int decode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t
 	for (int i = 0; i + 1 < nkey && n < max; i += 2) {
 		uintptr_t a = aux[i / 2];
 		int rc;
-		if (a == 0)
+		if (a == 0) {
+			if (ends)
+				ends[i / 2] = n;
 			continue;       /* runtime stub or entry frame */
+		}
 		if (a == HP_FW_AUX_INTERPRETED) {
 			rc = emit(d, (uintptr_t)(key[i] & ~(uint64_t)1), true, (uintptr_t)key[i + 1], 0, epoch, stop_jmid,
 				  &out[n], method_result);
@@ -386,6 +394,8 @@ static int decode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t
 			if (rc > 0)
 				return n;
 			n++;
+			if (ends)
+				ends[i / 2] = n;
 			continue;
 		}
 		uintptr_t nm = a, pc = (uintptr_t)key[i];
@@ -398,12 +408,15 @@ static int decode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t
 			int k = pc_find(d, pc, compile_id, redefs, jmid, loc);
 			if (k > 0) {
 				++*hits;
-				for (int j = 0; j < k && n < max; j++) {
+				int j = 0;
+				for (; j < k && n < max; j++) {
 					out[n] = (struct hp_java_frame){ jmid[j], loc[j] };
 					if (stop_jmid && jmid[j] == stop_jmid)
 						return n;
 					n++;
 				}
+				if (ends && j == k)
+					ends[i / 2] = n;
 				continue;
 			}
 		}
@@ -426,6 +439,8 @@ static int decode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t
 			if (rc > 0)
 				return n;
 			n++;
+			if (ends)
+				ends[i / 2] = n;
 			if (keep_pc)
 				pc_keep(d, pc, compile_id, redefs, &out[first], n - first);
 			continue;
@@ -460,17 +475,21 @@ static int decode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t
 			decode = sender;
 		}
 		/* the whole chain read (not cut by max): kept */
-		if (keep_pc && decode == 0)
-			pc_keep(d, pc, compile_id, redefs, &out[first], n - first);
+		if (decode == 0) {
+			if (ends)
+				ends[i / 2] = n;
+			if (keep_pc)
+				pc_keep(d, pc, compile_id, redefs, &out[first], n - first);
+		}
 	}
 	return n;
 }
 
-int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t *aux, int nkey, uint64_t epoch,
-		   uintptr_t stop_jmid, struct hp_java_frame *out, int max, int *method_result)
+int hp_framedecode_ends(struct hp_framedecode *d, const uint64_t *key, const uintptr_t *aux, int nkey, uint64_t epoch,
+			uintptr_t stop_jmid, struct hp_java_frame *out, int max, int *method_result, int *ends)
 {
 	uint64_t hits = 0, redefs;
-	int n = decode(d, key, aux, nkey, epoch, stop_jmid, out, max, method_result, &hits, &redefs);
+	int n = decode(d, key, aux, nkey, epoch, stop_jmid, out, max, method_result, &hits, &redefs, ends);
 	if (hits && n >= 0) {
 		/* counted for stacks answered, not for decodes that failed;
 		 * apart, those the table answered under a count above 0 */
@@ -479,4 +498,10 @@ int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_
 			atomic_fetch_add_explicit(&d->pc_hits_redefined, hits, memory_order_relaxed);
 	}
 	return n;
+}
+
+int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t *aux, int nkey, uint64_t epoch,
+		   uintptr_t stop_jmid, struct hp_java_frame *out, int max, int *method_result)
+{
+	return hp_framedecode_ends(d, key, aux, nkey, epoch, stop_jmid, out, max, method_result, NULL);
 }

@@ -51,6 +51,7 @@ int hp_methods_init(struct hp_methods *m, const struct hp_vms *v, const struct h
 	m->slots = calloc(HP_METHODS_SLOTS, sizeof(*m->slots));
 	if (!m->slots)
 		return hp_fail(err, errlen, -ENOMEM, "no memory for the method table");
+	hp_prefault_write(m->slots, HP_METHODS_SLOTS * sizeof(*m->slots));      /* read before written */
 	pthread_mutex_init(&m->lock, NULL);
 	return 0;
 }

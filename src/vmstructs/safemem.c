@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -112,4 +113,21 @@ int hp_safe_read_u64(uint64_t *out, const void *src)
 int hp_safe_read_ptr(const void **out, const void *src)
 {
 	return hp_safe_read(out, src, sizeof(*out));
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23          /* Linux 5.14 */
+#endif
+
+void hp_prefault_write(void *p, size_t n)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	if (!p || !n || page <= 0)
+		return;
+	uintptr_t lo = (uintptr_t)p & ~((uintptr_t)page - 1), hi = (uintptr_t)p + n;
+	if (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) == 0)
+		return;
+	/* an older kernel: the first byte of each page (zero already) */
+	for (uintptr_t a = (uintptr_t)p; a < hi; a = (a & ~((uintptr_t)page - 1)) + (uintptr_t)page)
+		*(volatile char *)a = 0;
 }
