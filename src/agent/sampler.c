@@ -424,11 +424,26 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	struct hp_stackmemo_use memo_use = { 0 };
 	uint64_t redef_before = redefinitions_now();
 	STEP_START();
+	/* The thread's last decoded stack: built on by the decode below, and
+	 * when the thread's last sample was decoded too, its code-heap
+	 * lines asked for before the walk reads them. */
+	if (atomic_load_explicit(&prof.decode_ready, memory_order_acquire) &&
+	    atomic_load_explicit(&prof.walk_ready, memory_order_acquire) &&
+	    !atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed)) {
+		memo = hp_stackmemo_get(atomic_load_explicit(&prof.generation, memory_order_relaxed), (int)prof.o.depth);
+		const uint64_t *mkey;
+		const uintptr_t *maux;
+		int mn;
+		if (memo && hp_stackmemo_recent(memo, &mkey, &maux, &mn))
+			hp_framewalk_prefetch(&prof.walk, mkey, maux, mn);
+	}
 	struct hp_stack_entry *hit = cached_stack(jni, key, aux, (int)(sizeof(key) / sizeof(key[0])), &nkey,
 							&interpreted, &epoch, &redefs, &cacheable);
 	bool check = hit && (prof.o.stacks == HP_STACKS_VERIFY || ++hits_since_check >= HP_STACKCACHE_VERIFY_EVERY);
 	bool fast_on = !atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed);
 	bool check_decode = false;
+	if (hit && memo)
+		hp_stackmemo_hit(memo);
 	if (hit && !check) {
 		hp_sites_raw(&prof.sites, hit->ids, hit->nframes, frames_buf);
 		n = (jint)hit->nframes;
@@ -438,10 +453,7 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 		int mr = 0, nd;
 		/* The thread's last decoded stack gives the frames its bottom
 		 * shares with this one, under the stack cache's conditions. */
-		memo = cacheable ? hp_stackmemo_get(atomic_load_explicit(&prof.generation, memory_order_relaxed),
-						    (int)prof.o.depth)
-				 : NULL;
-		if (memo)
+		if (memo && cacheable)
 			nd = hp_stackmemo_decode(memo, &prof.decode, key, aux, nkey, epoch, redefs, prof.enter_special,
 						 (struct hp_java_frame *)frames_buf, (int)prof.o.depth, &mr, &memo_use);
 		else

@@ -10,6 +10,7 @@ struct hp_stackmemo {
 	int depth;                      /* Java frames at most; physical frames at most depth + 8 */
 	bool valid;                     /* key..frames are a stack decoded whole */
 	bool ids_ok;                    /* ids are its site's */
+	bool recent;                    /* the thread's last sample was decoded */
 	uint64_t epoch, redefs;
 	int nkey, nj;
 	uint64_t *key;                  /* 2 words a physical frame */
@@ -140,6 +141,7 @@ int hp_stackmemo_decode(struct hp_stackmemo *m, struct hp_framedecode *d, const 
 	/* The memo's ids stay until hp_stackmemo_keep_ids: `known` points
 	 * into them. */
 	m->ids_ok = false;
+	m->recent = true;
 	m->valid = n < max;
 	if (m->valid) {
 		memcpy(m->key, key, sizeof(*key) * (size_t)nkey);
@@ -165,4 +167,19 @@ void hp_stackmemo_keep_ids(struct hp_stackmemo *m, const uint32_t *ids, int n, b
 void hp_stackmemo_forget(struct hp_stackmemo *m)
 {
 	m->valid = m->ids_ok = false;
+}
+
+bool hp_stackmemo_recent(const struct hp_stackmemo *m, const uint64_t **key, const uintptr_t **aux, int *nkey)
+{
+	if (!m->valid || !m->recent)
+		return false;
+	*key = m->key;
+	*aux = m->aux;
+	*nkey = m->nkey;
+	return true;
+}
+
+void hp_stackmemo_hit(struct hp_stackmemo *m)
+{
+	m->recent = false;
 }

@@ -59,6 +59,14 @@ int hp_stackmemo_decode(struct hp_stackmemo *m, struct hp_framedecode *d, const 
  * equal) and `invalid` (hp_site.invalid) is false. */
 void hp_stackmemo_keep_ids(struct hp_stackmemo *m, const uint32_t *ids, int n, bool invalid);
 
+/* The memo's stack, when this thread's last sample was decoded (not
+ * answered by the stack cache): the caller prefetches what walking it
+ * again reads (framewalk.h). false when there is none. */
+bool hp_stackmemo_recent(const struct hp_stackmemo *m, const uint64_t **key, const uintptr_t **aux, int *nkey);
+
+/* This thread's sample was answered by the stack cache. */
+void hp_stackmemo_hit(struct hp_stackmemo *m);
+
 /* The last decode is not to be built on (GetStackTrace's answer replaced
  * it, or the fast path was turned off). */
 void hp_stackmemo_forget(struct hp_stackmemo *m);

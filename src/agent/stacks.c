@@ -254,26 +254,34 @@ static uint32_t frame_id(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const
 	uint32_t n = atomic_load_explicit(&t->nframes, memory_order_relaxed);
 	if (!t->frame_index || n * 2 >= t->frame_mask) {
 		uint32_t ncap = t->frame_index ? (t->frame_mask + 1) * 2 : 4096;
-		uint32_t *ni = calloc(ncap, sizeof(*ni));
+		uint64_t *ni = calloc(ncap, sizeof(*ni));
 		if (!ni)
 			return UINT32_MAX;
-		for (uint32_t id = 0; id < n; id++) {
-			const struct hp_frame_rec *old = hp_sites_frame(t, id);
-			uint32_t j = hash_frame(&old->raw, old->version) & (ncap - 1);
+		for (uint32_t k = 0; t->frame_index && k <= t->frame_mask; k++) {
+			uint64_t e = t->frame_index[k];
+			if (!e)
+				continue;
+			uint32_t j = (uint32_t)(e >> 32) & (ncap - 1);
 			while (ni[j])
 				j = (j + 1) & (ncap - 1);
-			ni[j] = id + 1;
+			ni[j] = e;
 		}
 		free(t->frame_index);
 		t->frame_index = ni;
 		t->frame_mask = ncap - 1;
 	}
-	uint32_t j = hash_frame(f, version) & t->frame_mask;
+	/* Slots hold (hash << 32 | id + 1): a record is read only for a slot
+	 * whose hash is the frame's (each record read is a cache miss on a
+	 * large program, and a new frame otherwise read one per probe). */
+	uint32_t hf = hash_frame(f, version), j = hf & t->frame_mask;
 	for (; t->frame_index[j]; j = (j + 1) & t->frame_mask) {
-		const struct hp_frame_rec *r = hp_sites_frame(t, t->frame_index[j] - 1);
+		uint64_t e = t->frame_index[j];
+		if ((uint32_t)(e >> 32) != hf)
+			continue;
+		const struct hp_frame_rec *r = hp_sites_frame(t, (uint32_t)e - 1);
 		if (r->raw.method == f->method && r->raw.location == f->location && r->version == version) {
 			*invalid |= r->invalid;
-			return t->frame_index[j] - 1;
+			return (uint32_t)e - 1;
 		}
 	}
 	if (n == HP_FRAME_CHUNK * HP_FRAME_CHUNKS)
@@ -295,7 +303,7 @@ static uint32_t frame_id(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const
 	r->named.file = m ? m->file : "";
 	r->named.line = m ? line_of(m, f->location) : 0;
 	r->named.descriptor = m ? m->descriptor : NULL;
-	t->frame_index[j] = n + 1;
+	t->frame_index[j] = (uint64_t)hf << 32 | (n + 1);
 	atomic_store_explicit(&t->nframes, n + 1, memory_order_release);
 	return n;
 }
@@ -310,9 +318,10 @@ static void prefetch_frames(const struct hp_sites *t, const jvmtiFrameInfo *fram
 	for (int k = 0; k < n; k++)
 		__builtin_prefetch(&t->frame_index[hash_frame(&frames[k], version[k]) & t->frame_mask]);
 	for (int k = 0; k < n; k++) {
-		uint32_t ix = t->frame_index[hash_frame(&frames[k], version[k]) & t->frame_mask];
-		if (ix)
-			__builtin_prefetch(hp_sites_frame(t, ix - 1));
+		uint32_t hf = hash_frame(&frames[k], version[k]);
+		uint64_t e = t->frame_index[hf & t->frame_mask];
+		if (e && (uint32_t)(e >> 32) == hf)
+			__builtin_prefetch(hp_sites_frame(t, (uint32_t)e - 1));
 	}
 }
 
@@ -323,7 +332,7 @@ size_t hp_sites_frame_bytes(const struct hp_sites *t)
 	for (uint32_t i = 0; i <= t->mask; i++)
 		if (atomic_load_explicit(&t->slots[i].hash, memory_order_acquire))
 			ids += t->slots[i].nframes;
-	return chunks * HP_FRAME_CHUNK * sizeof(struct hp_frame_rec) + (t->frame_index ? (t->frame_mask + 1) * 4 : 0) +
+	return chunks * HP_FRAME_CHUNK * sizeof(struct hp_frame_rec) + (t->frame_index ? (t->frame_mask + 1) * sizeof(*t->frame_index) : 0) +
 	       ids * sizeof(uint32_t);
 }
 

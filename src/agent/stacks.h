@@ -52,10 +52,12 @@ struct hp_sites {
 	struct hp_site *slots;
 	_Atomic uint32_t *index;
 	/* The frame table: records in chunks that never move (lock-free reads
-	 * by id), an index (jmethodID, location) -> id + 1 used under lock. */
+	 * by id), an index (jmethodID, location) -> hash << 32 | id + 1
+	 * used under lock. */
 	_Atomic(struct hp_frame_rec *) frame_chunks[HP_FRAME_CHUNKS];
 	_Atomic uint32_t nframes;
-	uint32_t *frame_index, frame_mask;
+	uint64_t *frame_index;
+	uint32_t frame_mask;
 	uint32_t mask;
 	_Atomic uint32_t count;
 	uint32_t limit;                 /* load factor cap */

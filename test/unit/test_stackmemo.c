@@ -77,6 +77,16 @@ Test(stackmemo, the_bottom_frames_two_stacks_share_come_from_the_memo_with_their
 	cr_expect_eq(use.reused, 3, "the nmethod's two frames and method 3's");
 	cr_assert_eq(use.nknown, 3);
 	cr_expect_arr_eq(use.known, ids_a, sizeof(ids_a));
+	/* the last sample was decoded: its key is there to prefetch */
+	const uint64_t *rk;
+	const uintptr_t *ra;
+	int rn;
+	cr_assert(hp_stackmemo_recent(m, &rk, &ra, &rn));
+	cr_expect_eq(rn, B.nkey);
+	cr_expect_arr_eq(rk, B.key, sizeof(B.key[0]) * (size_t)B.nkey);
+	cr_expect_arr_eq(ra, B.aux, sizeof(B.aux[0]) * (size_t)(B.nkey / 2));
+	hp_stackmemo_hit(m);
+	cr_expect_not(hp_stackmemo_recent(m, &rk, &ra, &rn), "a cache hit since");
 	/* B's ids not kept: C shares its lowest frame, without an id */
 	cr_assert_eq(through(m, &C, 7, 0, 0, 8, &use), 2);
 	cr_expect_eq(use.reused, 1);
