@@ -69,7 +69,6 @@
 #include "agent/upload.h"
 #include "agent/stackcache.h"
 #include "agent/stacks.h"
-#include "agent/stackmemo.h"
 #include "agent/stripe.h"
 #include "heapusage/marking.h"
 #include "heapusage/probe.h"
@@ -145,11 +144,6 @@ static struct profiler {
 	char decode_reason[320];        /* why misses go to GetStackTrace */
 	uintptr_t enter_special;        /* jmethodID of Continuation.enterSpecial (JDK 21+), or 0 */
 	_Atomic uint64_t decoded, decode_checked, asked;
-	/* Java frames of decoded stacks, and those of them the thread's
-	 * stack memo gave (stackmemo.h); profiler sessions started (the
-	 * memos' generation) */
-	_Atomic uint64_t decoded_frames, memo_frames;
-	_Atomic unsigned generation;
 	_Atomic uint64_t asked_invalid;   /* GetStackTrace answers holding an invalid jmethodID */
 	_Atomic uint64_t checks_overtaken; /* checks voided by a redefinition in between */
 	_Atomic uint64_t decode_failed[HP_FD_RESULTS], method_failed[HP_METHOD_RESULTS];
@@ -419,55 +413,27 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	uint64_t key[2 * prof.o.depth + 16], epoch = 0, redefs = 0;
 	uintptr_t aux[prof.o.depth + 8];
 	int nkey;
-	bool interpreted = false, asked = false, have = false, cacheable, decoded = false;
-	struct hp_stackmemo *memo = NULL;
-	struct hp_stackmemo_use memo_use = { 0 };
+	bool interpreted = false, asked = false, have = false, cacheable;
 	uint64_t redef_before = redefinitions_now();
 	STEP_START();
-	/* The thread's last decoded stack: built on by the decode below, and
-	 * when the thread's last sample was decoded too, its code-heap
-	 * lines asked for before the walk reads them. */
-	if (atomic_load_explicit(&prof.decode_ready, memory_order_acquire) &&
-	    atomic_load_explicit(&prof.walk_ready, memory_order_acquire) &&
-	    !atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed)) {
-		memo = hp_stackmemo_get(atomic_load_explicit(&prof.generation, memory_order_relaxed), (int)prof.o.depth);
-		const uint64_t *mkey;
-		const uintptr_t *maux;
-		int mn;
-		if (memo && hp_stackmemo_recent(memo, &mkey, &maux, &mn))
-			hp_framewalk_prefetch(&prof.walk, mkey, maux, mn);
-	}
 	struct hp_stack_entry *hit = cached_stack(jni, key, aux, (int)(sizeof(key) / sizeof(key[0])), &nkey,
 							&interpreted, &epoch, &redefs, &cacheable);
 	bool check = hit && (prof.o.stacks == HP_STACKS_VERIFY || ++hits_since_check >= HP_STACKCACHE_VERIFY_EVERY);
 	bool fast_on = !atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed);
 	bool check_decode = false;
-	if (hit && memo)
-		hp_stackmemo_hit(memo);
 	if (hit && !check) {
 		hp_sites_raw(&prof.sites, hit->ids, hit->nframes, frames_buf);
 		n = (jint)hit->nframes;
 		have = true;
 		atomic_fetch_add_explicit(&prof.cache_hits.s[hp_thread_stripe()].v, 1, memory_order_relaxed);
 	} else if (!hit && nkey > 0 && fast_on && atomic_load_explicit(&prof.decode_ready, memory_order_acquire)) {
-		int mr = 0, nd;
-		/* The thread's last decoded stack gives the frames its bottom
-		 * shares with this one, under the stack cache's conditions. */
-		if (memo && cacheable)
-			nd = hp_stackmemo_decode(memo, &prof.decode, key, aux, nkey, epoch, redefs, prof.enter_special,
-						 (struct hp_java_frame *)frames_buf, (int)prof.o.depth, &mr, &memo_use);
-		else
-			nd = hp_framedecode(&prof.decode, key, aux, nkey, epoch, prof.enter_special,
-					    (struct hp_java_frame *)frames_buf, (int)prof.o.depth, &mr);
+		int mr = 0;
+		int nd = hp_framedecode(&prof.decode, key, aux, nkey, epoch, prof.enter_special,
+					(struct hp_java_frame *)frames_buf, (int)prof.o.depth, &mr);
 		if (nd > 0) {
 			n = nd;
 			have = true;
-			decoded = true;
 			atomic_fetch_add_explicit(&prof.decoded, 1, memory_order_relaxed);
-			atomic_fetch_add_explicit(&prof.decoded_frames, (uint64_t)nd, memory_order_relaxed);
-			if (memo_use.reused)
-				atomic_fetch_add_explicit(&prof.memo_frames, (uint64_t)memo_use.reused,
-							  memory_order_relaxed);
 			check_decode = prof.o.stacks == HP_STACKS_VERIFY || ++decodes_since_check >= HP_DECODE_CHECK_EVERY;
 		} else if (nd < 0) {
 			atomic_fetch_add_explicit(&prof.decode_failed[-nd - 1], 1, memory_order_relaxed);
@@ -512,10 +478,6 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 				fast_path_mismatch(jvmti, "decoded", asked_buf, nasked, frames_buf, n);
 			frames = asked_buf;     /* GetStackTrace's answer, not the other */
 			n = nasked;
-			decoded = false;
-			memo_use = (struct hp_stackmemo_use){ 0 };
-			if (memo)
-				hp_stackmemo_forget(memo);
 		} else if (asked) {
 			atomic_fetch_add_explicit(&prof.decode_checked, 1, memory_order_relaxed);
 		}
@@ -528,10 +490,7 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	STEP_END(T_CLASS);
 	if (!site) {
 		uint32_t class_id = hp_sites_class_id(&prof.sites, jvmti, klass);
-		site = hp_sites_intern_known(&prof.sites, jvmti, jni, frames, n, class_id, memo_use.known,
-					     memo_use.nknown);
-		if (memo && decoded && site)
-			hp_stackmemo_keep_ids(memo, site->ids, (int)site->nframes, site->invalid);
+		site = hp_sites_intern(&prof.sites, jvmti, jni, frames, n, class_id);
 		if (hit && !check && site)
 			hp_stackcache_memo(hit, jni, klass, site);
 	}
@@ -866,8 +825,7 @@ static void describe_stacks(char *out, size_t cap)
 			   "with an invalid jmethodID, %llu checks overtaken by a class redefinition, frame table: %u "
 			   "distinct frames, %zu bytes with the sites' frame ids, return pcs (%s): %llu compiled "
 			   "frames named from kept ones (%llu after a class redefinition), %llu entries written, "
-			   "%llu chains more than %d deep decoded each time, %llu of %llu decoded Java frames taken "
-			   "from the thread's last decoded stack",
+			   "%llu chains more than %d deep decoded each time",
 			   (unsigned long long)hp_striped_sum(&prof.cache_hits, memory_order_relaxed),
 			   (unsigned long long)atomic_load(&prof.decoded), (unsigned long long)asked,
 			   (unsigned long long)failed,
@@ -888,9 +846,7 @@ static void describe_stacks(char *out, size_t cap)
 			   (unsigned long long)atomic_load(&prof.decode.pc_hits),
 			   (unsigned long long)atomic_load(&prof.decode.pc_hits_redefined),
 			   (unsigned long long)atomic_load(&prof.decode.pc_kept),
-			   (unsigned long long)atomic_load(&prof.decode.pc_deep), HP_FD_PC_CHAIN,
-			   (unsigned long long)atomic_load(&prof.memo_frames),
-			   (unsigned long long)atomic_load(&prof.decoded_frames));
+			   (unsigned long long)atomic_load(&prof.decode.pc_deep), HP_FD_PC_CHAIN);
 	if (len > 0 && (size_t)len < cap && prof.walk.cont_return_barrier) {
 		/* virtual threads: the frames past a return barrier */
 		struct hp_stackchunk *k = &prof.chunks;
@@ -2255,9 +2211,6 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	atomic_store(&prof.decode_ready, 0);
 	prof.decode_reason[0] = '\0';
 	atomic_store(&prof.decoded, 0);
-	atomic_store(&prof.decoded_frames, 0);
-	atomic_store(&prof.memo_frames, 0);
-	atomic_fetch_add(&prof.generation, 1);
 	atomic_store(&prof.decode_checked, 0);
 	atomic_store(&prof.asked, 0);
 	atomic_store(&prof.asked_invalid, 0);

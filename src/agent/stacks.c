@@ -220,18 +220,12 @@ static int line_of(const struct method_entry *m, jlocation loc)
 	return line;
 }
 
-/* Whether site s holds these frames; the last nknown of them have the
- * frame ids `known` (an id names one (jmethodID, location, version): equal
- * ids, equal frames, without reading the records). */
 static int same_frames(const struct hp_sites *t, const struct hp_site *s, const jvmtiFrameInfo *frames, int n,
-		       const uint64_t *version, uint32_t class_id, const uint32_t *known, int nknown)
+		       const uint64_t *version, uint32_t class_id)
 {
 	if (s->nframes != (uint32_t)n || s->class_id != class_id)
 		return 0;
-	for (int i = n - nknown; i < n; i++)
-		if (s->ids[i] != known[i - (n - nknown)])
-			return 0;
-	for (int i = 0; i < n - nknown; i++) {
+	for (int i = 0; i < n; i++) {
 		const struct hp_frame_rec *r = hp_sites_frame(t, s->ids[i]);
 		if (r->raw.method != frames[i].method || r->raw.location != frames[i].location ||
 		    r->version != version[i])
@@ -272,7 +266,7 @@ static uint32_t frame_id(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const
 	}
 	/* Slots hold (hash << 32 | id + 1): a record is read only for a slot
 	 * whose hash is the frame's (each record read is a cache miss on a
-	 * large program, and a new frame otherwise read one per probe). */
+	 * large program, and a new frame read one per slot probed). */
 	uint32_t hf = hash_frame(f, version), j = hf & t->frame_mask;
 	for (; t->frame_index[j]; j = (j + 1) & t->frame_mask) {
 		uint64_t e = t->frame_index[j];
@@ -339,15 +333,6 @@ size_t hp_sites_frame_bytes(const struct hp_sites *t)
 struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const jvmtiFrameInfo *frames,
 				int n, uint32_t class_id)
 {
-	return hp_sites_intern_known(t, jvmti, jni, frames, n, class_id, NULL, 0);
-}
-
-struct hp_site *hp_sites_intern_known(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const jvmtiFrameInfo *frames,
-				      int n, uint32_t class_id, const uint32_t *known, int nknown)
-{
-	if (!known || nknown < 0 || nknown > n)
-		nknown = 0;
-	int nnew = n - nknown;          /* frames[nnew..n) have the ids known[] */
 	/* Each frame's method version: 0 until a class was redefined, then
 	 * the Method its jmethodID names (a redefined method keeps its
 	 * jmethodID; its line table is the new version's). */
@@ -362,7 +347,7 @@ struct hp_site *hp_sites_intern_known(struct hp_sites *t, jvmtiEnv *jvmti, JNIEn
 			break;
 		struct hp_site *s = &t->slots[ix - 1];
 		if (atomic_load_explicit(&s->hash, memory_order_relaxed) == h &&
-		    same_frames(t, s, frames, n, version, class_id, known, nknown))
+		    same_frames(t, s, frames, n, version, class_id))
 			return s;
 		i = (i + 1) & t->mask;
 	}
@@ -376,7 +361,7 @@ struct hp_site *hp_sites_intern_known(struct hp_sites *t, jvmtiEnv *jvmti, JNIEn
 			break;
 		struct hp_site *s = &t->slots[ix - 1];
 		if (atomic_load_explicit(&s->hash, memory_order_relaxed) == h &&
-		    same_frames(t, s, frames, n, version, class_id, known, nknown)) {
+		    same_frames(t, s, frames, n, version, class_id)) {
 			found = s;
 			break;
 		}
@@ -389,14 +374,9 @@ struct hp_site *hp_sites_intern_known(struct hp_sites *t, jvmtiEnv *jvmti, JNIEn
 		struct hp_site *s = &t->slots[next];
 		s->ids = malloc(sizeof(*s->ids) * (size_t)(n ? n : 1));
 		bool ok = s->ids != NULL, invalid = false;
-		prefetch_frames(t, frames, version, nnew);
-		for (int k = 0; ok && k < nnew; k++)
+		prefetch_frames(t, frames, version, n);
+		for (int k = 0; ok && k < n; k++)
 			ok = (s->ids[k] = frame_id(t, jvmti, jni, &frames[k], version[k], &invalid)) != UINT32_MAX;
-		/* Known ids are of valid frames (the caller's promise) below
-		 * the table's count: ids are never taken back. */
-		uint32_t nf = atomic_load_explicit(&t->nframes, memory_order_relaxed);
-		for (int k = nnew; ok && k < n; k++)
-			ok = (s->ids[k] = known[k - nnew]) < nf;
 		if (ok) {
 			s->invalid = invalid;
 			s->nframes = (uint32_t)n;

@@ -91,14 +91,6 @@ void hp_sites_free(struct hp_sites *t);
 struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const jvmtiFrameInfo *frames,
 				int n, uint32_t class_id);
 
-/* As hp_sites_intern, when the last nknown frames' ids are known already
- * (`known`, from an earlier site of the same table holding the same
- * frames: agent/stackmemo.h): they are not looked up again. The caller
- * promises those frames are not invalid ones (hp_site.invalid was false
- * on the site they came from). */
-struct hp_site *hp_sites_intern_known(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const jvmtiFrameInfo *frames,
-				      int n, uint32_t class_id, const uint32_t *known, int nknown);
-
 /* Class id (>= 1) for a class, cached in the class object's JVMTI tag.
  * 0 if it cannot be named. */
 uint32_t hp_sites_class_id(struct hp_sites *t, jvmtiEnv *jvmti, jclass klass);

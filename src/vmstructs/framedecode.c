@@ -356,12 +356,9 @@ static int emit(struct hp_framedecode *d, uintptr_t method, bool interpreted, ui
 
 static int decode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t *aux, int nkey, uint64_t epoch,
 		  uintptr_t stop_jmid, struct hp_java_frame *out, int max, int *method_result, uint64_t *hits,
-		  uint64_t *redefs_out, int *ends)
+		  uint64_t *redefs_out)
 {
 	int n = 0;
-	/* ends[f]: frames out after physical frame f, once it is out whole */
-	for (int f = 0; ends && f < nkey / 2; f++)
-		ends[f] = -1;
 	uint64_t redefs = 0;
 	bool keep = pc_date(d, &redefs);
 	*redefs_out = redefs;
@@ -381,11 +378,8 @@ static int decode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t
 	for (int i = 0; i + 1 < nkey && n < max; i += 2) {
 		uintptr_t a = aux[i / 2];
 		int rc;
-		if (a == 0) {
-			if (ends)
-				ends[i / 2] = n;
+		if (a == 0)
 			continue;       /* runtime stub or entry frame */
-		}
 		if (a == HP_FW_AUX_INTERPRETED) {
 			rc = emit(d, (uintptr_t)(key[i] & ~(uint64_t)1), true, (uintptr_t)key[i + 1], 0, epoch, stop_jmid,
 				  &out[n], method_result);
@@ -394,8 +388,6 @@ static int decode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t
 			if (rc > 0)
 				return n;
 			n++;
-			if (ends)
-				ends[i / 2] = n;
 			continue;
 		}
 		uintptr_t nm = a, pc = (uintptr_t)key[i];
@@ -408,15 +400,12 @@ static int decode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t
 			int k = pc_find(d, pc, compile_id, redefs, jmid, loc);
 			if (k > 0) {
 				++*hits;
-				int j = 0;
-				for (; j < k && n < max; j++) {
+				for (int j = 0; j < k && n < max; j++) {
 					out[n] = (struct hp_java_frame){ jmid[j], loc[j] };
 					if (stop_jmid && jmid[j] == stop_jmid)
 						return n;
 					n++;
 				}
-				if (ends && j == k)
-					ends[i / 2] = n;
 				continue;
 			}
 		}
@@ -439,8 +428,6 @@ static int decode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t
 			if (rc > 0)
 				return n;
 			n++;
-			if (ends)
-				ends[i / 2] = n;
 			if (keep_pc)
 				pc_keep(d, pc, compile_id, redefs, &out[first], n - first);
 			continue;
@@ -475,21 +462,17 @@ static int decode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t
 			decode = sender;
 		}
 		/* the whole chain read (not cut by max): kept */
-		if (decode == 0) {
-			if (ends)
-				ends[i / 2] = n;
-			if (keep_pc)
-				pc_keep(d, pc, compile_id, redefs, &out[first], n - first);
-		}
+		if (keep_pc && decode == 0)
+			pc_keep(d, pc, compile_id, redefs, &out[first], n - first);
 	}
 	return n;
 }
 
-int hp_framedecode_ends(struct hp_framedecode *d, const uint64_t *key, const uintptr_t *aux, int nkey, uint64_t epoch,
-			uintptr_t stop_jmid, struct hp_java_frame *out, int max, int *method_result, int *ends)
+int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t *aux, int nkey, uint64_t epoch,
+		   uintptr_t stop_jmid, struct hp_java_frame *out, int max, int *method_result)
 {
 	uint64_t hits = 0, redefs;
-	int n = decode(d, key, aux, nkey, epoch, stop_jmid, out, max, method_result, &hits, &redefs, ends);
+	int n = decode(d, key, aux, nkey, epoch, stop_jmid, out, max, method_result, &hits, &redefs);
 	if (hits && n >= 0) {
 		/* counted for stacks answered, not for decodes that failed;
 		 * apart, those the table answered under a count above 0 */
@@ -498,10 +481,4 @@ int hp_framedecode_ends(struct hp_framedecode *d, const uint64_t *key, const uin
 			atomic_fetch_add_explicit(&d->pc_hits_redefined, hits, memory_order_relaxed);
 	}
 	return n;
-}
-
-int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t *aux, int nkey, uint64_t epoch,
-		   uintptr_t stop_jmid, struct hp_java_frame *out, int max, int *method_result)
-{
-	return hp_framedecode_ends(d, key, aux, nkey, epoch, stop_jmid, out, max, method_result, NULL);
 }

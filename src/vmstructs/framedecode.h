@@ -138,14 +138,4 @@ void hp_framedecode_free(struct hp_framedecode *d);
 int hp_framedecode(struct hp_framedecode *d, const uint64_t *key, const uintptr_t *aux, int nkey, uint64_t epoch,
 		   uintptr_t stop_jmid, struct hp_java_frame *out, int max, int *method_result);
 
-/* As hp_framedecode, and where each physical frame's Java frames end:
- * ends[f] (room for nkey / 2) is the number of frames out once physical
- * frame f is out whole, -1 when it is not (the stack ended before it at
- * stop_jmid, or `max` cut it or one before it). A physical frame's Java
- * frames depend only on its two key words and its aux word (and on the
- * epoch and redefinition count): the caller may reuse them for the same
- * words (agent/stackmemo.h). */
-int hp_framedecode_ends(struct hp_framedecode *d, const uint64_t *key, const uintptr_t *aux, int nkey, uint64_t epoch,
-			uintptr_t stop_jmid, struct hp_java_frame *out, int max, int *method_result, int *ends);
-
 #endif

@@ -235,27 +235,6 @@ static uintptr_t find_blob(const struct hp_framewalk *w, uintptr_t pc, uintptr_t
 	return 0;
 }
 
-void hp_framewalk_prefetch(const struct hp_framewalk *w, const uint64_t *key, const uintptr_t *aux, int nkey)
-{
-	for (int i = 0; i + 1 < nkey; i += 2) {
-		uintptr_t nm = aux[i / 2], pc = (uintptr_t)key[i];
-		if (nm == 0 || nm == HP_FW_AUX_INTERPRETED)
-			continue;
-		for (unsigned k = 0; k < w->nheaps; k++) {
-			const struct hp_fw_heap *h = &w->heaps[k];
-			uintptr_t low = *h->low;
-			if (pc < low || pc >= *h->high)
-				continue;
-			__builtin_prefetch((const void *)(*h->seg_low + ((pc - low) >> h->log2_segment)));
-			break;
-		}
-		__builtin_prefetch((const void *)(nm - w->block_header_size + (uintptr_t)w->off_block_used));
-		__builtin_prefetch((const void *)(nm + (uintptr_t)w->off_frame_size));
-		__builtin_prefetch((const void *)(nm + (uintptr_t)w->off_compile_id));
-		__builtin_prefetch((const void *)(nm + (uintptr_t)w->off_stub_offset));
-	}
-}
-
 bool hp_framewalk_in_code(const struct hp_framewalk *w, uintptr_t lo, uintptr_t hi)
 {
 	for (unsigned i = 0; i < w->nheaps; i++) {

@@ -116,15 +116,6 @@ enum hp_fw_result {
 };
 const char *hp_framewalk_result_name(int result);
 
-/* Asks the caches for what a walk of a stack like an earlier walk's
- * (`key`, `aux`, as hp_framewalk_key wrote them) reads from the code
- * cache: each compiled frame's segment map byte and its blob's header.
- * The next walk of that thread, when it shares frames with that one,
- * finds them there instead of missing on each in turn (the walk's loads
- * depend on each other: pc, segment map, block, frame size, next pc).
- * Only prefetches: nothing is read or followed. */
-void hp_framewalk_prefetch(const struct hp_framewalk *w, const uint64_t *key, const uintptr_t *aux, int nkey);
-
 /* true if [lo, hi) lies inside one code heap's committed code. */
 bool hp_framewalk_in_code(const struct hp_framewalk *w, uintptr_t lo, uintptr_t hi);
 

@@ -127,7 +127,7 @@ void hp_prefault_write(void *p, size_t n)
 	uintptr_t lo = (uintptr_t)p & ~((uintptr_t)page - 1), hi = (uintptr_t)p + n;
 	if (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) == 0)
 		return;
-	/* an older kernel: the first byte of each page (zero already) */
+	/* an older kernel: a byte of each page written back as it is */
 	for (uintptr_t a = (uintptr_t)p; a < hi; a = (a & ~((uintptr_t)page - 1)) + (uintptr_t)page)
-		*(volatile char *)a = 0;
+		*(volatile char *)a = *(volatile char *)a;
 }

@@ -28,8 +28,9 @@ long hp_safe_read_some(void *dst, const void *src, size_t n);
 /* true if [p, p+n) is readable now. */
 bool hp_readable(const void *p, size_t n);
 
-/* Maps in every page of [p, p+n), fresh zeroed memory of ours, as written
- * (madvise MADV_POPULATE_WRITE, else a zero stored in each page). For a
+/* Maps in every page of [p, p+n), writable memory of ours, as written,
+ * its contents unchanged (madvise MADV_POPULATE_WRITE, else a byte of each
+ * page stored back). For a
  * table whose slots are read before they are written, from a sampling
  * callback: the first read of an untouched page maps the shared zero page
  * and the first write then replaces it, which flushes the TLBs of every

@@ -17,6 +17,27 @@ static void teardown(void)
 	d.pcs = NULL;
 }
 
+/* One scope (DebugInformationRecorder's order); returns its offset. */
+static uint32_t scope(uint32_t sender, uint32_t meta_index, int bci)
+{
+	uint32_t at = (uint32_t)scopes_len;
+	put_u5(sender);
+	put_u5(meta_index);
+	put_u5((uint32_t)(bci + 1));    /* bci - InvocationEntryBci */
+	put_u5(0);                      /* locals, expressions, monitors */
+	put_u5(0);
+	put_u5(0);
+	return at;
+}
+
+static void pcdesc(int pc_offset, uint32_t decode)
+{
+	uint8_t *p = nm + PCS_AT + 16 * npcs++;
+	*(int32_t *)p = pc_offset;
+	*(int32_t *)(p + 4) = (int32_t)decode;
+	*(int32_t *)(nm + NM_PCS_END) = PCS_AT + 16 * npcs;
+}
+
 static int decode_one(uint64_t k0, uint64_t k1, uintptr_t aux, struct hp_java_frame *out, int max, int *mr)
 {
 	uint64_t key[2] = { k0, k1 };

@@ -4,7 +4,6 @@
  * header gives its error, never a fault. (Real JVMs: test_profiler's
  * stacks=verify runs.) */
 #include <criterion/criterion.h>
-#include <sys/mman.h>
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -115,29 +114,6 @@ Test(framewalk, good_stack_gives_stub_compiled_and_interpreted_keys)
 	cr_expect_eq(key[4], s.method | 1);
 	cr_expect_eq(key[5], s.bcp);
 	cr_expect(interp);
-}
-
-Test(framewalk, prefetch_reads_nothing_even_of_stale_or_unmapped_addresses)
-{
-	struct scene s;
-	build_scene(&s);
-	uint64_t key[32];
-	uintptr_t aux[16];
-	bool interp = false;
-	int n = hp_framewalk_key(&w, jni(), 64, key, 32, &interp, aux);
-	cr_assert_eq(n, 6);
-	hp_framewalk_prefetch(&w, key, aux, n);
-	/* a freed nmethod, a pc in no code heap: prefetches never fault */
-	void *gone = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	cr_assert_neq(gone, MAP_FAILED);
-	munmap(gone, 4096);
-	uint64_t bad[4] = { 0x10, 5, s.a_pc, 7 };
-	uintptr_t bad_aux[2] = { (uintptr_t)gone + 64, (uintptr_t)gone + 128 };
-	hp_framewalk_prefetch(&w, bad, bad_aux, 4);
-	/* and the walk is as before */
-	uint64_t again[32];
-	cr_assert_eq(hp_framewalk_key(&w, jni(), 64, again, 32, &interp, NULL), n);
-	cr_expect_arr_eq(again, key, sizeof(key[0]) * (size_t)n);
 }
 
 Test(framewalk, nmethod_found_by_kind_where_codeblob_has_one)

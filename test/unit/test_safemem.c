@@ -64,3 +64,30 @@ Test(safemem, reading_some_stops_at_the_first_unreadable_page)
 	cr_assert_eq(hp_safe_read_some(buf, NULL, 8), -EFAULT);
 	cr_assert_eq(hp_safe_read_some(buf, p, 64 * 4096), -EFAULT, "more than the pages it splits into");
 }
+
+/* Pages mapped in as written, none left out, contents kept. */
+Test(safemem, prefault_maps_every_page_in_and_keeps_contents)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t pages = 64;
+	char *m = mmap(NULL, pages * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(m, MAP_FAILED);
+	unsigned char vec[64];
+	cr_assert_eq(mincore(m, pages * (size_t)page, vec), 0);
+	int before = 0;
+	for (size_t i = 0; i < pages; i++)
+		before += vec[i] & 1;
+	cr_assert_eq(before, 0, "a fresh mapping has no page in");
+	m[3 * page + 7] = 42;
+	/* from the middle of a page to the middle of another: both ends in */
+	hp_prefault_write(m + 100, (pages - 1) * (size_t)page);
+	cr_assert_eq(mincore(m, pages * (size_t)page, vec), 0);
+	for (size_t i = 0; i < pages; i++)
+		cr_expect(vec[i] & 1, "page %zu not in", i);
+	cr_expect_eq(m[3 * page + 7], 42);
+	for (size_t i = 0; i < pages * (size_t)page; i++)
+		if (i != 3 * (size_t)page + 7)
+			cr_assert_eq(m[i], 0, "byte %zu", i);
+	hp_prefault_write(NULL, 10);    /* nothing to do */
+	munmap(m, pages * (size_t)page);
+}
