@@ -240,10 +240,10 @@ static uint32_t hash_frame(const jvmtiFrameInfo *f, uint64_t version)
 	return (uint32_t)(h ^ (h >> 32));
 }
 
-/* The id of a frame, added and named when new. Under t->lock. UINT32_MAX
- * when out of memory or ids. */
+/* The id of a frame (hf: its hash_frame), added and named when new. Under
+ * t->lock. UINT32_MAX when out of memory or ids. */
 static uint32_t frame_id(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const jvmtiFrameInfo *f, uint64_t version,
-			 bool *invalid)
+			 uint32_t hf, bool *invalid)
 {
 	uint32_t n = atomic_load_explicit(&t->nframes, memory_order_relaxed);
 	if (!t->frame_index || n * 2 >= t->frame_mask) {
@@ -267,7 +267,7 @@ static uint32_t frame_id(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const
 	/* Slots hold (hash << 32 | id + 1): a record is read only for a slot
 	 * whose hash is the frame's (each record read is a cache miss on a
 	 * large program, and a new frame read one per slot probed). */
-	uint32_t hf = hash_frame(f, version), j = hf & t->frame_mask;
+	uint32_t j = hf & t->frame_mask;
 	for (; t->frame_index[j]; j = (j + 1) & t->frame_mask) {
 		uint64_t e = t->frame_index[j];
 		if ((uint32_t)(e >> 32) != hf)
@@ -305,16 +305,15 @@ static uint32_t frame_id(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const
 /* A new site's frames are mostly known ones, each a cache miss in the
  * index and another in its record on a large program (javac: ~40 frames
  * a site): asked for all at once, they arrive together. Under t->lock. */
-static void prefetch_frames(const struct hp_sites *t, const jvmtiFrameInfo *frames, const uint64_t *version, int n)
+static void prefetch_frames(const struct hp_sites *t, const uint32_t *hf, int n)
 {
 	if (!t->frame_index)
 		return;
 	for (int k = 0; k < n; k++)
-		__builtin_prefetch(&t->frame_index[hash_frame(&frames[k], version[k]) & t->frame_mask]);
+		__builtin_prefetch(&t->frame_index[hf[k] & t->frame_mask]);
 	for (int k = 0; k < n; k++) {
-		uint32_t hf = hash_frame(&frames[k], version[k]);
-		uint64_t e = t->frame_index[hf & t->frame_mask];
-		if (e && (uint32_t)(e >> 32) == hf)
+		uint64_t e = t->frame_index[hf[k] & t->frame_mask];
+		if (e && (uint32_t)(e >> 32) == hf[k])
 			__builtin_prefetch(hp_sites_frame(t, (uint32_t)e - 1));
 	}
 }
@@ -326,8 +325,8 @@ size_t hp_sites_frame_bytes(const struct hp_sites *t)
 	for (uint32_t i = 0; i <= t->mask; i++)
 		if (atomic_load_explicit(&t->slots[i].hash, memory_order_acquire))
 			ids += t->slots[i].nframes;
-	return chunks * HP_FRAME_CHUNK * sizeof(struct hp_frame_rec) + (t->frame_index ? (t->frame_mask + 1) * sizeof(*t->frame_index) : 0) +
-	       ids * sizeof(uint32_t);
+	return chunks * HP_FRAME_CHUNK * sizeof(struct hp_frame_rec) +
+	       (t->frame_index ? (t->frame_mask + 1) * sizeof(*t->frame_index) : 0) + ids * sizeof(uint32_t);
 }
 
 struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const jvmtiFrameInfo *frames,
@@ -374,9 +373,13 @@ struct hp_site *hp_sites_intern(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni
 		struct hp_site *s = &t->slots[next];
 		s->ids = malloc(sizeof(*s->ids) * (size_t)(n ? n : 1));
 		bool ok = s->ids != NULL, invalid = false;
-		prefetch_frames(t, frames, version, n);
+		uint32_t hf[n ? n : 1];         /* each frame's hash_frame, once */
+		for (int k = 0; k < n; k++)
+			hf[k] = hash_frame(&frames[k], version[k]);
+		prefetch_frames(t, hf, n);
 		for (int k = 0; ok && k < n; k++)
-			ok = (s->ids[k] = frame_id(t, jvmti, jni, &frames[k], version[k], &invalid)) != UINT32_MAX;
+			ok = (s->ids[k] = frame_id(t, jvmti, jni, &frames[k], version[k], hf[k], &invalid)) !=
+			     UINT32_MAX;
 		if (ok) {
 			s->invalid = invalid;
 			s->nframes = (uint32_t)n;

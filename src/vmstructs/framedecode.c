@@ -89,7 +89,7 @@ int hp_framedecode_init(struct hp_framedecode *d, const struct hp_vms *v, const 
 	 * written). Without it, every pc is decoded. */
 	void *pcs = mmap(NULL, PC_TABLE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	d->pcs = pcs == MAP_FAILED ? NULL : pcs;
-	hp_prefault_write(d->pcs, d->pcs ? PC_TABLE_BYTES : 0);
+	hp_prefault_write(d->pcs, PC_TABLE_BYTES);
 	return 0;
 }
 
