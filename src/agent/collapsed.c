@@ -97,7 +97,7 @@ int hp_write_collapsed(const struct hp_profile *p, enum hp_profile_view view, co
 			rc = lb_frame(&line, NULL, "");
 		/* Samples list the leaf first; folded stacks start at the root. */
 		for (size_t j = s->nframes; j-- > 0 && rc == 0;)
-			rc = lb_frame(&line, p->frames[s->frames[j]].function, "");
+			rc = lb_frame(&line, p->frames[hp_prof_frame(p, s, j)].function, "");
 		if (rc == 0 && s->class_name && *s->class_name)
 			rc = lb_frame(&line, s->class_name, "_[i]");
 		uint32_t id;

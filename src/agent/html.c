@@ -193,10 +193,10 @@ static int collect_sites(const struct hp_profile *p, struct site **out, size_t *
 		const struct hp_prof_sample *s = &p->samples[i];
 		if (s->inuse_bytes <= 0)
 			continue;
-		const struct hp_frame *f = s->nframes ? &p->frames[s->frames[0]] : &unknown;
+		const struct hp_frame *f = s->nframes ? &p->frames[hp_prof_frame(p, s, 0)] : &unknown;
 		for (size_t j = 0; j < s->nframes; j++) {
-			if (is_java_frame(&p->frames[s->frames[j]])) {
-				f = &p->frames[s->frames[j]];
+			if (is_java_frame(&p->frames[hp_prof_frame(p, s, j)])) {
+				f = &p->frames[hp_prof_frame(p, s, j)];
 				break;
 			}
 		}
@@ -291,8 +291,8 @@ static const char *series_name(const struct hp_profile *p, uint32_t sample)
 {
 	const struct hp_prof_sample *s = &p->samples[sample];
 	for (size_t k = 0; k < s->nframes; k++)
-		if (is_java_frame(&p->frames[s->frames[k]]))
-			return p->frames[s->frames[k]].function;
+		if (is_java_frame(&p->frames[hp_prof_frame(p, s, k)]))
+			return p->frames[hp_prof_frame(p, s, k)].function;
 	return "(no Java frame)";
 }
 
@@ -593,7 +593,7 @@ static int write_data(struct hp_out *o, const struct hp_profile *p)
 		if (!s->nframes)
 			rc = hp_intern(&names, "[unknown]", &unknown);
 		for (size_t j = 0; rc == 0 && j < s->nframes; j++) {
-			uint32_t fi = s->frames[j];
+			uint32_t fi = hp_prof_frame(p, s, j);
 			const char *fn = p->frames[fi].function;
 			if (ids[fi] == UINT32_MAX)
 				rc = hp_intern(&names, fn && *fn ? fn : "[unknown]", &ids[fi]);
@@ -618,7 +618,7 @@ static int write_data(struct hp_out *o, const struct hp_profile *p)
 		if (!s->nframes)
 			hp_out_printf(o, "%u", unknown);
 		for (size_t j = s->nframes; j-- > 0;)
-			hp_out_printf(o, j + 1 == s->nframes ? "%u" : ",%u", ids[s->frames[j]]);
+			hp_out_printf(o, j + 1 == s->nframes ? "%u" : ",%u", ids[hp_prof_frame(p, s, j)]);
 		hp_out_printf(o, "],%" PRId64 ",%" PRId64 "]", s->alloc_bytes, s->inuse_bytes);
 	}
 	hp_out_str(o, "]}\n</script>\n");

@@ -524,7 +524,7 @@ static int build_pools(struct pools *P, const struct hp_profile *p)
 		const struct hp_prof_sample *s = &p->samples[i];
 		P->sample_class[i] = class_id(P, s->class_name, false);
 		for (size_t j = 0; j < s->nframes && !P->err; j++) {
-			uint32_t f = s->frames[j];
+			uint32_t f = hp_prof_frame(p, s, j);
 			if (!P->frame_method[f])
 				P->frame_method[f] = method_id(P, &p->frames[f]);
 		}
@@ -585,8 +585,8 @@ static int write_checkpoint(struct hp_out *out, const struct hp_profile *p, cons
 			b_u8(out, 0);   /* truncated: not known */
 			b_varint(out, s->nframes);
 			for (size_t j = 0; j < s->nframes; j++) {
-				const struct hp_frame *f = &p->frames[s->frames[j]];
-				b_varint(out, P->frame_method[s->frames[j]]);
+				const struct hp_frame *f = &p->frames[hp_prof_frame(p, s, j)];
+				b_varint(out, P->frame_method[hp_prof_frame(p, s, j)]);
 				b_varint(out, (uint64_t)(int64_t)(f->line > 0 ? f->line : 0));
 				b_varint(out, 0);   /* bytecode index: not kept */
 				b_varint(out, 1);   /* frame type: "Unknown" (interpreted or compiled is not kept) */

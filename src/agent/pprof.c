@@ -14,6 +14,11 @@
  *   address, and locations that carry functions need no symbolization.
  * - ids count from 1 (0 means "none" in the format); string_table[0] = "".
  * - Samples whose class_name is non-empty carry a string label "class".
+ * - Samples come first in the file, each packed and compressed as it is
+ *   made, then the rest of the message (field order is free in protobuf;
+ *   a repeated field's elements may be anywhere): the profile of a program
+ *   with many distinct stacks is never held whole in memory (javac at 32k:
+ *   ~400k frame references, 3 MB of location ids, were built at exit).
  */
 #include "agent/profile.h"
 #include "agent/writer.h"
@@ -54,12 +59,7 @@ struct pb_build {
 	PbLocation **loc_ptrs;
 	PbLine *lines;
 	PbLine **line_ptrs;
-	PbSample *samples;
-	PbSample **sample_ptrs;
-	uint64_t *location_ids;
-	int64_t *values;
-	PbLabel *labels;
-	PbLabel **label_ptrs;
+	int64_t class_key;              /* string id of "class" */
 	int64_t *comments;
 };
 
@@ -75,12 +75,6 @@ static void build_free(struct pb_build *b)
 	free(b->loc_ptrs);
 	free(b->lines);
 	free(b->line_ptrs);
-	free(b->samples);
-	free(b->sample_ptrs);
-	free(b->location_ids);
-	free(b->values);
-	free(b->labels);
-	free(b->label_ptrs);
 	free(b->comments);
 }
 
@@ -157,13 +151,12 @@ static int frame_location(struct pb_build *b, const struct hp_profile *p, uint32
 	return 0;
 }
 
+/* Everything but the samples: value types, period, times. Functions,
+ * locations and strings grow as samples are written (write_samples) and
+ * are attached by finish(). */
 static int build(struct pb_build *b, const struct hp_profile *p)
 {
 	int rc = 0;
-	size_t nlocids = 0;
-	for (size_t i = 0; i < p->nsamples; i++)
-		nlocids += p->samples[i].nframes;
-
 	PbProfile *m = &b->msg;
 	perftools__profiles__profile__init(m);
 	/* Distinct frames bound the functions and locations, and the
@@ -180,18 +173,12 @@ static int build(struct pb_build *b, const struct hp_profile *p)
 	b->loc_ptrs = alloc_n(p->nframes, sizeof(*b->loc_ptrs), &rc);
 	b->lines = alloc_n(p->nframes, sizeof(*b->lines), &rc);
 	b->line_ptrs = alloc_n(p->nframes, sizeof(*b->line_ptrs), &rc);
-	b->samples = alloc_n(p->nsamples, sizeof(*b->samples), &rc);
-	b->sample_ptrs = alloc_n(p->nsamples, sizeof(*b->sample_ptrs), &rc);
-	b->location_ids = alloc_n(nlocids, sizeof(*b->location_ids), &rc);
-	b->values = alloc_n(p->nsamples * HP_PPROF_TYPES, sizeof(*b->values), &rc);
-	b->labels = alloc_n(p->nsamples, sizeof(*b->labels), &rc);
-	b->label_ptrs = alloc_n(p->nsamples, sizeof(*b->label_ptrs), &rc);
 	b->comments = alloc_n(p->ncomments, sizeof(*b->comments), &rc);
 	if (rc < 0)
 		return rc;
 
 	/* "" first: index 0 is the format's "no string". */
-	int64_t empty, count, bytes, space, class_key;
+	int64_t empty, count, bytes, space;
 	static const char *const type_names[HP_PPROF_TYPES] = { "alloc_objects", "alloc_space", "inuse_objects",
 								 "inuse_space", "recent_objects", "recent_space" };
 	if ((rc = sid(b, "", &empty)) < 0 || (rc = sid(b, "count", &count)) < 0 ||
@@ -217,55 +204,77 @@ static int build(struct pb_build *b, const struct hp_profile *p)
 	 * growth between their times. The duration is the sampling before. */
 	m->time_nanos = p->time_nanos + p->duration_nanos;
 	m->duration_nanos = p->duration_nanos;
-	if ((rc = sid(b, "class", &class_key)) < 0)
-		return rc;
+	return sid(b, "class", &b->class_key);
+}
 
-	uint64_t *ids = b->location_ids;
-	for (size_t i = 0; i < p->nsamples; i++) {
+/* Profile.sample is field 2, length-delimited. */
+#define SAMPLE_TAG ((2u << 3) | 2u)
+
+/* Each sample packed into `sink` as a Profile.sample field as soon as it
+ * is made; one location-id buffer of the deepest stack's size. */
+static int write_samples(struct pb_build *b, const struct hp_profile *p, ProtobufCBuffer *sink)
+{
+	size_t depth = 1;
+	for (size_t i = 0; i < p->nsamples; i++)
+		if (p->samples[i].nframes > depth)
+			depth = p->samples[i].nframes;
+	uint64_t *ids = malloc(sizeof(*ids) * depth);
+	if (!ids)
+		return -ENOMEM;
+	int rc = 0;
+	for (size_t i = 0; i < p->nsamples && rc == 0; i++) {
 		const struct hp_prof_sample *s = &p->samples[i];
-		PbSample *ps = &b->samples[i];
-		perftools__profiles__sample__init(ps);
-		ps->n_location_id = s->nframes;
-		ps->location_id = ids;
+		PbSample ps;
+		perftools__profiles__sample__init(&ps);
+		ps.n_location_id = s->nframes;
+		ps.location_id = ids;
 		/* hp_prof_sample lists frames leaf first, as the format does. */
-		for (size_t j = 0; j < s->nframes; j++)
-			if ((rc = frame_location(b, p, s->frames[j], &ids[j])) < 0)
-				return rc;
-		ids += s->nframes;
-		int64_t *v = &b->values[i * HP_PPROF_TYPES];
-		v[0] = s->alloc_objects;
-		v[1] = s->alloc_bytes;
-		v[2] = s->inuse_objects;
-		v[3] = s->inuse_bytes;
-		v[4] = s->recent_objects;
-		v[5] = s->recent_bytes;
-		ps->n_value = (size_t)b->ntypes;
-		ps->value = v;
-		if (s->class_name && s->class_name[0]) {
-			PbLabel *l = &b->labels[i];
-			perftools__profiles__label__init(l);
-			l->key = class_key;
-			if ((rc = sid(b, s->class_name, &l->str)) < 0)
-				return rc;
-			b->label_ptrs[i] = l;
-			ps->n_label = 1;
-			ps->label = &b->label_ptrs[i];
+		for (size_t j = 0; j < s->nframes && rc == 0; j++)
+			rc = frame_location(b, p, hp_prof_frame(p, s, j), &ids[j]);
+		int64_t v[HP_PPROF_TYPES] = { s->alloc_objects, s->alloc_bytes, s->inuse_objects,
+					      s->inuse_bytes, s->recent_objects, s->recent_bytes };
+		ps.n_value = (size_t)b->ntypes;
+		ps.value = v;
+		PbLabel label, *label_ptr = &label;
+		if (rc == 0 && s->class_name && s->class_name[0]) {
+			perftools__profiles__label__init(&label);
+			label.key = b->class_key;
+			rc = sid(b, s->class_name, &label.str);
+			ps.n_label = 1;
+			ps.label = &label_ptr;
 		}
-		b->sample_ptrs[i] = ps;
+		if (rc < 0)
+			break;
+		uint8_t head[1 + 10];
+		size_t n = perftools__profiles__sample__get_packed_size(&ps), h = 0;
+		head[h++] = SAMPLE_TAG;
+		do {
+			head[h++] = (uint8_t)((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
+			n >>= 7;
+		} while (n);
+		sink->append(sink, h, head);
+		perftools__profiles__sample__pack_to_buffer(&ps, sink);
 	}
-	m->n_sample = p->nsamples;
-	m->sample = b->sample_ptrs;
+	free(ids);
+	return rc;
+}
+
+/* The rest of the message, after the samples: functions, locations,
+ * comments and the string table as write_samples left them. */
+static int finish(struct pb_build *b, const struct hp_profile *p)
+{
+	PbProfile *m = &b->msg;
+	int rc;
+	m->n_sample = 0;
 	m->n_location = b->loc_keys.count;
 	m->location = b->loc_ptrs;
 	m->n_function = b->func_keys.count;
 	m->function = b->func_ptrs;
-
 	for (size_t i = 0; i < p->ncomments; i++)
 		if ((rc = sid(b, p->comments[i], &b->comments[i])) < 0)
 			return rc;
 	m->n_comment = p->ncomments;
 	m->comment = b->comments;
-
 	/* protobuf-c declares the table char ** but only reads it. */
 	m->n_string_table = b->strings.count;
 	m->string_table = (char **)b->strings.keys;
@@ -325,8 +334,9 @@ static void gz_append(ProtobufCBuffer *buf, size_t n, const uint8_t *data)
 	s->len += n;
 }
 
-/* Serializes, compresses and writes `m`; errors end up in `out`. */
-static void pack_gzip(const PbProfile *m, struct hp_out *out)
+/* Serializes, compresses and writes the profile: its samples as they are
+ * made, then the message; errors end up in `out`. */
+static void pack_gzip(struct pb_build *b, const struct hp_profile *p, struct hp_out *out)
 {
 	struct gz_sink *s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -341,7 +351,13 @@ static void pack_gzip(const PbProfile *m, struct hp_out *out)
 		free(s);
 		return;
 	}
-	perftools__profiles__profile__pack_to_buffer(m, &s->base);
+	int rc = write_samples(b, p, &s->base);
+	if (rc == 0)
+		rc = finish(b, p);
+	if (rc < 0)
+		hp_out_fail(out, rc);
+	else
+		perftools__profiles__profile__pack_to_buffer(&b->msg, &s->base);
 	if (!out->err)
 		gz_deflate(s, s->in, s->len, Z_FINISH);
 	deflateEnd(&s->z);
@@ -371,7 +387,7 @@ int hp_write_pprof(const struct hp_profile *p, const char *path, char *err, size
 	struct hp_out out;
 	rc = hp_out_open(&out, path, err, errlen);
 	if (rc == 0) {
-		pack_gzip(&b->msg, &out);
+		pack_gzip(b, p, &out);
 		rc = hp_out_commit(&out, err, errlen);
 	}
 	build_free(b);
@@ -396,7 +412,7 @@ int hp_encode_pprof_go_heap(const struct hp_profile *p, unsigned char **out, siz
 		struct hp_out o;
 		rc = hp_out_open_mem(&o, "(memory)");
 		if (rc == 0) {
-			pack_gzip(&b->msg, &o);
+			pack_gzip(b, p, &o);
 			*out = hp_out_take(&o, len, &rc);
 		}
 	}

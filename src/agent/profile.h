@@ -15,7 +15,9 @@ struct hp_frame {
 };
 
 struct hp_prof_sample {
-	const uint32_t *frames;     /* indices into hp_profile.frames, leaf first */
+	/* Leaf first: indices into hp_profile.frames, or into its frame_map
+	 * when it has one. Read them with hp_prof_frame(). */
+	const uint32_t *frames;
 	size_t nframes;
 	/* Estimated totals for this stack (already unbiased / scaled). */
 	int64_t alloc_objects, alloc_bytes;
@@ -110,6 +112,12 @@ struct hp_prof_history {
 struct hp_profile {
 	const struct hp_frame *frames;
 	size_t nframes;
+	/* Optional (NULL: samples index frames directly): what samples' frame
+	 * indices stand for, frame_map[i] indexing frames. The agent's
+	 * samples point at the frame ids their sites hold (one table for
+	 * every profile) instead of a copy per profile. */
+	const uint32_t *frame_map;
+	size_t nframe_map;
 	const struct hp_prof_sample *samples;
 	size_t nsamples;
 	int64_t period;             /* sampling interval R in bytes */
@@ -127,6 +135,13 @@ struct hp_profile {
 	const struct hp_prof_heap *heap;    /* NULL: none */
 	const struct hp_prof_history *history;      /* NULL: none (live tracking off) */
 };
+
+/* Frame j of sample s, an index into p->frames. */
+static inline uint32_t hp_prof_frame(const struct hp_profile *p, const struct hp_prof_sample *s, size_t j)
+{
+	uint32_t f = s->frames[j];
+	return p->frame_map ? p->frame_map[f] : f;
+}
 
 /* pprof sample types: alloc_objects, alloc_space, inuse_objects, inuse_space
  * (Go's heap profile order), then recent_objects, recent_space. */

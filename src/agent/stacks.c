@@ -63,7 +63,7 @@ int hp_sites_init(struct hp_sites *t, uint32_t max_sites)
 void hp_sites_free(struct hp_sites *t)
 {
 	if (t->slots)
-		for (uint32_t i = 0; i <= t->mask; i++)
+		for (uint32_t i = 0; i < atomic_load(&t->count); i++)
 			free(t->slots[i].ids);
 	for (uint32_t c = 0; c < HP_FRAME_CHUNKS; c++)
 		free(atomic_load(&t->frame_chunks[c]));
@@ -322,7 +322,9 @@ size_t hp_sites_frame_bytes(const struct hp_sites *t)
 {
 	uint32_t n = atomic_load(&t->nframes);
 	size_t chunks = (n + HP_FRAME_CHUNK - 1) / HP_FRAME_CHUNK, ids = 0;
-	for (uint32_t i = 0; i <= t->mask; i++)
+	/* Sites are dense: the slots past the count were never touched. */
+	uint32_t nsites = atomic_load(&t->count);
+	for (uint32_t i = 0; i < nsites; i++)
 		if (atomic_load_explicit(&t->slots[i].hash, memory_order_acquire))
 			ids += t->slots[i].nframes;
 	return chunks * HP_FRAME_CHUNK * sizeof(struct hp_frame_rec) +

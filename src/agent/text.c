@@ -55,7 +55,7 @@ static int by_view_desc(const void *x, const void *y)
 
 static const char *leaf(const struct hp_profile *p, const struct hp_prof_sample *s)
 {
-	return s->nframes ? hp_str(p->frames[s->frames[0]].function) : "(no Java frame)";
+	return s->nframes ? hp_str(p->frames[hp_prof_frame(p, s, 0)].function) : "(no Java frame)";
 }
 
 static void write_frame(struct hp_out *o, const struct hp_frame *f)
@@ -131,7 +131,7 @@ int hp_write_text(const struct hp_profile *p, const char *path, char *err, size_
 			      size_str((double)s->recent_bytes, c, sizeof(c)), size_str((double)s->alloc_bytes, d, sizeof(d)),
 			      s->class_name && s->class_name[0] ? s->class_name : "-");
 		for (size_t k = 0; k < s->nframes && k < FRAMES_SHOWN; k++)
-			write_frame(&o, &p->frames[s->frames[k]]);
+			write_frame(&o, &p->frames[hp_prof_frame(p, s, k)]);
 		if (s->nframes > FRAMES_SHOWN)
 			hp_out_printf(&o, "       ... %zu more\n", s->nframes - FRAMES_SHOWN);
 	}

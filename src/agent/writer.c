@@ -560,6 +560,8 @@ int hp_profile_check(const struct hp_profile *p, const char *path, char *err, si
 		return 0;
 	else if (p->nframes && !p->frames)
 		snprintf(why, sizeof(why), "%zu frames but no frame array", p->nframes);
+	else if (p->nframe_map && !p->frame_map)
+		snprintf(why, sizeof(why), "a frame map of %zu but no array", p->nframe_map);
 	else if (p->nsamples && !p->samples)
 		snprintf(why, sizeof(why), "%zu samples but no sample array", p->nsamples);
 	else if (p->ncomments && !p->comments)
@@ -573,9 +575,14 @@ int hp_profile_check(const struct hp_profile *p, const char *path, char *err, si
 			break;
 		}
 		for (size_t j = 0; j < s->nframes; j++) {
-			if (s->frames[j] >= p->nframes) {
+			if (p->frame_map && s->frames[j] >= p->nframe_map) {
+				snprintf(why, sizeof(why), "sample %zu frame %zu is #%u of a frame map of only %zu", i, j,
+					 s->frames[j], p->nframe_map);
+				break;
+			}
+			if (hp_prof_frame(p, s, j) >= p->nframes) {
 				snprintf(why, sizeof(why), "sample %zu frame %zu is #%u of only %zu frames", i, j,
-					 s->frames[j], p->nframes);
+					 hp_prof_frame(p, s, j), p->nframes);
 				break;
 			}
 		}

@@ -1181,6 +1181,72 @@ Test(writers, invalid_profile_is_refused_before_any_file)
 	cr_assert_eq(entries_in_dir(), 0);
 }
 
+/* The agent's samples hold frame ids that a frame map turns into indices
+ * of the named frames (several ids may name one frame). Written through a
+ * map, every format must give the very bytes of the same profile written
+ * with the indices themselves; a map index out of range is refused. */
+Test(writers, frame_map_writes_what_the_indices_it_stands_for_write)
+{
+	/* map id k -> frame; ids 10..12 stand for frames 3, 2 and 6 again. */
+	static const uint32_t map[] = { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 3, 2, 6 };
+	static const uint32_t m_a[] = { 9, 8, 11, 6 };  /* 0 1 2 3 */
+	static const uint32_t m_b[] = { 7, 10 };        /* 2 3 */
+	static const uint32_t m_c[] = { 5, 4, 6 };      /* 4 5 3 */
+	static const uint32_t m_d[] = { 12, 10 };       /* 6 3 */
+	static const uint32_t m_e[] = { 2, 3, 1 };      /* 7 6 8 */
+	static const uint32_t m_g[] = { 10 };           /* 3 */
+	static const uint32_t *const m_st[] = { m_a, m_b, m_c, m_d, m_e, m_g };
+	struct hp_prof_sample ms[sizeof(samples) / sizeof(samples[0])];
+	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
+		ms[i] = samples[i];
+		ms[i].frames = m_st[i];
+		for (size_t j = 0; j < ms[i].nframes; j++)
+			cr_assert_eq(map[m_st[i][j]], samples[i].frames[j], "the test's own map, sample %zu", i);
+	}
+	struct hp_profile mp = profile;
+	mp.samples = ms;
+	mp.frame_map = map;
+	mp.nframe_map = sizeof(map) / sizeof(map[0]);
+	for (size_t i = 0; i < NWRITERS; i++) {
+		char err[512] = "", name[64];
+		snprintf(name, sizeof(name), "plain.%s", writers[i].name);
+		const char *plain = path_in(name);
+		snprintf(name, sizeof(name), "mapped.%s", writers[i].name);
+		const char *mapped = path_in(name);
+		cr_assert_eq(writers[i].fn(&profile, plain, err, sizeof(err)), 0, "%s: %s", writers[i].name, err);
+		cr_assert_eq(writers[i].fn(&mp, mapped, err, sizeof(err)), 0, "%s: %s", writers[i].name, err);
+		size_t n1, n2;
+		char *b1 = slurp(plain, &n1), *b2 = slurp(mapped, &n2);
+		cr_assert(n1 > 0 && n1 == n2 && memcmp(b1, b2, n1) == 0, "%s: %zu bytes plain, %zu mapped, differing",
+			  writers[i].name, n1, n2);
+		free(b1);
+		free(b2);
+	}
+	char err[512] = "";
+	cr_assert_eq(hp_write_text(&profile, path_in("plain.txt"), err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(hp_write_text(&mp, path_in("mapped.txt"), err, sizeof(err)), 0, "%s", err);
+	char *t1 = slurp(path_in("plain.txt"), NULL), *t2 = slurp(path_in("mapped.txt"), NULL);
+	cr_assert_str_eq(t1, t2);
+	free(t1);
+	free(t2);
+
+	static const uint32_t past[] = { 10, 13 };
+	struct hp_prof_sample bad = samples[0];
+	bad.frames = past;
+	bad.nframes = 2;
+	mp.samples = &bad;
+	mp.nsamples = 1;
+	cr_assert_eq(hp_write_pprof(&mp, path_in("bad.pb.gz"), err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "sample 0 frame 1 is #13 of a frame map of only 13"), "%s", err);
+	static const uint32_t wild[] = { 0, 99 };
+	mp.frame_map = wild;
+	mp.nframe_map = 2;
+	bad.frames = (const uint32_t[]){ 1 };
+	bad.nframes = 1;
+	cr_assert_eq(hp_write_pprof(&mp, path_in("bad.pb.gz"), err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "sample 0 frame 0 is #99 of only 10 frames"), "%s", err);
+}
+
 Test(writers, intern_grows_and_keeps_ids)
 {
 	struct hp_intern in;
