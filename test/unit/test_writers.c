@@ -590,6 +590,64 @@ Test(writers, collapsed_alloc_and_inuse)
 	cr_assert_eq(hp_write_collapsed(&profile, (enum hp_profile_view)7, a, err, sizeof(err)), -EINVAL);
 }
 
+/* Stacks are merged by the names they show, kept as ids of 1, 2 or 3
+ * bytes (by how many names there are): past 255 and 65,025 names, every
+ * line must still be spelled out as the names themselves, and stacks that
+ * show the same names merged. */
+Test(writers, collapsed_many_names_spelled_and_merged, .timeout = 120)
+{
+	static const size_t counts[] = { 200, 300, 66000 };
+	for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+		size_t n = counts[c];
+		struct hp_frame *fr = calloc(n + 1, sizeof(*fr));
+		char (*nm)[24] = calloc(n, sizeof(*nm));
+		uint32_t *ids = calloc(2 * n, sizeof(*ids));
+		struct hp_prof_sample *sa = calloc(n + 1, sizeof(*sa));
+		cr_assert(fr && nm && ids && sa);
+		for (size_t i = 0; i < n; i++) {
+			snprintf(nm[i], sizeof(nm[i]), "m%zu", i % (n - 1));   /* the last name = the first */
+			fr[i].function = nm[i];
+			fr[i].file = "";
+			/* sample i: frame (i + 1) % n called from frame i, root first */
+			ids[2 * i] = (uint32_t)((i + 1) % n);
+			ids[2 * i + 1] = (uint32_t)i;
+			sa[i].frames = &ids[2 * i];
+			sa[i].nframes = 2;
+			sa[i].alloc_objects = 1;
+			sa[i].alloc_bytes = (int64_t)i + 1;
+			sa[i].class_name = "";
+		}
+		struct hp_profile p = { .frames = fr, .nframes = n, .samples = sa, .nsamples = n, .period = 1 };
+		char err[256] = "", name[32];
+		snprintf(name, sizeof(name), "many%zu.collapsed", n);
+		const char *path = path_in(name);
+		cr_assert_eq(hp_write_collapsed(&p, HP_VIEW_ALLOC, path, err, sizeof(err)), 0, "%s", err);
+		char *text = slurp(path, NULL), *at = text;
+		/* Frame k is named m<k mod (n - 1)>: sample i shows
+		 * "m<i mod (n-1)>;m<(i + 1) mod n mod (n-1)>", no two alike. */
+		for (size_t i = 0; i < n; i++) {
+			char want[64];
+			snprintf(want, sizeof(want), "m%zu;m%zu %zu\n", i % (n - 1), ((i + 1) % n) % (n - 1), i + 1);
+			cr_assert(strncmp(at, want, strlen(want)) == 0, "%zu names, line %zu: \"%.40s\", want \"%s\"", n,
+				  i + 1, at, want);
+			at += strlen(want);
+		}
+		cr_assert_eq(*at, '\0', "%zu names: extra lines", n);
+		free(text);
+
+		/* Two stacks whose frames differ but show the same names merge. */
+		sa[1].frames = &ids[0];     /* sample 1 now shows sample 0's names */
+		cr_assert_eq(hp_write_collapsed(&p, HP_VIEW_ALLOC, path, err, sizeof(err)), 0, "%s", err);
+		text = slurp(path, NULL);
+		cr_assert(strncmp(text, "m0;m1 3\nm2;m3 3\n", 16) == 0, "%zu names: %.40s", n, text);
+		free(text);
+		free(fr);
+		free(nm);
+		free(ids);
+		free(sa);
+	}
+}
+
 Test(writers, collapsed_sanitizes_separators)
 {
 	static const struct hp_frame fr[] = { { "a;b\nc", "", 0, NULL }, { "", "", 0, NULL }, { "with space", "", 0, NULL } };
