@@ -54,8 +54,9 @@ enum {
 
 /* ---- JFR's encodings, into an in-memory hp_out (writer.h) --------------
  *
- * The whole chunk is built in memory: event sizes and the header's offsets
- * are filled in once known, then it goes to the file in one write. */
+ * Events are built in memory, their sizes filled in once known; where the
+ * file can be patched they move on to it a MiB at a time and the header's
+ * offsets are written last (hp_write_jfr). */
 
 static void b_u8(struct hp_out *b, uint8_t v)
 {
@@ -124,6 +125,19 @@ static bool b_end(struct hp_out *b, size_t at)
 	b->buf[at + 2] = (unsigned char)(((n >> 14) & 0x7f) | 0x80);
 	b->buf[at + 3] = (unsigned char)((n >> 21) & 0x7f);
 	return true;
+}
+
+/* Moves what `b` holds (whole events only: called between them) on to the
+ * file once it reaches `at` bytes; `base` counts the bytes moved. With no
+ * file, everything stays in b. */
+#define SPILL_AT (1u << 20)
+static void spill(struct hp_out *b, struct hp_out *file, uint64_t *base, size_t at)
+{
+	if (!file || b->err || b->len < at || !b->len)
+		return;
+	hp_out_write(file, b->buf, b->len);
+	*base += b->len;
+	b->len = 0;
 }
 
 /* ---- metadata --------------------------------------------------------- */
@@ -727,10 +741,20 @@ int hp_write_jfr(const struct hp_profile *p, const char *path, char *err, size_t
 			return -EINVAL;
 		}
 	int64_t start = p->time_nanos, end = p->time_nanos + p->duration_nanos;
-	struct hp_out b;
+	/* Events are built in memory (each one's size is filled in when it
+	 * ends), and where the file can be patched afterwards they move on
+	 * to it every MiB: the header, whose offsets are known only at the
+	 * end, is then written last in place. A pipe or a device gets the
+	 * chunk whole, in one write, as built. */
+	struct hp_out o, b;
+	rc = hp_out_open(&o, path, err, errlen);
+	if (rc)
+		return rc;
+	bool stream = hp_out_can_patch(&o);
+	uint64_t base = 0;              /* bytes of the chunk already in o */
 	if (hp_out_open_mem(&b, path) < 0) {
-		hp_out_reason(err, errlen, path, -ENOMEM);
-		return -ENOMEM;
+		hp_out_fail(&o, -ENOMEM);
+		return hp_out_commit(&o, err, errlen);
 	}
 	struct pools P;
 	rc = build_pools(&P, p);
@@ -741,13 +765,15 @@ int hp_write_jfr(const struct hp_profile *p, const char *path, char *err, size_t
 	for (int i = 0; i < 7; i++)
 		b_be(&b, 0, 8);
 	b_be(&b, 0, 4);
-	size_t metadata_at = b.len;
+	uint64_t metadata_at = base + b.len;
 	if (!rc)
 		rc = write_metadata(&b, start);
 	if (!rc) {
 		if (p->nevents)
-			for (size_t i = 0; i < p->nevents; i++)
+			for (size_t i = 0; i < p->nevents; i++) {
 				write_event(&b, p, &P, &p->events[i]);
+				spill(&b, stream ? &o : NULL, &base, SPILL_AT);
+			}
 		else
 			write_totals_as_events(&b, p, &P);
 		if (p->heap)
@@ -759,16 +785,17 @@ int hp_write_jfr(const struct hp_profile *p, const char *path, char *err, size_t
 			b_end(&b, at);
 		}
 	}
-	size_t checkpoint_at = b.len;
+	spill(&b, stream ? &o : NULL, &base, SPILL_AT);
+	uint64_t checkpoint_at = base + b.len;
 	if (!rc)
 		rc = write_checkpoint(&b, p, &P, end);
 	if (!rc && b.err)
 		rc = -b.err;
 	free_pools(&P);
 	if (!rc) {
-		unsigned char *h = b.buf + 8;
-		uint64_t fields[7] = { b.len, checkpoint_at, metadata_at, (uint64_t)start, (uint64_t)(end - start),
-				       (uint64_t)start, 1000000000ull };
+		unsigned char hdr[7 * 8 + 4], *h = hdr;
+		uint64_t fields[7] = { base + b.len, checkpoint_at, metadata_at, (uint64_t)start,
+				       (uint64_t)(end - start), (uint64_t)start, 1000000000ull };
 		for (int i = 0; i < 7; i++)
 			for (int k = 0; k < 8; k++)
 				*h++ = (unsigned char)(fields[i] >> (8 * (7 - k)));
@@ -776,15 +803,16 @@ int hp_write_jfr(const struct hp_profile *p, const char *path, char *err, size_t
 		h[1] = 0;
 		h[2] = 0;
 		h[3] = 1 | 2;   /* compressed integers, final chunk */
-		struct hp_out o;
-		rc = hp_out_open(&o, path, err, errlen);
-		if (!rc) {
+		if (stream) {
+			spill(&b, &o, &base, 0);
+			hp_out_patch(&o, 8, hdr, sizeof(hdr));
+		} else {
+			memcpy(b.buf + 8, hdr, sizeof(hdr));
 			hp_out_write(&o, b.buf, b.len);
-			rc = hp_out_commit(&o, err, errlen);
 		}
 	} else {
-		hp_out_reason(err, errlen, path, rc);
+		hp_out_fail(&o, rc);
 	}
 	free(b.buf);
-	return rc;
+	return hp_out_commit(&o, err, errlen);
 }

@@ -336,6 +336,7 @@ static void out_write_fd(struct hp_out *o, const unsigned char *p, size_t n)
 		}
 		p += w;
 		n -= (size_t)w;
+		o->flushed += (uint64_t)w;
 	}
 }
 
@@ -377,6 +378,44 @@ void hp_out_write(struct hp_out *o, const void *data, size_t n)
 	}
 	memcpy(o->buf + o->len, data, n);
 	o->len += n;
+}
+
+bool hp_out_can_patch(const struct hp_out *o)
+{
+	return o->mem || (o->fd >= 0 && o->regular && (o->tmp || o->dest));
+}
+
+int hp_out_patch(struct hp_out *o, uint64_t at, const void *data, size_t n)
+{
+	if (o->err)
+		return -o->err;
+	if (!hp_out_can_patch(o)) {
+		hp_out_fail(o, -ESPIPE);
+		return -ESPIPE;
+	}
+	if (at + n < at || at + n > o->flushed + o->len) {
+		hp_out_fail(o, -EINVAL);
+		return -EINVAL;
+	}
+	if (o->mem) {
+		memcpy(o->buf + at, data, n);
+		return 0;
+	}
+	out_flush(o);
+	const unsigned char *p = data;
+	while (n && !o->err) {
+		ssize_t w = pwrite(o->fd, p, n, (off_t)at);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			o->err = w < 0 ? errno : ENOSPC;
+			break;
+		}
+		p += w;
+		n -= (size_t)w;
+		at += (uint64_t)w;
+	}
+	return o->err ? -o->err : 0;
 }
 
 void hp_out_str(struct hp_out *o, const char *s)

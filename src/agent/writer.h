@@ -28,6 +28,7 @@ struct hp_out {
 	bool mem;               /* hp_out_open_mem: everything stays in buf */
 	unsigned char *buf;
 	size_t len, cap;
+	uint64_t flushed;       /* bytes gone from buf to fd */
 };
 
 /* Opens `path` for a profile. A regular file we own (or nothing yet) is
@@ -51,6 +52,17 @@ unsigned char *hp_out_take(struct hp_out *o, size_t *len, int *rc);
 void hp_out_write(struct hp_out *o, const void *data, size_t n);
 void hp_out_str(struct hp_out *o, const char *s);
 void hp_out_printf(struct hp_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Whether bytes already written can be overwritten (hp_out_patch): in
+ * memory, or a regular file this output opened and writes from its start
+ * (its temporary file, or one written in place). Not a pipe, a device or
+ * a caller's fd. */
+bool hp_out_can_patch(const struct hp_out *o);
+/* Overwrites n bytes at offset `at` of what was written so far: a header
+ * whose fields are known only at the end. 0, or a negative errno (also
+ * recorded, as every failure): -ESPIPE where hp_out_can_patch says no,
+ * -EINVAL for bytes not yet written. */
+int hp_out_patch(struct hp_out *o, uint64_t at, const void *data, size_t n);
+
 /* Records a failure of the generator itself (e.g. -ENOMEM); the first one
  * wins and commit reports it. */
 void hp_out_fail(struct hp_out *o, int neg_errno);

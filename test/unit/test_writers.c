@@ -1036,6 +1036,132 @@ Test(writers, fifo_is_written_through_to_its_reader, .timeout = 60)
 	cr_assert_eq(entries_in_dir(), 0, "temporary file left behind");
 }
 
+/* Writes `p` as JFR to a FIFO (whole chunk, one write) and returns what
+ * its reader got. */
+static char *jfr_through_fifo(const struct hp_profile *p, size_t *len)
+{
+	const char *fifo = path_in("jfr-pipe"), *got = path_in("jfr-got");
+	cr_assert_eq(mkfifo(fifo, 0644), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		int in = open(fifo, O_RDONLY), out = open(got, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		char buf[65536];
+		ssize_t n;
+		while (in >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, (size_t)n) != n)
+				_exit(2);
+		_exit(in >= 0 ? 0 : 1);
+	}
+	char err[512] = "";
+	cr_assert_eq(hp_write_jfr(p, fifo, err, sizeof(err)), 0, "%s", err);
+	int st;
+	cr_assert_eq(waitpid(child, &st, 0), child);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	char *b = slurp(got, len);
+	unlink(fifo);
+	unlink(got);
+	return b;
+}
+
+/* A chunk of several MiB goes to a file a MiB at a time, its header
+ * written last in place; to a FIFO it goes whole. Both must be the same
+ * bytes, and the JDK's own reader must take the streamed file. */
+Test(writers, jfr_streamed_to_a_file_is_the_chunk_a_fifo_gets, .timeout = 120)
+{
+	size_t nev = 150000;
+	struct hp_prof_event *ev = calloc(nev, sizeof(*ev));
+	cr_assert_not_null(ev);
+	size_t nsamples = sizeof(samples) / sizeof(samples[0]);
+	for (size_t i = 0; i < nev; i++) {
+		ev[i].sample = (uint32_t)(i % nsamples);
+		ev[i].thread = HP_PROF_NO_THREAD;
+		ev[i].time_nanos = profile.time_nanos + (int64_t)i * 1000;
+		ev[i].size = 24 + (int64_t)(i % 1000);
+		ev[i].weight = 32768;
+		ev[i].kind = (uint8_t)(i % 3);
+		ev[i].markings = ev[i].kind == HP_EVENT_LIVE ? 1 : 0;
+	}
+	struct hp_profile p = profile;
+	p.events = ev;
+	p.nevents = nev;
+	char err[512] = "";
+	const char *path = path_in("big.jfr");
+	cr_assert_eq(hp_write_jfr(&p, path, err, sizeof(err)), 0, "%s", err);
+	size_t n1, n2;
+	char *file = slurp(path, &n1), *piped = jfr_through_fifo(&p, &n2);
+	cr_assert_gt(n1, 3u << 20, "%zu bytes: too small to be written in several pieces", n1);
+	cr_assert(n1 == n2 && memcmp(file, piped, n1) == 0, "file %zu bytes, FIFO %zu, differing", n1, n2);
+	free(file);
+	free(piped);
+	const char *jfr = "/usr/lib/jvm/java-17-openjdk-amd64/bin/jfr";
+	if (access(jfr, X_OK) == 0) {
+		char *cmd, *out;
+		cr_assert_neq(asprintf(&cmd, "%s summary %s", jfr, path), -1);
+		int rc = run(cmd, &out);
+		cr_assert_eq(rc, 0, "%s: %s", cmd, out);
+		char want[64];
+		snprintf(want, sizeof(want), "jdk.ObjectAllocationSample");
+		cr_assert(strstr(out, want), "%s", out);
+		free(cmd);
+		free(out);
+	}
+	free(ev);
+}
+
+/* hp_out_patch: in memory and in a regular file; refused for a pipe and
+ * for bytes not yet written. */
+Test(writers, out_patch_where_it_can_and_not_elsewhere)
+{
+	struct hp_out m;
+	cr_assert_eq(hp_out_open_mem(&m, "(memory)"), 0);
+	hp_out_str(&m, "header:0000;body");
+	cr_assert(hp_out_can_patch(&m));
+	cr_assert_eq(hp_out_patch(&m, 7, "1234", 4), 0);
+	cr_assert_eq(hp_out_patch(&m, 14, "xyz", 3), -EINVAL);
+	size_t len;
+	int rc;
+	m.err = 0;
+	unsigned char *b = hp_out_take(&m, &len, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert(len == 16 && memcmp(b, "header:1234;body", 16) == 0);
+	free(b);
+
+	const char *path = path_in("patched");
+	char err[512] = "";
+	struct hp_out o;
+	cr_assert_eq(hp_out_open(&o, path, err, sizeof(err)), 0, "%s", err);
+	cr_assert(hp_out_can_patch(&o));
+	hp_out_str(&o, "HDR=....;");
+	for (int i = 0; i < 20000; i++)     /* past the buffer: some of it flushed */
+		hp_out_str(&o, "0123456789");
+	cr_assert_eq(hp_out_patch(&o, 4, "done", 4), 0);
+	hp_out_str(&o, "end");
+	cr_assert_eq(hp_out_commit(&o, err, sizeof(err)), 0, "%s", err);
+	char *t = slurp(path, &len);
+	cr_assert_eq(len, 9 + 200000 + 3);
+	cr_assert(strncmp(t, "HDR=done;0123", 13) == 0 && strcmp(t + len - 3, "end") == 0, "%.20s", t);
+	free(t);
+
+	const char *fifo = path_in("patch-pipe");
+	cr_assert_eq(mkfifo(fifo, 0644), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		int in = open(fifo, O_RDONLY);
+		char buf[256];
+		while (in >= 0 && read(in, buf, sizeof(buf)) > 0)
+			;
+		_exit(0);
+	}
+	cr_assert_eq(hp_out_open(&o, fifo, err, sizeof(err)), 0, "%s", err);
+	cr_assert(!hp_out_can_patch(&o));
+	hp_out_str(&o, "abc");
+	cr_assert_eq(hp_out_patch(&o, 0, "x", 1), -ESPIPE);
+	cr_assert_eq(hp_out_commit(&o, err, sizeof(err)), -ESPIPE);
+	int st;
+	cr_assert_eq(waitpid(child, &st, 0), child);
+	unlink(fifo);
+}
+
 /* No reader: a clear error after a bounded wait, never a hang, the FIFO
  * left as it was. */
 Test(writers, fifo_without_reader_fails_with_the_reason, .timeout = 30)
