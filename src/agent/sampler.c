@@ -1617,14 +1617,15 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 	double scale = choose_scale(&ctx, estimate, sizeof(estimate));
 
 	/* Frames shared across stacks are written once. The lock keeps new
-	 * sites out between counting and copying (and class names still). */
-	pthread_mutex_lock(&t->lock);
-	/* Sites are dense, in the order they were made (stacks.h): the slots
+	 * sites and frames out while they are read (and class names still).
+	 * Sites are dense, in the order they were made (stacks.h): the slots
 	 * past the count were never touched and are not read. Named frames
 	 * are deduplicated by frame id first (a frame id is named once, so
 	 * the tables are sized by the distinct frames, not by every frame of
-	 * every site: javac at 32k, ~20k ids against ~400k frames), then by
-	 * what they name (two locations on one line name one frame). */
+	 * every site: javac at 32k, ~5k ids against ~400k frame references),
+	 * then by what they name (two locations on one line name one frame).
+	 * Samples point at their sites' own ids, through remap. */
+	pthread_mutex_lock(&t->lock);
 	uint32_t nsites = atomic_load(&t->count), nfr = atomic_load(&t->nframes);
 	size_t nsamples = 0;
 	size_t fcap = 16;
@@ -1646,9 +1647,7 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 			continue;
 		struct hp_prof_sample *out = &samples[nsamples];
 		slot_sample[i] = (uint32_t)nsamples + 1;
-		/* The site's own frame ids (allocated once, never moved):
-		 * remap says which named frame each is. */
-		out->frames = s->ids;
+		out->frames = s->ids;   /* allocated once, never moved or freed before the sites */
 		for (uint32_t k = 0; k < s->nframes; k++) {
 			uint32_t id = s->ids[k];
 			if (remap[id] == UINT32_MAX) {
