@@ -996,6 +996,23 @@ static char *reference_bytes(size_t i, size_t *len)
 	return b;
 }
 
+/* A reader of the FIFO in another process: cat fifo > got. */
+static pid_t fifo_reader(const char *fifo, const char *got)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		int in = open(fifo, O_RDONLY), out = open(got, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		char buf[65536];
+		ssize_t n;
+		while (in >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, (size_t)n) != n)
+				_exit(2);
+		_exit(in >= 0 ? 0 : 1);
+	}
+	cr_assert_gt(child, 0);
+	return child;
+}
+
 /* A FIFO with a reader in another process: the reader gets the whole
  * profile and the FIFO stays a FIFO (the temp-file-and-rename write used
  * to replace it with a regular file and the reader got nothing). */
@@ -1006,16 +1023,7 @@ Test(writers, fifo_is_written_through_to_its_reader, .timeout = 60)
 		size_t want_len;
 		char *want = reference_bytes(i, &want_len);
 		cr_assert_eq(mkfifo(fifo, 0644), 0);
-		pid_t child = fork();
-		if (child == 0) {   /* the reader: cat fifo > got */
-			int in = open(fifo, O_RDONLY), out = open(got, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-			char buf[4096];
-			ssize_t n;
-			while (in >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
-				if (write(out, buf, (size_t)n) != n)
-					_exit(2);
-			_exit(in >= 0 ? 0 : 1);
-		}
+		pid_t child = fifo_reader(fifo, got);
 		char err[512] = "";
 		cr_assert_eq(writers[i].fn(&profile, fifo, err, sizeof(err)), 0, "%s: %s", writers[i].name, err);
 		int st;
@@ -1042,16 +1050,7 @@ static char *jfr_through_fifo(const struct hp_profile *p, size_t *len)
 {
 	const char *fifo = path_in("jfr-pipe"), *got = path_in("jfr-got");
 	cr_assert_eq(mkfifo(fifo, 0644), 0);
-	pid_t child = fork();
-	if (child == 0) {
-		int in = open(fifo, O_RDONLY), out = open(got, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		char buf[65536];
-		ssize_t n;
-		while (in >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
-			if (write(out, buf, (size_t)n) != n)
-				_exit(2);
-		_exit(in >= 0 ? 0 : 1);
-	}
+	pid_t child = fifo_reader(fifo, got);
 	char err[512] = "";
 	cr_assert_eq(hp_write_jfr(p, fifo, err, sizeof(err)), 0, "%s", err);
 	int st;
