@@ -626,7 +626,7 @@ Test(writers, collapsed_many_names_spelled_and_merged, .timeout = 120)
 		/* Frame k is named m<k mod (n - 1)>: sample i shows
 		 * "m<i mod (n-1)>;m<(i + 1) mod n mod (n-1)>", no two alike. */
 		for (size_t i = 0; i < n; i++) {
-			char want[64];
+			char want[96];
 			snprintf(want, sizeof(want), "m%zu;m%zu %zu\n", i % (n - 1), ((i + 1) % n) % (n - 1), i + 1);
 			cr_assert(strncmp(at, want, strlen(want)) == 0, "%zu names, line %zu: \"%.40s\", want \"%s\"", n,
 				  i + 1, at, want);
