@@ -55,8 +55,8 @@ enum {
 /* ---- JFR's encodings, into an in-memory hp_out (writer.h) --------------
  *
  * Events are built in memory, their sizes filled in once known; where the
- * file can be patched they move on to it a MiB at a time and the header's
- * offsets are written last (hp_write_jfr). */
+ * output is our own temporary file they move on to it a MiB at a time and
+ * the header's offsets are written last (hp_write_jfr). */
 
 static void b_u8(struct hp_out *b, uint8_t v)
 {
@@ -742,19 +742,17 @@ int hp_write_jfr(const struct hp_profile *p, const char *path, char *err, size_t
 		}
 	int64_t start = p->time_nanos, end = p->time_nanos + p->duration_nanos;
 	/* Events are built in memory (each one's size is filled in when it
-	 * ends), and where the file can be patched afterwards they move on
-	 * to it every MiB: the header, whose offsets are known only at the
-	 * end, is then written last in place. A pipe or a device gets the
-	 * chunk whole, in one write, as built. */
+	 * ends). Where the output is our own temporary file they move on to
+	 * it every MiB, and the header, whose offsets are known only at the
+	 * end, is written last in place. Anything written in place (a pipe,
+	 * a device, /dev/stdout, another user's file) is opened only once
+	 * the chunk is whole, and gets it in one write. */
 	struct hp_out o, b;
-	rc = hp_out_open(&o, path, err, errlen);
-	if (rc)
-		return rc;
-	bool stream = hp_out_can_patch(&o);
+	bool opened = false, stream = false;
 	uint64_t base = 0;              /* bytes of the chunk already in o */
 	if (hp_out_open_mem(&b, path) < 0) {
-		hp_out_fail(&o, -ENOMEM);
-		return hp_out_commit(&o, err, errlen);
+		hp_out_reason(err, errlen, path, -ENOMEM);
+		return -ENOMEM;
 	}
 	struct pools P;
 	rc = build_pools(&P, p);
@@ -768,6 +766,16 @@ int hp_write_jfr(const struct hp_profile *p, const char *path, char *err, size_t
 	uint64_t metadata_at = base + b.len;
 	if (!rc)
 		rc = write_metadata(&b, start);
+	if (!rc && hp_out_replaces(path)) {
+		rc = hp_out_open(&o, path, err, errlen);
+		if (rc) {
+			free_pools(&P);
+			free(b.buf);
+			return rc;
+		}
+		opened = true;
+		stream = hp_out_can_patch(&o);
+	}
 	if (!rc) {
 		if (p->nevents)
 			for (size_t i = 0; i < p->nevents; i++) {
@@ -808,8 +816,17 @@ int hp_write_jfr(const struct hp_profile *p, const char *path, char *err, size_t
 			hp_out_patch(&o, 8, hdr, sizeof(hdr));
 		} else {
 			memcpy(b.buf + 8, hdr, sizeof(hdr));
+			if (!opened && (rc = hp_out_open(&o, path, err, errlen)) != 0) {
+				free(b.buf);
+				return rc;
+			}
+			opened = true;
 			hp_out_write(&o, b.buf, b.len);
 		}
+	} else if (!opened) {
+		hp_out_reason(err, errlen, path, rc);
+		free(b.buf);
+		return rc;
 	} else {
 		hp_out_fail(&o, rc);
 	}

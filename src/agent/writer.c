@@ -382,7 +382,19 @@ void hp_out_write(struct hp_out *o, const void *data, size_t n)
 
 bool hp_out_can_patch(const struct hp_out *o)
 {
-	return o->mem || (o->fd >= 0 && o->regular && (o->tmp || o->dest));
+	/* In place, a file may be open to append (pwrite then appends) or
+	 * hold something before what we write: only our own file is ours
+	 * to seek in. */
+	return o->mem || (o->fd >= 0 && o->tmp);
+}
+
+bool hp_out_replaces(const char *path)
+{
+	char *dest = NULL, why[200];
+	int flags = 0;
+	int rc = path && *path ? out_target(path, &dest, &flags, why, sizeof(why)) : -EINVAL;
+	free(dest);
+	return rc == OUT_REPLACE;
 }
 
 int hp_out_patch(struct hp_out *o, uint64_t at, const void *data, size_t n)

@@ -53,10 +53,14 @@ void hp_out_write(struct hp_out *o, const void *data, size_t n);
 void hp_out_str(struct hp_out *o, const char *s);
 void hp_out_printf(struct hp_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Whether bytes already written can be overwritten (hp_out_patch): in
- * memory, or a regular file this output opened and writes from its start
- * (its temporary file, or one written in place). Not a pipe, a device or
- * a caller's fd. */
+ * memory, or this output's own temporary file. Never an output written in
+ * place (a pipe, a device, /dev/stdout or /proc/PID/fd/N opened to append,
+ * another user's file), nor a caller's fd. */
 bool hp_out_can_patch(const struct hp_out *o);
+/* Whether hp_out_open(path) would write a temporary file and rename it
+ * into place (so that the output can be patched and a failure leaves
+ * nothing behind). Opens nothing. */
+bool hp_out_replaces(const char *path);
 /* Overwrites n bytes at offset `at` of what was written so far: a header
  * whose fields are known only at the end. 0, or a negative errno (also
  * recorded, as every failure): -ESPIPE where hp_out_can_patch says no,

@@ -1107,6 +1107,45 @@ Test(writers, jfr_streamed_to_a_file_is_the_chunk_a_fifo_gets, .timeout = 120)
 	free(ev);
 }
 
+/* /dev/stdout, /proc/PID/fd/N: written in place, to append, maybe after
+ * what the file held. The chunk must arrive whole and right there (a
+ * header patched by offset would land past the end of an O_APPEND file). */
+Test(writers, jfr_appended_through_a_proc_fd_link_is_whole, .timeout = 60)
+{
+	size_t nev = 60000;
+	struct hp_prof_event *ev = calloc(nev, sizeof(*ev));
+	cr_assert_not_null(ev);
+	for (size_t i = 0; i < nev; i++) {
+		ev[i].sample = (uint32_t)(i % (sizeof(samples) / sizeof(samples[0])));
+		ev[i].thread = HP_PROF_NO_THREAD;
+		ev[i].time_nanos = profile.time_nanos + (int64_t)i;
+		ev[i].size = 16;
+		ev[i].weight = 32768;
+	}
+	struct hp_profile p = profile;
+	p.events = ev;
+	p.nevents = nev;
+	char err[512] = "";
+	const char *ref = path_in("ref.jfr"), *log = path_in("appended.log");
+	cr_assert_eq(hp_write_jfr(&p, ref, err, sizeof(err)), 0, "%s", err);
+	spit(log, "earlier output\n");
+	int fd = open(log, O_WRONLY | O_APPEND);
+	cr_assert_geq(fd, 0);
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	cr_assert(!hp_out_replaces(link), "an fd link must be written in place");
+	cr_assert_eq(hp_write_jfr(&p, link, err, sizeof(err)), 0, "%s", err);
+	close(fd);
+	size_t n1, n2;
+	char *want = slurp(ref, &n1), *got = slurp(log, &n2);
+	cr_assert_eq(n2, 15 + n1, "%zu bytes appended, a file gets %zu", n2 - 15, n1);
+	cr_assert(memcmp(got, "earlier output\n", 15) == 0 && memcmp(got + 15, want, n1) == 0,
+		  "the appended chunk differs from the file's");
+	free(want);
+	free(got);
+	free(ev);
+}
+
 /* hp_out_patch: in memory and in a regular file; refused for a pipe and
  * for bytes not yet written. */
 Test(writers, out_patch_where_it_can_and_not_elsewhere)
