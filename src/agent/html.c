@@ -195,8 +195,9 @@ static int collect_sites(const struct hp_profile *p, struct site **out, size_t *
 			continue;
 		const struct hp_frame *f = s->nframes ? &p->frames[hp_prof_frame(p, s, 0)] : &unknown;
 		for (size_t j = 0; j < s->nframes; j++) {
-			if (is_java_frame(&p->frames[hp_prof_frame(p, s, j)])) {
-				f = &p->frames[hp_prof_frame(p, s, j)];
+			const struct hp_frame *g = &p->frames[hp_prof_frame(p, s, j)];
+			if (is_java_frame(g)) {
+				f = g;
 				break;
 			}
 		}
@@ -290,9 +291,11 @@ static const char *const palette[] = { "#e4572e", "#17bebb", "#ffc914", "#76b041
 static const char *series_name(const struct hp_profile *p, uint32_t sample)
 {
 	const struct hp_prof_sample *s = &p->samples[sample];
-	for (size_t k = 0; k < s->nframes; k++)
-		if (is_java_frame(&p->frames[hp_prof_frame(p, s, k)]))
-			return p->frames[hp_prof_frame(p, s, k)].function;
+	for (size_t k = 0; k < s->nframes; k++) {
+		const struct hp_frame *f = &p->frames[hp_prof_frame(p, s, k)];
+		if (is_java_frame(f))
+			return f->function;
+	}
 	return "(no Java frame)";
 }
 

@@ -599,8 +599,9 @@ static int write_checkpoint(struct hp_out *out, const struct hp_profile *p, cons
 			b_u8(out, 0);   /* truncated: not known */
 			b_varint(out, s->nframes);
 			for (size_t j = 0; j < s->nframes; j++) {
-				const struct hp_frame *f = &p->frames[hp_prof_frame(p, s, j)];
-				b_varint(out, P->frame_method[hp_prof_frame(p, s, j)]);
+				uint32_t fi = hp_prof_frame(p, s, j);
+				const struct hp_frame *f = &p->frames[fi];
+				b_varint(out, P->frame_method[fi]);
 				b_varint(out, (uint64_t)(int64_t)(f->line > 0 ? f->line : 0));
 				b_varint(out, 0);   /* bytecode index: not kept */
 				b_varint(out, 1);   /* frame type: "Unknown" (interpreted or compiled is not kept) */
@@ -747,8 +748,8 @@ int hp_write_jfr(const struct hp_profile *p, const char *path, char *err, size_t
 	 * end, is written last in place. Anything written in place (a pipe,
 	 * a device, /dev/stdout, another user's file) is opened only once
 	 * the chunk is whole, and gets it in one write. */
-	struct hp_out o, b;
-	bool opened = false, stream = false;
+	struct hp_out o, b, *dst = NULL;   /* dst: &o while streaming */
+	bool opened = false;
 	uint64_t base = 0;              /* bytes of the chunk already in o */
 	if (hp_out_open_mem(&b, path) < 0) {
 		hp_out_reason(err, errlen, path, -ENOMEM);
@@ -774,13 +775,14 @@ int hp_write_jfr(const struct hp_profile *p, const char *path, char *err, size_t
 			return rc;
 		}
 		opened = true;
-		stream = hp_out_can_patch(&o);
+		if (hp_out_can_patch(&o))
+			dst = &o;
 	}
 	if (!rc) {
 		if (p->nevents)
 			for (size_t i = 0; i < p->nevents; i++) {
 				write_event(&b, p, &P, &p->events[i]);
-				spill(&b, stream ? &o : NULL, &base, SPILL_AT);
+				spill(&b, dst, &base, SPILL_AT);
 			}
 		else
 			write_totals_as_events(&b, p, &P);
@@ -793,7 +795,7 @@ int hp_write_jfr(const struct hp_profile *p, const char *path, char *err, size_t
 			b_end(&b, at);
 		}
 	}
-	spill(&b, stream ? &o : NULL, &base, SPILL_AT);
+	spill(&b, dst, &base, SPILL_AT);
 	uint64_t checkpoint_at = base + b.len;
 	if (!rc)
 		rc = write_checkpoint(&b, p, &P, end);
@@ -811,9 +813,9 @@ int hp_write_jfr(const struct hp_profile *p, const char *path, char *err, size_t
 		h[1] = 0;
 		h[2] = 0;
 		h[3] = 1 | 2;   /* compressed integers, final chunk */
-		if (stream) {
-			spill(&b, &o, &base, 0);
-			hp_out_patch(&o, 8, hdr, sizeof(hdr));
+		if (dst) {
+			spill(&b, dst, &base, 0);
+			hp_out_patch(dst, 8, hdr, sizeof(hdr));
 		} else {
 			memcpy(b.buf + 8, hdr, sizeof(hdr));
 			if (!opened && (rc = hp_out_open(&o, path, err, errlen)) != 0) {

@@ -631,9 +631,10 @@ int hp_profile_check(const struct hp_profile *p, const char *path, char *err, si
 					 s->frames[j], p->nframe_map);
 				break;
 			}
-			if (hp_prof_frame(p, s, j) >= p->nframes) {
-				snprintf(why, sizeof(why), "sample %zu frame %zu is #%u of only %zu frames", i, j,
-					 hp_prof_frame(p, s, j), p->nframes);
+			uint32_t f = hp_prof_frame(p, s, j);
+			if (f >= p->nframes) {
+				snprintf(why, sizeof(why), "sample %zu frame %zu is #%u of only %zu frames", i, j, f,
+					 p->nframes);
 				break;
 			}
 		}

@@ -1044,6 +1044,28 @@ Test(writers, fifo_is_written_through_to_its_reader, .timeout = 60)
 	cr_assert_eq(entries_in_dir(), 0, "temporary file left behind");
 }
 
+/* The synthetic profile with nev events over its samples (every kind,
+ * sizes varying), for chunks of several MiB; *ev is the caller's to free. */
+static struct hp_profile with_events(size_t nev, struct hp_prof_event **ev)
+{
+	struct hp_prof_event *e = calloc(nev, sizeof(*e));
+	cr_assert_not_null(e);
+	for (size_t i = 0; i < nev; i++) {
+		e[i].sample = (uint32_t)(i % (sizeof(samples) / sizeof(samples[0])));
+		e[i].thread = HP_PROF_NO_THREAD;
+		e[i].time_nanos = profile.time_nanos + (int64_t)i * 1000;
+		e[i].size = 24 + (int64_t)(i % 1000);
+		e[i].weight = 32768;
+		e[i].kind = (uint8_t)(i % 3);
+		e[i].markings = e[i].kind == HP_EVENT_LIVE ? 1 : 0;
+	}
+	struct hp_profile p = profile;
+	p.events = e;
+	p.nevents = nev;
+	*ev = e;
+	return p;
+}
+
 /* Writes `p` as JFR to a FIFO (whole chunk, one write) and returns what
  * its reader got. */
 static char *jfr_through_fifo(const struct hp_profile *p, size_t *len)
@@ -1068,21 +1090,8 @@ static char *jfr_through_fifo(const struct hp_profile *p, size_t *len)
 Test(writers, jfr_streamed_to_a_file_is_the_chunk_a_fifo_gets, .timeout = 120)
 {
 	size_t nev = 150000;
-	struct hp_prof_event *ev = calloc(nev, sizeof(*ev));
-	cr_assert_not_null(ev);
-	size_t nsamples = sizeof(samples) / sizeof(samples[0]);
-	for (size_t i = 0; i < nev; i++) {
-		ev[i].sample = (uint32_t)(i % nsamples);
-		ev[i].thread = HP_PROF_NO_THREAD;
-		ev[i].time_nanos = profile.time_nanos + (int64_t)i * 1000;
-		ev[i].size = 24 + (int64_t)(i % 1000);
-		ev[i].weight = 32768;
-		ev[i].kind = (uint8_t)(i % 3);
-		ev[i].markings = ev[i].kind == HP_EVENT_LIVE ? 1 : 0;
-	}
-	struct hp_profile p = profile;
-	p.events = ev;
-	p.nevents = nev;
+	struct hp_prof_event *ev;
+	struct hp_profile p = with_events(nev, &ev);
 	char err[512] = "";
 	const char *path = path_in("big.jfr");
 	cr_assert_eq(hp_write_jfr(&p, path, err, sizeof(err)), 0, "%s", err);
@@ -1113,18 +1122,8 @@ Test(writers, jfr_streamed_to_a_file_is_the_chunk_a_fifo_gets, .timeout = 120)
 Test(writers, jfr_appended_through_a_proc_fd_link_is_whole, .timeout = 60)
 {
 	size_t nev = 60000;
-	struct hp_prof_event *ev = calloc(nev, sizeof(*ev));
-	cr_assert_not_null(ev);
-	for (size_t i = 0; i < nev; i++) {
-		ev[i].sample = (uint32_t)(i % (sizeof(samples) / sizeof(samples[0])));
-		ev[i].thread = HP_PROF_NO_THREAD;
-		ev[i].time_nanos = profile.time_nanos + (int64_t)i;
-		ev[i].size = 16;
-		ev[i].weight = 32768;
-	}
-	struct hp_profile p = profile;
-	p.events = ev;
-	p.nevents = nev;
+	struct hp_prof_event *ev;
+	struct hp_profile p = with_events(nev, &ev);
 	char err[512] = "";
 	const char *ref = path_in("ref.jfr"), *log = path_in("appended.log");
 	cr_assert_eq(hp_write_jfr(&p, ref, err, sizeof(err)), 0, "%s", err);
