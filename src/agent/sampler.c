@@ -234,10 +234,19 @@ __attribute__((destructor)) static void print_step_cycles(void)
 static __thread uint32_t hits_since_check, decodes_since_check;
 
 /* One decoded stack in HP_DECODE_CHECK_EVERY per thread is compared with
- * GetStackTrace (every one with stacks=verify). Decodes happen on cache
- * misses only, so this is ~1.5% of the samples of a workload whose every
- * stack is new, and less elsewhere. */
+ * GetStackTrace (every one with stacks=verify) until the run has checked
+ * HP_DECODE_CHECKS_FIRST of them, then one in HP_DECODE_CHECK_LATER.
+ * Decodes happen on cache misses only, so at first this is ~1.5% of the
+ * samples of a workload whose every stack is new (javac), and less
+ * elsewhere. A check is a GetStackTrace (~14 us on javac's 30-60 frames):
+ * one in 64 throughout was ~6% of javac's callback. A decoder wrong for a
+ * JVM is wrong from its first stacks (frame layouts, scope data and
+ * Method fields are per release), which the first 64 checks, over the
+ * first ~4k decoded stacks, see as before; one in 512 then keeps watching
+ * for the rest of the run (a mismatch still turns the fast path off). */
 #define HP_DECODE_CHECK_EVERY 64
+#define HP_DECODE_CHECKS_FIRST 64
+#define HP_DECODE_CHECK_LATER 512
 
 _Static_assert(sizeof(struct hp_java_frame) == sizeof(jvmtiFrameInfo) &&
 		       __builtin_offsetof(struct hp_java_frame, location) == __builtin_offsetof(jvmtiFrameInfo, location),
@@ -434,7 +443,11 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 			n = nd;
 			have = true;
 			atomic_fetch_add_explicit(&prof.decoded, 1, memory_order_relaxed);
-			check_decode = prof.o.stacks == HP_STACKS_VERIFY || ++decodes_since_check >= HP_DECODE_CHECK_EVERY;
+			uint32_t every = atomic_load_explicit(&prof.decode_checked, memory_order_relaxed) <
+							 HP_DECODE_CHECKS_FIRST
+						 ? HP_DECODE_CHECK_EVERY
+						 : HP_DECODE_CHECK_LATER;
+			check_decode = prof.o.stacks == HP_STACKS_VERIFY || ++decodes_since_check >= every;
 		} else if (nd < 0) {
 			atomic_fetch_add_explicit(&prof.decode_failed[-nd - 1], 1, memory_order_relaxed);
 			if (nd == HP_FD_METHOD && mr < 0)

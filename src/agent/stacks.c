@@ -12,7 +12,7 @@ struct hp_method_cache {
 		jmethodID id;
 		uint64_t version;       /* the method's version when named (hp_sites.version) */
 		char *function;         /* "java.util.ArrayList.grow" */
-		char *file;             /* "ArrayList.java" */
+		const char *file;       /* "ArrayList.java": its class's (hp_class_rec.file) or a literal */
 		char *descriptor;       /* "(I)V" (JVM method descriptor) */
 		jvmtiLineNumberEntry *lines;
 		jint nlines;
@@ -72,15 +72,19 @@ void hp_sites_free(struct hp_sites *t)
 		for (uint32_t i = 0; t->methods->slots && i <= t->methods->mask; i++) {
 			free(t->methods->slots[i].function);
 			free(t->methods->slots[i].descriptor);
-			free(t->methods->slots[i].file);
 			free(t->methods->slots[i].lines);
 		}
 		free(t->methods->slots);
 		free(t->methods);
 	}
-	for (uint32_t i = 0; i < t->nclasses; i++)
-		free(t->class_names[i]);
-	free(t->class_names);
+	for (uint32_t c = 0; c < HP_CLASS_CHUNKS; c++) {
+		struct hp_class_rec *chunk = atomic_load(&t->class_chunks[c]);
+		for (uint32_t i = 0; chunk && i < HP_CLASS_CHUNK && c * HP_CLASS_CHUNK + i < t->nclasses; i++) {
+			free(chunk[i].name);
+			free(chunk[i].file);
+		}
+		free(chunk);
+	}
 	free(t->slots);
 	free(t->index);
 	memset(t, 0, sizeof(*t));
@@ -117,6 +121,45 @@ static char *java_name(const char *sig)
 	return strdup(buf);
 }
 
+static struct hp_class_rec *class_rec(const struct hp_sites *t, uint32_t class_id)
+{
+	struct hp_class_rec *c =
+		atomic_load_explicit(&t->class_chunks[(class_id - 1) / HP_CLASS_CHUNK], memory_order_acquire);
+	return &c[(class_id - 1) % HP_CLASS_CHUNK];
+}
+
+/* A class's id (>= 1), from its JVMTI tag, or made, recorded and tagged
+ * when it has none; 0 if it cannot be named. Under t->lock. */
+static uint32_t class_id_locked(struct hp_sites *t, jvmtiEnv *jvmti, jclass klass)
+{
+	jlong tag = 0;
+	if ((*jvmti)->GetTag(jvmti, klass, &tag) != JVMTI_ERROR_NONE)
+		return 0;
+	if (tag > 0)
+		return (uint32_t)tag;
+	uint32_t n = atomic_load_explicit(&t->nclasses, memory_order_relaxed);
+	if (n == HP_CLASS_CHUNK * HP_CLASS_CHUNKS)
+		return 0;
+	struct hp_class_rec *chunk = atomic_load_explicit(&t->class_chunks[n / HP_CLASS_CHUNK], memory_order_relaxed);
+	if (!chunk) {
+		chunk = calloc(HP_CLASS_CHUNK, sizeof(*chunk));
+		if (!chunk)
+			return 0;
+		atomic_store_explicit(&t->class_chunks[n / HP_CLASS_CHUNK], chunk, memory_order_release);
+	}
+	char *sig = NULL;
+	if ((*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) != JVMTI_ERROR_NONE || !sig)
+		return 0;
+	char *name = java_name(sig);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+	if (!name)
+		return 0;
+	chunk[n % HP_CLASS_CHUNK] = (struct hp_class_rec){ name, NULL };
+	atomic_store_explicit(&t->nclasses, n + 1, memory_order_release);
+	(*jvmti)->SetTag(jvmti, klass, n + 1);
+	return n + 1;
+}
+
 static inline uint32_t method_slot(jmethodID id, uint64_t version, uint32_t mask)
 {
 	return (uint32_t)mix(version, (uint64_t)(uintptr_t)id) & mask;
@@ -151,7 +194,7 @@ static struct method_entry *method_named(struct hp_sites *t, jvmtiEnv *jvmti, JN
 	if (e->id)
 		return e;
 
-	char *name = NULL, *sig = NULL, *class_sig = NULL, *source = NULL;
+	char *name = NULL, *sig = NULL;
 	jclass cls = NULL;
 	char buf[1024];
 	bool valid = !t->check_id || t->check_id(t->check_ctx, id) == 0;
@@ -159,20 +202,32 @@ static struct method_entry *method_named(struct hp_sites *t, jvmtiEnv *jvmti, JN
 		atomic_fetch_add_explicit(&t->invalid_ids, 1, memory_order_relaxed);
 	if (!valid || (*jvmti)->GetMethodName(jvmti, id, &name, &sig, NULL) != JVMTI_ERROR_NONE)
 		name = NULL;
+	/* The class's name and source file are its record's, made with its
+	 * first method named (or its first allocation) and shared by all its
+	 * methods: one copy of each string a class, not a method. (By perf on
+	 * javac this costs what asking for them per method did: a GetTag a
+	 * method in place of GetClassSignature.) A redefinition that changed
+	 * the SourceFile attribute keeps the first one. */
+	struct hp_class_rec *cr = NULL;
 	if (valid && (*jvmti)->GetMethodDeclaringClass(jvmti, id, &cls) == JVMTI_ERROR_NONE && cls) {
-		(*jvmti)->GetClassSignature(jvmti, cls, &class_sig, NULL);
-		if ((*jvmti)->GetSourceFileName(jvmti, cls, &source) != JVMTI_ERROR_NONE)
-			source = NULL;
+		uint32_t cid = class_id_locked(t, jvmti, cls);
+		cr = cid ? class_rec(t, cid) : NULL;
+		if (cr && !cr->file) {
+			char *source = NULL;
+			if ((*jvmti)->GetSourceFileName(jvmti, cls, &source) != JVMTI_ERROR_NONE)
+				source = NULL;
+			cr->file = strdup(source ? source : "");
+			(*jvmti)->Deallocate(jvmti, (unsigned char *)source);
+		}
 	}
 	/* A site may name up to `depth` methods in one callback: no local
 	 * references pile up in the allocating thread's frame. */
 	if (cls && jni)
 		(*jni)->DeleteLocalRef(jni, cls);
-	char *cname = class_sig ? java_name(class_sig) : strdup(valid ? "[unknown]" : "[invalid jmethodID]");
-	snprintf(buf, sizeof(buf), "%s.%s", cname ? cname : "[unknown]", name ? name : "[unknown]");
-	free(cname);
+	snprintf(buf, sizeof(buf), "%s.%s", cr ? cr->name : valid ? "[unknown]" : "[invalid jmethodID]",
+		 name ? name : "[unknown]");
 	e->function = strdup(buf);
-	e->file = strdup(source ? source : "");
+	e->file = cr && cr->file ? cr->file : "";
 	e->descriptor = strdup(sig ? sig : "()V");
 	if (valid && (*jvmti)->GetLineNumberTable(jvmti, id, &e->nlines, &e->lines) == JVMTI_ERROR_NONE &&
 	    e->nlines > 0) {
@@ -190,11 +245,8 @@ static struct method_entry *method_named(struct hp_sites *t, jvmtiEnv *jvmti, JN
 	}
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
-	(*jvmti)->Deallocate(jvmti, (unsigned char *)class_sig);
-	(*jvmti)->Deallocate(jvmti, (unsigned char *)source);
-	if (!e->function || !e->file || !e->descriptor) {
+	if (!e->function || !e->descriptor) {
 		free(e->function);
-		free(e->file);
 		free(e->descriptor);
 		free(e->lines);
 		memset(e, 0, sizeof(*e));
@@ -408,40 +460,15 @@ uint32_t hp_sites_class_id(struct hp_sites *t, jvmtiEnv *jvmti, jclass klass)
 		return 0;
 	if (tag > 0)
 		return (uint32_t)tag;
-	char *sig = NULL;
-	if ((*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) != JVMTI_ERROR_NONE || !sig)
-		return 0;
-	char *name = java_name(sig);
-	(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
-	if (!name)
-		return 0;
 	pthread_mutex_lock(&t->lock);
-	/* Another thread may have tagged it meanwhile. */
-	uint32_t id = 0;
-	if ((*jvmti)->GetTag(jvmti, klass, &tag) == JVMTI_ERROR_NONE && tag > 0) {
-		id = (uint32_t)tag;
-	} else {
-		if (t->nclasses == t->class_cap) {
-			uint32_t ncap = t->class_cap ? t->class_cap * 2 : 256;
-			char **nn = realloc(t->class_names, sizeof(*nn) * ncap);
-			if (nn) {
-				t->class_names = nn;
-				t->class_cap = ncap;
-			}
-		}
-		if (t->nclasses < t->class_cap) {
-			t->class_names[t->nclasses++] = name;
-			name = NULL;
-			id = t->nclasses;
-			(*jvmti)->SetTag(jvmti, klass, id);
-		}
-	}
+	uint32_t id = class_id_locked(t, jvmti, klass);
 	pthread_mutex_unlock(&t->lock);
-	free(name);
 	return id;
 }
 
 const char *hp_sites_class_name(const struct hp_sites *t, uint32_t class_id)
 {
-	return class_id && class_id <= t->nclasses ? t->class_names[class_id - 1] : "";
+	if (!class_id || class_id > atomic_load_explicit(&t->nclasses, memory_order_acquire))
+		return "";
+	return class_rec(t, class_id)->name;
 }

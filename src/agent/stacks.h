@@ -44,6 +44,14 @@ struct hp_frame_rec {
 #define HP_FRAME_CHUNK 4096
 #define HP_FRAME_CHUNKS 1024            /* 4M distinct frames at most */
 
+/* One class, named once: what every method of it shares. */
+struct hp_class_rec {
+	char *name;                     /* "java.lang.String[]" */
+	char *file;                     /* its source file, NULL until a method of it is named */
+};
+#define HP_CLASS_CHUNK 1024
+#define HP_CLASS_CHUNKS 1024            /* 1M classes at most */
+
 struct hp_sites {
 	/* Sites in the order they were made (slot = that order: per-site
 	 * arrays elsewhere are indexed by it), found through `index`, an
@@ -63,10 +71,13 @@ struct hp_sites {
 	uint32_t limit;                 /* load factor cap */
 	_Atomic uint64_t overflow;      /* samples that found the table full */
 	pthread_mutex_t lock;           /* inserts, method and class caches */
-	/* jmethodID -> name cache, class names (under lock) */
+	/* jmethodID -> name cache (under lock) */
 	struct hp_method_cache *methods;
-	char **class_names;             /* class id - 1 -> "java.lang.String[]" */
-	uint32_t nclasses, class_cap;
+	/* Classes by id - 1: the allocated classes and the classes of named
+	 * methods, in chunks that never move (read without the lock up to
+	 * nclasses; added under it). */
+	_Atomic(struct hp_class_rec *) class_chunks[HP_CLASS_CHUNKS];
+	_Atomic uint32_t nclasses;
 	/* Asked before a jmethodID is given to JVMTI to be named (0: fine);
 	 * NULL: not asked. One that fails is named "[invalid jmethodID]". */
 	int (*check_id)(void *ctx, jmethodID id);
