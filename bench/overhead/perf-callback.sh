@@ -53,18 +53,22 @@ if [ -n "${BASE:-}" ]; then cp "$BASE" "$WORK/base.so"; BUILDS="base hp"; fi
 source "$HERE/workload.sh"
 PEERS=$ROOT/bench/peers/.cache/lib
 case " $CONFIGS " in *" empty "*)
+	[ -f "$ROOT/build/build.ninja" ] || cmake -S "$ROOT" -B "$ROOT/build" -G Ninja >/dev/null
 	cmake --build "$ROOT/build" --target toggle_sampler >/dev/null ;;
 esac
 # A uprobe counting the events HotSpot posts, for the peers (their own
-# counts are not written anywhere): needs libjvm's .symtab (Debian's has it).
+# counts are not written anywhere): needs libjvm's .symtab (Debian's and
+# Temurin's have it).
 PROBE=
 case " $CONFIGS " in *" async-"*|*" ddprof-"*|*" empty "*)
 	JVM=$JAVA_HOME/lib/server/libjvm.so
-	POST=$(nm "$JVM" 2>/dev/null | awk '!p && $3 ~ /^_ZN11JvmtiExport25post_sampled_object_alloc/ { print $3; p = 1 }' || true)
-	perf probe -q -d probe_libjvm:hp_post >/dev/null 2>&1 || true    # one left by an earlier run, maybe another JDK's
-	if [ -n "$POST" ] && perf probe -q -x "$JVM" -a "hp_post=$POST" >/dev/null 2>&1; then
-		PROBE=probe_libjvm:hp_post
-		trap 'perf probe -q -d probe_libjvm:hp_post >/dev/null 2>&1; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
+	# by address: perf probe finds a local symbol by name only with DWARF
+	POST=$(nm "$JVM" 2>/dev/null | awk '!p && $3 ~ /^_ZN11JvmtiExport25post_sampled_object_alloc/ { print "0x" $1; p = 1 }' || true)
+	# named for this run: another run's probe (maybe another JDK's) is left alone
+	EV=hp_post_$$
+	if [ -n "$POST" ] && perf probe -q -x "$JVM" -a "$EV=$POST" >/dev/null 2>&1; then
+		PROBE=probe_libjvm:$EV
+		trap 'perf probe -q -d "$PROBE" >/dev/null 2>&1; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
 	else
 		echo "no uprobe on post_sampled_object_alloc (no .symtab in $JVM, or perf probe refused): peers' rows without ns" >&2
 	fi ;;
@@ -98,13 +102,15 @@ for build in $BUILDS; do
 	case $cfg in
 	async-live|async-alloc|ddprof-live|empty)
 		[ "$build" = hp ] || continue            # a peer runs once, not once per build
-		[ -f "$PEERS/libasyncProfiler.so" ] && [ -f "$PEERS/libjavaProfiler.so" ] ||
-			{ echo "peers not fetched: run bench/peers/run.sh once" >&2; exit 1; }
+		case $cfg in
+		async-*) lib=$PEERS/libasyncProfiler.so ;; ddprof-*) lib=$PEERS/libjavaProfiler.so ;; *) lib= ;;
+		esac
+		[ -z "$lib" ] || [ -f "$lib" ] || { echo "$cfg: no $lib (bench/peers/run.sh fetches it)" >&2; exit 1; }
 		case $cfg in
 		async-live) spec="$cfg=$PEERS/libasyncProfiler.so:start,event=alloc,alloc=$INTERVAL,live:stop,collapsed,file=$WORK/a.txt" ;;
 		async-alloc) spec="$cfg=$PEERS/libasyncProfiler.so:start,event=alloc,alloc=$INTERVAL:stop,collapsed,file=$WORK/a.txt" ;;
 		# no Agent_OnAttach: loaded at start, sampling through every phase
-		ddprof-live) spec=""; early=(-agentpath:$PEERS/libjavaProfiler.so=start,memory=$INTERVAL:al:1.0,file=$WORK/d.jfr) ;;
+		ddprof-live) spec=""; early=("-agentpath:$PEERS/libjavaProfiler.so=start,memory=$INTERVAL:al:1.0,file=$WORK/d.jfr") ;;
 		empty) spec="$cfg=$ROOT/build/bench/libtoggle_sampler.so:$INTERVAL:off" ;;
 		esac ;;
 	esac
@@ -122,7 +128,7 @@ for build in $BUILDS; do
 		if [ -n "$PROBE" ]; then
 			perf stat -x, -e "$PROBE" -o "$WORK/stat.txt" -- "${CMD[@]}" >/dev/null 2>&1 ||
 				{ echo "$cfg: the counting run failed" >&2; exit 1; }
-			taken=$(awk -F, -v e="$PROBE" '$3 == e { print $1 + 0 }' "$WORK/stat.txt")
+			taken=$(awk -F, -v e="$PROBE" '$3 == e { n = $1 + 0 } END { print n + 0 }' "$WORK/stat.txt")
 		fi ;;
 	esac
 	perf report -i "$WORK/perf.data" --children --sort sym -g none --stdio 2>/dev/null >"$WORK/children.txt"

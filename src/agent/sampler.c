@@ -138,7 +138,8 @@ static struct profiler {
 	_Atomic uint64_t walk_failed[HP_FW_RESULTS + 1];   /* by -result - 1; last: WALK_NO_EPOCH */
 	/* Stacks decoded from the walk on a cache miss (framedecode.h), so
 	 * GetStackTrace runs only for what the decoder cannot name and as the
-	 * one-in-HP_DECODE_CHECK_EVERY checker. Set up with the walker. */
+	 * one-in-HP_DECODE_CHECK_EVERY (later one-in-HP_DECODE_CHECK_LATER)
+	 * checker. Set up with the walker. */
 	struct hp_framedecode decode;
 	_Atomic int decode_ready;
 	char decode_reason[320];        /* why misses go to GetStackTrace */

@@ -12,7 +12,8 @@ struct hp_method_cache {
 		jmethodID id;
 		uint64_t version;       /* the method's version when named (hp_sites.version) */
 		char *function;         /* "java.util.ArrayList.grow" */
-		const char *file;       /* "ArrayList.java": its class's (hp_class_rec.file) or a literal */
+		const char *file;       /* "ArrayList.java": its class's (hp_class_rec.file), own_file or "" */
+		char *own_file;         /* when its class has no record (the class table full) */
 		char *descriptor;       /* "(I)V" (JVM method descriptor) */
 		jvmtiLineNumberEntry *lines;
 		jint nlines;
@@ -56,6 +57,8 @@ int hp_sites_init(struct hp_sites *t, uint32_t max_sites)
 		return -ENOMEM;
 	t->mask = cap - 1;
 	t->limit = cap / 2;
+	static _Atomic uint32_t generations;
+	t->generation = atomic_fetch_add(&generations, 1) + 1;
 	pthread_mutex_init(&t->lock, NULL);
 	return 0;
 }
@@ -72,6 +75,7 @@ void hp_sites_free(struct hp_sites *t)
 		for (uint32_t i = 0; t->methods->slots && i <= t->methods->mask; i++) {
 			free(t->methods->slots[i].function);
 			free(t->methods->slots[i].descriptor);
+			free(t->methods->slots[i].own_file);
 			free(t->methods->slots[i].lines);
 		}
 		free(t->methods->slots);
@@ -128,6 +132,20 @@ static struct hp_class_rec *class_rec(const struct hp_sites *t, uint32_t class_i
 	return &c[(class_id - 1) % HP_CLASS_CHUNK];
 }
 
+/* A class's tag holds its id in the low 32 bits and the table's
+ * generation in the high ones: a JVMTI environment can outlive a profiling
+ * session (hp_profiler_stop keeps it when the agent thread is slow to
+ * exit) and its tags name the classes of another table. The id of a tag
+ * of this table, or 0. */
+static uint32_t tag_id(const struct hp_sites *t, jlong tag)
+{
+	uint32_t id = (uint32_t)((uint64_t)tag & 0xffffffffu);
+	if ((uint32_t)((uint64_t)tag >> 32) != t->generation || !id ||
+	    id > atomic_load_explicit(&t->nclasses, memory_order_acquire))
+		return 0;
+	return id;
+}
+
 /* A class's id (>= 1), from its JVMTI tag, or made, recorded and tagged
  * when it has none; 0 if it cannot be named. Under t->lock. */
 static uint32_t class_id_locked(struct hp_sites *t, jvmtiEnv *jvmti, jclass klass)
@@ -135,8 +153,9 @@ static uint32_t class_id_locked(struct hp_sites *t, jvmtiEnv *jvmti, jclass klas
 	jlong tag = 0;
 	if ((*jvmti)->GetTag(jvmti, klass, &tag) != JVMTI_ERROR_NONE)
 		return 0;
-	if (tag > 0)
-		return (uint32_t)tag;
+	uint32_t id = tag_id(t, tag);
+	if (id)
+		return id;
 	uint32_t n = atomic_load_explicit(&t->nclasses, memory_order_relaxed);
 	if (n == HP_CLASS_CHUNK * HP_CLASS_CHUNKS)
 		return 0;
@@ -152,11 +171,15 @@ static uint32_t class_id_locked(struct hp_sites *t, jvmtiEnv *jvmti, jclass klas
 		return 0;
 	char *name = java_name(sig);
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
-	if (!name)
+	/* Tagged first: a class whose tag could not be set would make a
+	 * record at each sight. */
+	if (!name || (*jvmti)->SetTag(jvmti, klass, (jlong)((uint64_t)t->generation << 32 | (n + 1))) !=
+			     JVMTI_ERROR_NONE) {
+		free(name);
 		return 0;
+	}
 	chunk[n % HP_CLASS_CHUNK] = (struct hp_class_rec){ name, NULL };
 	atomic_store_explicit(&t->nclasses, n + 1, memory_order_release);
-	(*jvmti)->SetTag(jvmti, klass, n + 1);
 	return n + 1;
 }
 
@@ -209,25 +232,32 @@ static struct method_entry *method_named(struct hp_sites *t, jvmtiEnv *jvmti, JN
 	 * method in place of GetClassSignature.) A redefinition that changed
 	 * the SourceFile attribute keeps the first one. */
 	struct hp_class_rec *cr = NULL;
+	char *cname = NULL;             /* the class's name when it has no record */
 	if (valid && (*jvmti)->GetMethodDeclaringClass(jvmti, id, &cls) == JVMTI_ERROR_NONE && cls) {
 		uint32_t cid = class_id_locked(t, jvmti, cls);
 		cr = cid ? class_rec(t, cid) : NULL;
-		if (cr && !cr->file) {
-			char *source = NULL;
-			if ((*jvmti)->GetSourceFileName(jvmti, cls, &source) != JVMTI_ERROR_NONE)
-				source = NULL;
+		char *source = NULL, *class_sig = NULL;
+		if ((!cr || !cr->file) && (*jvmti)->GetSourceFileName(jvmti, cls, &source) != JVMTI_ERROR_NONE)
+			source = NULL;
+		if (cr && !cr->file)
 			cr->file = strdup(source ? source : "");
-			(*jvmti)->Deallocate(jvmti, (unsigned char *)source);
+		if (!cr) {
+			e->own_file = strdup(source ? source : "");
+			if ((*jvmti)->GetClassSignature(jvmti, cls, &class_sig, NULL) == JVMTI_ERROR_NONE && class_sig)
+				cname = java_name(class_sig);
 		}
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)source);
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)class_sig);
 	}
 	/* A site may name up to `depth` methods in one callback: no local
 	 * references pile up in the allocating thread's frame. */
 	if (cls && jni)
 		(*jni)->DeleteLocalRef(jni, cls);
-	snprintf(buf, sizeof(buf), "%s.%s", cr ? cr->name : valid ? "[unknown]" : "[invalid jmethodID]",
-		 name ? name : "[unknown]");
+	snprintf(buf, sizeof(buf), "%s.%s",
+		 cr ? cr->name : cname ? cname : valid ? "[unknown]" : "[invalid jmethodID]", name ? name : "[unknown]");
+	free(cname);
 	e->function = strdup(buf);
-	e->file = cr && cr->file ? cr->file : "";
+	e->file = cr && cr->file ? cr->file : e->own_file ? e->own_file : "";
 	e->descriptor = strdup(sig ? sig : "()V");
 	if (valid && (*jvmti)->GetLineNumberTable(jvmti, id, &e->nlines, &e->lines) == JVMTI_ERROR_NONE &&
 	    e->nlines > 0) {
@@ -248,6 +278,7 @@ static struct method_entry *method_named(struct hp_sites *t, jvmtiEnv *jvmti, JN
 	if (!e->function || !e->descriptor) {
 		free(e->function);
 		free(e->descriptor);
+		free(e->own_file);
 		free(e->lines);
 		memset(e, 0, sizeof(*e));
 		return NULL;
@@ -334,7 +365,10 @@ static uint32_t frame_id(struct hp_sites *t, jvmtiEnv *jvmti, JNIEnv *jni, const
 		return UINT32_MAX;
 	struct hp_frame_rec *chunk = atomic_load_explicit(&t->frame_chunks[n / HP_FRAME_CHUNK], memory_order_relaxed);
 	if (!chunk) {
-		chunk = malloc(sizeof(*chunk) * HP_FRAME_CHUNK);
+		/* Aligned to a cache line, so that a record is one line (at
+		 * malloc's 16 its last 16 bytes, `invalid` among them, were on
+		 * the next; javac's callback by perf did not move either way). */
+		chunk = aligned_alloc(HP_CACHE_LINE, sizeof(*chunk) * HP_FRAME_CHUNK);
 		if (!chunk)
 			return UINT32_MAX;
 		atomic_store_explicit(&t->frame_chunks[n / HP_FRAME_CHUNK], chunk, memory_order_release);
@@ -458,10 +492,11 @@ uint32_t hp_sites_class_id(struct hp_sites *t, jvmtiEnv *jvmti, jclass klass)
 	jlong tag = 0;
 	if (!klass || (*jvmti)->GetTag(jvmti, klass, &tag) != JVMTI_ERROR_NONE)
 		return 0;
-	if (tag > 0)
-		return (uint32_t)tag;
+	uint32_t id = tag_id(t, tag);
+	if (id)
+		return id;
 	pthread_mutex_lock(&t->lock);
-	uint32_t id = class_id_locked(t, jvmti, klass);
+	id = class_id_locked(t, jvmti, klass);
 	pthread_mutex_unlock(&t->lock);
 	return id;
 }

@@ -43,6 +43,8 @@ struct hp_frame_rec {
 };
 #define HP_FRAME_CHUNK 4096
 #define HP_FRAME_CHUNKS 1024            /* 4M distinct frames at most */
+#define HP_CACHE_LINE 64
+_Static_assert(sizeof(struct hp_frame_rec) == HP_CACHE_LINE, "a frame record is one cache line (chunks are aligned)");
 
 /* One class, named once: what every method of it shares. */
 struct hp_class_rec {
@@ -78,6 +80,7 @@ struct hp_sites {
 	 * nclasses; added under it). */
 	_Atomic(struct hp_class_rec *) class_chunks[HP_CLASS_CHUNKS];
 	_Atomic uint32_t nclasses;
+	uint32_t generation;            /* this table's, in its class tags: another's are not ours */
 	/* Asked before a jmethodID is given to JVMTI to be named (0: fine);
 	 * NULL: not asked. One that fails is named "[invalid jmethodID]". */
 	int (*check_id)(void *ctx, jmethodID id);
