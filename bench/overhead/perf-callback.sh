@@ -98,30 +98,31 @@ for cfg in $CONFIGS; do
 for build in $BUILDS; do
 	opts="interval=$INTERVAL,file=$WORK/p.pb.gz"
 	[ "$cfg" = "-" ] || opts="$opts,$cfg"
-	spec="heapprobe=$WORK/$build.so:$opts:stop" early=()
+	# A peer (or the empty agent): its library, what Toggle attaches
+	# (NAME=LIB:ON:OFF) or what is loaded at start.
+	spec="heapprobe=$WORK/$build.so:$opts:stop" early=() peer=
 	case $cfg in
-	async-live|async-alloc|ddprof-live|empty)
-		[ "$build" = hp ] || continue            # a peer runs once, not once per build
-		case $cfg in
-		async-*) lib=$PEERS/libasyncProfiler.so ;; ddprof-*) lib=$PEERS/libjavaProfiler.so ;; *) lib= ;;
-		esac
-		[ -z "$lib" ] || [ -f "$lib" ] || { echo "$cfg: no $lib (bench/peers/run.sh fetches it)" >&2; exit 1; }
-		case $cfg in
-		async-live) spec="$cfg=$PEERS/libasyncProfiler.so:start,event=alloc,alloc=$INTERVAL,live:stop,collapsed,file=$WORK/a.txt" ;;
-		async-alloc) spec="$cfg=$PEERS/libasyncProfiler.so:start,event=alloc,alloc=$INTERVAL:stop,collapsed,file=$WORK/a.txt" ;;
-		# no Agent_OnAttach: loaded at start, sampling through every phase
-		ddprof-live) spec=""; early=("-agentpath:$PEERS/libjavaProfiler.so=start,memory=$INTERVAL:al:1.0,file=$WORK/d.jfr") ;;
-		empty) spec="$cfg=$ROOT/build/bench/libtoggle_sampler.so:$INTERVAL:off" ;;
-		esac ;;
+	async-live) peer=$PEERS/libasyncProfiler.so
+		spec="$cfg=$peer:start,event=alloc,alloc=$INTERVAL,live:stop,collapsed,file=$WORK/a.txt" ;;
+	async-alloc) peer=$PEERS/libasyncProfiler.so
+		spec="$cfg=$peer:start,event=alloc,alloc=$INTERVAL:stop,collapsed,file=$WORK/a.txt" ;;
+	# no Agent_OnAttach: loaded at start, sampling through every phase
+	ddprof-live) peer=$PEERS/libjavaProfiler.so
+		spec="" early=("-agentpath:$peer=start,memory=$INTERVAL:al:1.0,file=$WORK/d.jfr") ;;
+	empty) peer=$ROOT/build/bench/libtoggle_sampler.so
+		spec="$cfg=$peer:$INTERVAL:off" ;;
 	esac
+	if [ -n "$peer" ]; then
+		[ "$build" = hp ] || continue            # a peer runs once, not once per build
+		[ -f "$peer" ] || { echo "$cfg: no $peer (bench/peers/run.sh fetches the peers)" >&2; exit 1; }
+	fi
 	CMD=("$JAVA_HOME/bin/java" "${early[@]}" -XX:+PreserveFramePointer -Djdk.attach.allowAttachSelf=true -Xlog:disable
 	     "${WFLAGS[@]}" -cp "$WORK" Toggle "$ROUNDS" "$THREADS" "$ITERS" none ${spec:+"$spec"})
 	echo "[$(date +%T)] perf record -F $FREQ -g -- ${CMD[*]}" >&2
 	perf record -q -F "$FREQ" -g -o "$WORK/perf.data" -- "${CMD[@]}" >"$WORK/phases.txt" 2>"$WORK/stderr.txt" ||
 		{ tail -20 "$WORK/stderr.txt"; exit 1; }
 	taken=$(awk '$1 == "phase" && $3 == "heapprobe" { s += $6 } END { print s + 0 }' "$WORK/phases.txt")
-	case $cfg in
-	async-live|async-alloc|ddprof-live|empty)
+	if [ -n "$peer" ]; then
 		# Only heapprobe reports its samples: count the events HotSpot
 		# posted, in a second run of the same command.
 		taken=0
@@ -129,13 +130,13 @@ for build in $BUILDS; do
 			perf stat -x, -e "$PROBE" -o "$WORK/stat.txt" -- "${CMD[@]}" >/dev/null 2>&1 ||
 				{ echo "$cfg: the counting run failed" >&2; exit 1; }
 			taken=$(awk -F, -v e="$PROBE" '$3 == e { n = $1 + 0 } END { print n + 0 }' "$WORK/stat.txt")
-		fi ;;
-	esac
+		fi
+	fi
 	perf report -i "$WORK/perf.data" --children --sort sym -g none --stdio 2>/dev/null >"$WORK/children.txt"
 	label=$([ "$build" = base ] && echo "base ($(basename "$BASE"))" || echo "this build")
-	python3 - "$WORK/children.txt" "$taken" "$cfg" "$label" "$WORK/values.tsv" >>"$WORK/report.md" <<'PY'
+	python3 - "$WORK/children.txt" "$taken" "$cfg" "$label" "$WORK/values.tsv" "$peer" >>"$WORK/report.md" <<'PY'
 import re, sys
-path, taken, cfg, label, values = sys.argv[1:6]
+path, taken, cfg, label, values, peer = sys.argv[1:7]
 share, cpu_ns, nsamples = {}, 0.0, 0.0
 for line in open(path):
     m = re.match(r"#\s*Event count \(approx\.\):\s*(\d+)", line)   # cpu-clock: nanoseconds
@@ -153,7 +154,6 @@ def ns(sym):
 # The callback: heapprobe's on_sampled_alloc. The peers' libraries have no
 # frame pointers (a sample below their callback in libjvm skips it) and
 # the empty agent's callback is empty: read post_sampled_object_alloc.
-peer = cfg in ("async-live", "async-alloc", "ddprof-live", "empty")
 cb_sym = None if peer else "on_sampled_alloc"
 cb = share.get(cb_sym, 0.0) if cb_sym else 0.0
 cb_ns = ns(cb_sym) if cb_sym else float("nan")

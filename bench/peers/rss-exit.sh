@@ -21,17 +21,13 @@ FORMATS=${FORMATS:-"pprof collapsed jfr html text"}
 [ -f "$ROOT/build/libheapprobe.so" ] || { echo "build first (cmake --build build)" >&2; exit 1; }
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-SRCZIP=$(readlink -f "$JAVA_HOME/lib/src.zip")
-unzip -q -o "$SRCZIP" "java.net.http/*" -d "$WORK/src"
-find "$WORK/src/java.net.http" -name '*.java' ! -name module-info.java | sort >"$WORK/files.txt"
+source "$HERE/javac-fixed-heap.sh"
 
 # One run: prints "label steady_kib peak_kib".
 run() {
 	local label=$1; shift
 	rm -rf "$WORK/out" && mkdir "$WORK/out"
-	"$JAVA_HOME/bin/javac" -J-Xms$HEAP -J-Xmx$HEAP -J-XX:+AlwaysPreTouch "$@" -nowarn -Xlint:none \
-		-XDsuppressNotes -d "$WORK/out" --patch-module "java.net.http=$WORK/src/java.net.http" \
-		@"$WORK/files.txt" >/dev/null 2>&1 &
+	"$JAVA_HOME/bin/javac" "${JAVAC_HEAP[@]}" "$@" "${JAVAC_ARGS[@]}" >/dev/null 2>&1 &
 	local pid=$! t0 rss
 	t0=$(date +%s%N)
 	: >"$WORK/series"

@@ -18,9 +18,7 @@ LIB=$HERE/.cache/lib
 [ -f "$ROOT/build/libheapprobe.so" ] || { echo "build first (cmake --build build)" >&2; exit 1; }
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-SRCZIP=$(readlink -f "$JAVA_HOME/lib/src.zip")
-unzip -q -o "$SRCZIP" "java.net.http/*" -d "$WORK/src"
-find "$WORK/src/java.net.http" -name '*.java' ! -name module-info.java | sort >"$WORK/files.txt"
+source "$HERE/javac-fixed-heap.sh"
 agent() {
 	case $1 in
 	none) ;;
@@ -35,9 +33,8 @@ for r in $(seq "$REPS"); do
 	for cfg in $(printf '%s\n' $CONFIGS | shuf); do
 		rm -rf "$WORK/out" && mkdir "$WORK/out"
 		# shellcheck disable=SC2046
-		/usr/bin/time -f "$cfg %M" -a -o "$WORK/rss.txt" "$JAVA_HOME/bin/javac" -J-Xms$HEAP -J-Xmx$HEAP \
-			-J-XX:+AlwaysPreTouch $(agent "$cfg") -nowarn -Xlint:none -XDsuppressNotes -d "$WORK/out" \
-			--patch-module "java.net.http=$WORK/src/java.net.http" @"$WORK/files.txt" >/dev/null 2>&1
+		/usr/bin/time -f "$cfg %M" -a -o "$WORK/rss.txt" "$JAVA_HOME/bin/javac" "${JAVAC_HEAP[@]}" \
+			$(agent "$cfg") "${JAVAC_ARGS[@]}" >/dev/null 2>&1
 	done
 	echo "rep $r/$REPS done" >&2
 done

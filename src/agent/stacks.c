@@ -495,6 +495,8 @@ uint32_t hp_sites_class_id(struct hp_sites *t, jvmtiEnv *jvmti, jclass klass)
 	uint32_t id = tag_id(t, tag);
 	if (id)
 		return id;
+	/* Asked again under the lock (class_id_locked reads the tag first):
+	 * another thread may have tagged it meanwhile. */
 	pthread_mutex_lock(&t->lock);
 	id = class_id_locked(t, jvmti, klass);
 	pthread_mutex_unlock(&t->lock);
