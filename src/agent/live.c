@@ -153,7 +153,7 @@ void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, 
 		}
 	}
 	uint32_t k = target->free_list[--target->nfree];
-	target->entries[k] = (struct hp_live_entry){ ref, site, pause_now, size, thin_factor, time_ns, thread };
+	target->entries[k] = (struct hp_live_entry){ ref, site, pause_now, size, thin_factor, time_ns, thread, 0 };
 	ref = NULL;
 	atomic_fetch_add_explicit(&l->tracked, 1, memory_order_relaxed);
 drop:

@@ -24,6 +24,8 @@ struct hp_live_entry {
 	double thin;                /* 2^level at insertion (thinning factor) */
 	int64_t time_ns;            /* CLOCK_REALTIME when sampled */
 	uint32_t thread;            /* samplelog.h thread index, HP_SAMPLELOG_NO_THREAD if none */
+	uint32_t judged;            /* markings counted when a marking last found it alive; 0: never
+	                               (survival.h; written by the sweeps' callbacks) */
 };
 
 struct hp_live_stripe {
@@ -48,7 +50,7 @@ void hp_live_free(struct hp_live *l, JNIEnv *jni);
 void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, uint64_t size, uint32_t pause_now,
 		 int64_t time_ns, uint32_t thread);
 
-typedef void (*hp_live_fn)(const struct hp_live_entry *e, void *ctx);
+typedef void (*hp_live_fn)(struct hp_live_entry *e, void *ctx);
 
 /* Frees the references of samples that died, calling dead (if set) for
  * each first, and alive (if set) for each sample still alive. Agent

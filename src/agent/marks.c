@@ -18,8 +18,16 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+static int64_t mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 
 static uint32_t ring_latest(const struct hp_mark_ring *r, bool *have)
 {
@@ -30,7 +38,7 @@ static uint32_t ring_latest(const struct hp_mark_ring *r, bool *have)
 
 /* One writer per ring (see marks.h). Covers never decrease: a later
  * marking began after an earlier one ended, so it covers all it did. */
-static void ring_push(struct hp_mark_ring *r, uint32_t cover)
+static void ring_push(struct hp_mark_ring *r, uint32_t cover, int64_t start_ns)
 {
 	bool have;
 	uint32_t last = ring_latest(r, &have);
@@ -38,6 +46,7 @@ static void ring_push(struct hp_mark_ring *r, uint32_t cover)
 		cover = last;
 	uint64_t n = atomic_load_explicit(&r->n, memory_order_relaxed);
 	atomic_store_explicit(&r->cover[n % HP_MARKS_RING], cover, memory_order_relaxed);
+	atomic_store_explicit(&r->start_ns[n % HP_MARKS_RING], start_ns, memory_order_relaxed);
 	atomic_store_explicit(&r->n, n + 1, memory_order_release);
 }
 
@@ -58,8 +67,10 @@ static unsigned ring_count_ge(const struct hp_mark_ring *r, uint32_t x)
 
 static void ring_clear(struct hp_mark_ring *r)
 {
-	for (int i = 0; i < HP_MARKS_RING; i++)
+	for (int i = 0; i < HP_MARKS_RING; i++) {
 		atomic_store(&r->cover[i], 0);
+		atomic_store(&r->start_ns[i], 0);
+	}
 	atomic_store(&r->n, 0);
 }
 
@@ -75,6 +86,7 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 		m->primed = true;
 	}
 	__atomic_store_n(&m->last_completion, pauses_now, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->last_completion_ns, mono_ns(), __ATOMIC_RELAXED);
 	m->last_full_pause = 0;
 	m->requests = m->requests_ok = 0;
 	m->request_ns_total = m->request_ns_max = 0;
@@ -95,17 +107,25 @@ void hp_marks_observe(struct hp_marks *m, uint64_t full, uint64_t concurrent, ui
 	if (counted <= m->count_seen)
 		return;
 	bool was_full = full != m->full_seen;
+	int64_t now = mono_ns();
 	uint32_t cover = was_full ? pauses_before : __atomic_load_n(&m->last_completion, __ATOMIC_RELAXED);
-	ring_push(&m->seen, cover);
+	/* A concurrent cycle began after the pause following its cover: the
+	 * end of that pause is the earliest it can have begun. */
+	int64_t start = was_full ? now : atomic_load_explicit(&m->pause_end_ns[(cover + 1) % HP_PAUSE_RING],
+							      memory_order_relaxed);
+	int64_t floor_ns = __atomic_load_n(&m->last_completion_ns, __ATOMIC_RELAXED);
+	ring_push(&m->seen, cover, start > floor_ns && start <= now ? start : floor_ns);
 	m->count_seen = counted;
 	m->full_seen = full;
 	if (was_full)
 		m->last_full_pause = pauses_before + 1;
 	__atomic_store_n(&m->last_completion, pauses_before + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->last_completion_ns, now, __ATOMIC_RELAXED);
 }
 
 void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_before)
 {
+	atomic_store_explicit(&m->pause_end_ns[(pauses_before + 1) % HP_PAUSE_RING], mono_ns(), memory_order_relaxed);
 	struct hp_marking mk = { .sz = sizeof(mk) };
 	if (hp_marking(probe, &mk) == 0)
 		hp_marks_observe(m, mk.full, mk.concurrent, pauses_before);
@@ -131,7 +151,8 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-void hp_marks_requested(struct hp_marks *m, uint32_t at_request, uint64_t seen_before, uint32_t pauses_now)
+static void marks_requested_at(struct hp_marks *m, uint32_t at_request, uint64_t seen_before, uint32_t pauses_now,
+			       int64_t request_ns)
 {
 	uint64_t seen_after = atomic_load(&m->seen.n);
 	if (seen_after > seen_before) {
@@ -142,12 +163,22 @@ void hp_marks_requested(struct hp_marks *m, uint32_t at_request, uint64_t seen_b
 		uint32_t old = atomic_load(c);
 		while (old < at_request && !atomic_compare_exchange_weak(c, &old, at_request))
 			;
+		_Atomic int64_t *t = &m->seen.start_ns[(seen_after - 1) % HP_MARKS_RING];
+		int64_t was = atomic_load(t);
+		while (was < request_ns && !atomic_compare_exchange_weak(t, &was, request_ns))
+			;
 	} else {
-		ring_push(&m->requested, at_request);
+		ring_push(&m->requested, at_request, request_ns);
 	}
 	__atomic_store_n(&m->last_completion, pauses_now, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->last_completion_ns, mono_ns(), __ATOMIC_RELAXED);
 	m->request_cover = at_request;
 	m->request_end_pause = pauses_now;
+}
+
+void hp_marks_requested(struct hp_marks *m, uint32_t at_request, uint64_t seen_before, uint32_t pauses_now)
+{
+	marks_requested_at(m, at_request, seen_before, pauses_now, mono_ns());
 }
 
 bool hp_marks_may_request(struct hp_marks *m)
@@ -165,15 +196,15 @@ bool hp_marks_may_request(struct hp_marks *m)
 
 int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, bool allow_full, const _Atomic uint64_t *pauses)
 {
-	uint32_t at_request = (uint32_t)atomic_load(pauses), h;
-	if (hp_marks_horizon(m, &h) && h >= at_request) {
-		snprintf(m->last_request, sizeof(m->last_request),
-			 "none needed: the last marking began after every sample");
-		return 1;
-	}
+	/* Always a new marking, even when the last one began after every
+	 * sample: objects may have died since it began, and a profile asked
+	 * for now must not count them (a marking counts for a profile only if
+	 * it began after the profile was asked for). */
+	uint32_t at_request = (uint32_t)atomic_load(pauses);
 	uint64_t seen_before = atomic_load(&m->seen.n);
 	char why[200] = "";
 	uint64_t t0 = now_ns();
+	int64_t request_ns = mono_ns();
 	int rc = hp_request_marking(probe, allow_full ? HP_MARK_ALLOW_FULL : 0, why, sizeof(why));
 	uint64_t dt = now_ns() - t0;
 	m->requests++;
@@ -187,8 +218,157 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, bool allow_full
 	m->request_ns_total += dt;
 	if (dt > m->request_ns_max)
 		m->request_ns_max = dt;
-	hp_marks_requested(m, at_request, seen_before, (uint32_t)atomic_load(pauses));
+	marks_requested_at(m, at_request, seen_before, (uint32_t)atomic_load(pauses), request_ns);
 	snprintf(m->last_request, sizeof(m->last_request), "%.120s requested before this profile (%.0f ms)", why,
 		 (double)dt / 1e6);
 	return 0;
+}
+
+/* ---- the canaries -------------------------------------------------------- */
+
+static void canary_make(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses)
+{
+	/* Its pause count is read after the object exists: a marking that
+	 * began before it could not clear it, so the cover errs low. */
+	uint32_t pause = (uint32_t)atomic_load(pauses);
+	if (m->ncanary && m->canary[m->ncanary - 1].pause == pause)
+		return;         /* no pause since the newest: it says the same */
+	if (m->ncanary == HP_CANARIES) {
+		/* Full (no marking for a while): keep the oldest, which the next
+		 * marking clears anyway, and replace the newest. */
+		(*jni)->DeleteWeakGlobalRef(jni, m->canary[--m->ncanary].ref);
+	}
+	jclass cls = (*jni)->FindClass(jni, "java/lang/Object");
+	jobject o = cls ? (*jni)->AllocObject(jni, cls) : NULL;
+	jweak ref = o ? (*jni)->NewWeakGlobalRef(jni, o) : NULL;
+	if ((*jni)->ExceptionCheck(jni))
+		(*jni)->ExceptionClear(jni);
+	if (o)
+		(*jni)->DeleteLocalRef(jni, o);
+	if (cls)
+		(*jni)->DeleteLocalRef(jni, cls);
+	if (!ref)
+		return;
+	m->canary[m->ncanary++] = (struct hp_canary){ ref, pause };
+}
+
+void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *jni, const _Atomic uint64_t *pauses)
+{
+	struct hp_gc_info g = { .sz = sizeof(g) };
+	if (m->canary_on)
+		return;
+	if (hp_gc_info(probe, &g) != 0) {
+		snprintf(m->canary_state, sizeof(m->canary_state), "off: the collector is not known");
+		return;
+	}
+	if ((g.kind != HP_GC_Z && g.kind != HP_GC_SHENANDOAH) || g.generational != 0) {
+		snprintf(m->canary_state, sizeof(m->canary_state), "%s",
+			 g.kind == HP_GC_Z || g.kind == HP_GC_SHENANDOAH
+				 ? "off: generational, a young collection would clear a canary (only requested "
+				   "markings count)"
+				 : "not needed: the collector's counters show its markings");
+		return;
+	}
+	m->canary_on = true;
+	m->canary_markings = 0;
+	m->ncanary = 0;
+	snprintf(m->canary_state, sizeof(m->canary_state),
+		 "the collector's own cycles, seen by canary objects' weak references");
+	canary_make(m, jni, pauses);
+}
+
+int hp_marks_canary_check(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses)
+{
+	if (!m->canary_on)
+		return 0;
+	/* Canaries are dead objects: a marking that clears one clears every
+	 * older one too. Find the newest cleared. */
+	int newest = -1;
+	for (int i = (int)m->ncanary - 1; i >= 0; i--)
+		if ((*jni)->IsSameObject(jni, m->canary[i].ref, NULL)) {
+			newest = i;
+			break;
+		}
+	int counted = 0;
+	if (newest >= 0) {
+		uint32_t cover = m->canary[newest].pause;
+		int64_t start = atomic_load(&m->pause_end_ns[(cover + 1) % HP_PAUSE_RING]);
+		int64_t made = atomic_load(&m->pause_end_ns[cover % HP_PAUSE_RING]);
+		ring_push(&m->requested, cover, start > made ? start : made > 0 ? made : mono_ns());
+		m->canary_markings++;
+		counted = 1;
+		for (int i = 0; i <= newest; i++)
+			(*jni)->DeleteWeakGlobalRef(jni, m->canary[i].ref);
+		memmove(m->canary, m->canary + newest + 1, sizeof(m->canary[0]) * (m->ncanary - (unsigned)newest - 1));
+		m->ncanary -= (unsigned)newest + 1;
+	}
+	canary_make(m, jni, pauses);
+	return counted;
+}
+
+void hp_marks_canary_rearm(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses)
+{
+	if (!m->canary_on)
+		return;
+	for (unsigned i = 0; i < m->ncanary; i++)
+		(*jni)->DeleteWeakGlobalRef(jni, m->canary[i].ref);
+	m->ncanary = 0;
+	canary_make(m, jni, pauses);
+}
+
+void hp_marks_canary_free(struct hp_marks *m, JNIEnv *jni)
+{
+	for (unsigned i = 0; jni && i < m->ncanary; i++)
+		(*jni)->DeleteWeakGlobalRef(jni, m->canary[i].ref);
+	m->ncanary = 0;
+	m->canary_on = false;
+}
+
+/* ---- times --------------------------------------------------------------- */
+
+static int ring_starts(const struct hp_mark_ring *r, int64_t *out, int max)
+{
+	uint64_t n = atomic_load_explicit(&r->n, memory_order_acquire);
+	int k = 0;
+	for (uint64_t i = n; i > 0 && k < max && n - i < HP_MARKS_RING; i--) {
+		int64_t t = atomic_load_explicit(&r->start_ns[(i - 1) % HP_MARKS_RING], memory_order_relaxed);
+		if (t > 0)
+			out[k++] = t;
+	}
+	return k;
+}
+
+bool hp_marks_last_start(const struct hp_marks *m, int64_t *ns)
+{
+	int64_t a[1], b[1];
+	int na = ring_starts(&m->seen, a, 1), nb = ring_starts(&m->requested, b, 1);
+	if (!na && !nb)
+		return false;
+	*ns = na && nb ? (a[0] > b[0] ? a[0] : b[0]) : na ? a[0] : b[0];
+	return true;
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+int64_t hp_marks_gap_ns(const struct hp_marks *m)
+{
+	int64_t t[18], d[17];
+	int n = ring_starts(&m->seen, t, 9);
+	n += ring_starts(&m->requested, t + n, 9);
+	if (n < 2)
+		return 0;
+	qsort(t, (size_t)n, sizeof(t[0]), cmp_i64);
+	/* Only the latest 9 starts of both rings together. */
+	int from = n > 9 ? n - 9 : 0, k = 0;
+	for (int i = from + 1; i < n; i++)
+		if (t[i] > t[i - 1])
+			d[k++] = t[i] - t[i - 1];
+	if (!k)
+		return 0;
+	qsort(d, (size_t)k, sizeof(d[0]), cmp_i64);
+	return d[k / 2];
 }

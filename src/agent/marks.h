@@ -21,6 +21,8 @@
 
 struct hp_mark_ring {
 	_Atomic uint32_t cover[HP_MARKS_RING];  /* non-decreasing in order of completion */
+	_Atomic int64_t start_ns[HP_MARKS_RING]; /* CLOCK_MONOTONIC: when the marking began, at the latest
+						    (the end of the pause its cover names, or the request) */
 	_Atomic uint64_t n;                     /* markings pushed */
 };
 
@@ -35,6 +37,7 @@ struct hp_marks {
 	bool primed;
 	uint64_t count_seen, full_seen;         /* hp_marking() at the last look */
 	uint32_t last_completion;               /* pause count when the last marking was seen to end */
+	int64_t last_completion_ns;             /* ... and when */
 	uint32_t last_full_pause;               /* pause count at the end of the last full collection */
 	/* Requests (under the dump lock). */
 	uint64_t requests, requests_ok;
@@ -42,7 +45,43 @@ struct hp_marks {
 	uint64_t last_ns, last_end_ns;          /* the last completed request: its wall time, when it ended */
 	uint32_t request_cover, request_end_pause;      /* ... its cover, the pause count when it ended */
 	char last_request[200];                 /* what the last request did, or why it did not */
+	/* Canaries (ZGC and Shenandoah, single generation: their counters
+	 * count pauses, not cycles): objects only a weak reference holds, one
+	 * made after each pause. Only a marking that began after a canary was
+	 * made clears it, so the newest canary cleared shows a marking that
+	 * covers every sample allocated before it was made: made right after
+	 * the pause before the cycle's first, it gives the exact cover. Oldest
+	 * first; dump lock. */
+#define HP_CANARIES 8
+	struct hp_canary {
+		jweak ref;
+		uint32_t pause;                 /* pause count when it was made */
+	} canary[HP_CANARIES];
+	unsigned ncanary;
+	bool canary_on;
+	uint64_t canary_markings;               /* markings they showed */
+	/* End of each pause (CLOCK_MONOTONIC ns) by pause count mod the ring:
+	 * a marking's start is the end of the pause its cover names (or later). */
+#define HP_PAUSE_RING 64
+	_Atomic int64_t pause_end_ns[HP_PAUSE_RING];
+	char canary_state[160];                 /* on, or why not */
 };
+
+/* The canaries: hp_marks_canary_setup decides whether this collector needs
+ * them (single-generation ZGC and Shenandoah); check counts a marking they
+ * show (returns 1) and makes a canary for the pauses since; rearm drops
+ * them without counting (after a request, which has been counted). Dump lock held, on a
+ * thread attached to the VM, never in a GC callback. */
+void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *jni, const _Atomic uint64_t *pauses);
+int hp_marks_canary_check(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses);
+void hp_marks_canary_rearm(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses);
+void hp_marks_canary_free(struct hp_marks *m, JNIEnv *jni);
+
+/* When the latest marking began (CLOCK_MONOTONIC ns; false if none), and
+ * the median time between the starts of the last markings (0 if fewer
+ * than two). */
+bool hp_marks_last_start(const struct hp_marks *m, int64_t *ns);
+int64_t hp_marks_gap_ns(const struct hp_marks *m);
 
 /* Starts counting from now (no GC callback may run concurrently with it on
  * this struct: call before enabling the profiler's GC events). */

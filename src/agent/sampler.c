@@ -70,6 +70,7 @@
 #include "agent/stackcache.h"
 #include "agent/stacks.h"
 #include "agent/stripe.h"
+#include "agent/survival.h"
 #include "heapusage/marking.h"
 #include "heapusage/probe.h"
 #include "heapusage/symdata.h"
@@ -116,6 +117,18 @@ static struct profiler {
 	/* Live bytes per site over time (history.h); under dump_lock. */
 	struct hp_history history;
 	bool have_history;
+	/* Survival per site learnt from the markings (survival.h): the view
+	 * between markings. Under dump_lock. */
+	struct hp_survival surv;
+	bool have_surv;
+	uint64_t surv_markings;         /* markings_counted() at the last epoch */
+	bool canary_tried;
+	/* The allocation clock of the estimate: samples taken when the last
+	 * marking was seen (or requested), and the sampling rate between
+	 * markings (samples a second, smoothed). */
+	uint64_t mark_samples;
+	int64_t mark_ns;
+	double sample_rate;
 	jobject exit_hook;              /* shutdown hook Thread whose start asks for a last marking */
 	pthread_mutex_t dump_lock;
 	bool have_lines;
@@ -528,6 +541,12 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 		now_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 		th = hp_samplelog_thread(&prof.log, jvmti, jni, thread);
 		hp_samplelog_alloc(&prof.log, &(struct hp_alloc_rec){ slot, th, now_ns, size, w * (double)size });
+	} else if (prof.o.live) {
+		/* The sample's age for the estimate between markings
+		 * (survival.h): the coarse clock (a few ns, 1-4 ms ticks). */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+		now_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	}
 	if (prof.o.live)
 		hp_live_add(&prof.live, jni, object, slot, size, pauses_now(), now_ns, th);
@@ -904,10 +923,34 @@ static bool heap_figure(struct hp_prof_heap *out, int64_t now_ns)
 
 /* ---- history ------------------------------------------------------------- */
 
+/* A sample's judgment by the markings, for the survival estimates: the
+ * first time a marking covers it (alive) or it is found dead before or at
+ * that, and each later marking that finds it still alive or dead. */
+static void judge(struct hp_live_entry *e, bool alive)
+{
+	if (!prof.have_surv)
+		return;
+	double var, b = entry_bytes(e, &var);
+	uint64_t m = markings_counted();
+	if (!alive) {
+		hp_survival_judge(&prof.surv, e->site, b, e->judged == 0, false);
+		if (e->judged == 0 && hp_marks_age(&prof.marks, e->pause_at_alloc) == 0)
+			hp_survival_cleared(&prof.surv, e->site, b, true);
+		else if (e->judged && e->judged == (uint32_t)m)
+			hp_survival_cleared(&prof.surv, e->site, b, false);
+		return;
+	}
+	if (e->judged >= (uint32_t)m || hp_marks_age(&prof.marks, e->pause_at_alloc) == 0)
+		return;         /* no marking has looked since the last judgment */
+	hp_survival_judge(&prof.surv, e->site, b, e->judged == 0, true);
+	e->judged = (uint32_t)m;
+}
+
 /* A sample found dead by any sweep: its bytes are freed, and if it was
  * counted at the last marking record, its going is part of the change. */
-static void hist_dead(const struct hp_live_entry *e, void *ctx)
+static void hist_dead(struct hp_live_entry *e, void *ctx)
 {
+	judge(e, false);
 	if (!prof.have_history)
 		return;
 	double var, b = entry_bytes(e, &var);
@@ -915,11 +958,53 @@ static void hist_dead(const struct hp_live_entry *e, void *ctx)
 			markings_counted());
 }
 
-static void hist_alive(const struct hp_live_entry *e, void *ctx)
+static void sweep_alive(struct hp_live_entry *e, void *ctx)
 {
+	judge(e, true);
+}
+
+static void hist_alive(struct hp_live_entry *e, void *ctx)
+{
+	judge(e, true);
 	double var, b = entry_bytes(e, &var);
 	hp_history_alive(&prof.history, e->site, b, var, hp_marks_age(&prof.marks, e->pause_at_alloc),
 			 *(const uint64_t *)ctx);
+}
+
+/* The estimate's clock (setup_estimate): objects die as the program
+ * allocates, so time since a marking counts at the rate the program
+ * samples now against the rate it sampled between markings; a program
+ * gone idle after a marking has lost nothing since. */
+static void note_marking_clock(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	int64_t now = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+	uint64_t n = (uint64_t)hp_striped_sum(&prof.samples, memory_order_relaxed);
+	if (prof.mark_ns && now > prof.mark_ns + 10000000) {
+		double rate = (double)(n - prof.mark_samples) / ((double)(now - prof.mark_ns) / 1e9);
+		prof.sample_rate = prof.sample_rate > 0 ? 0.5 * prof.sample_rate + 0.5 * rate : rate;
+	}
+	prof.mark_samples = n;
+	prof.mark_ns = now;
+}
+
+/* The collector's own markings a canary shows (single-generation ZGC and
+ * Shenandoah), and a new epoch of the survival sums for each new marking.
+ * Dump lock held. */
+static void markings_tick(JNIEnv *jni)
+{
+	if (!prof.canary_tried && prof.o.live) {
+		hp_marks_canary_setup(&prof.marks, prof.probe, jni, &prof.gc_events);
+		prof.canary_tried = true;
+	}
+	hp_marks_canary_check(&prof.marks, jni, &prof.gc_events);
+	uint64_t m = markings_counted();
+	if (prof.have_surv && prof.surv_markings < m) {
+		for (; prof.surv_markings < m; prof.surv_markings++)
+			hp_survival_next_epoch(&prof.surv);
+		note_marking_clock();
+	}
 }
 
 /* After collections (agent thread) and after a requested marking (before
@@ -930,13 +1015,14 @@ static void history_tick(JNIEnv *jni)
 {
 	if (!prof.o.live || !prof.sites.slots)
 		return;
+	markings_tick(jni);
 	uint64_t m = markings_counted();
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	uint64_t pauses = atomic_load(&prof.gc_events);
 	if (!prof.have_history || !hp_history_due(&prof.history, m, now, pauses)) {
-		hp_live_sweep(&prof.live, jni, NULL, hist_dead, NULL);
+		hp_live_sweep(&prof.live, jni, sweep_alive, hist_dead, NULL);
 		return;
 	}
 	struct timespec c0, c1;
@@ -955,6 +1041,10 @@ struct live_acc {
 	double objects, bytes, var;
 	double recent_objects, recent_bytes;
 	double age_bytes[4];            /* verified bytes by markings survived: 1, 2-3, 4-7, 8+ */
+	/* The estimate's parts before finish_estimate: bytes still
+	 * referenced (raw) and expected alive now (est), recent and verified. */
+	double rec_est, rec_obj, rec_var;
+	double ver_raw, ver_est, ver_obj, ver_var;
 };
 
 /* A live sample as the JFR writer wants it (format=jfr only). */
@@ -974,9 +1064,18 @@ struct snap_ctx {
 	uint32_t min_age;               /* in the view: verified by >= min_age markings (>= 1) */
 	uint64_t counted, recent, younger;      /* samples: in the view, not verified, verified < min_age */
 	double bytes, var, recent_bytes;        /* totals */
+	/* The estimate of what is alive now (survival.h): the verified bytes
+	 * as the marking found them and after their survival since, and the
+	 * recent bytes counted by their sites' survival at their age. */
+	bool estimating;                /* survival known (a marking has judged samples) */
+	double gap_s, since_s;          /* between markings; since the last one began (allocation clock) */
+	double clock;                   /* the allocation clock's pace now, 0..1 of the usual */
+	int64_t now_real_ns;
+	double verified_raw, verified_est, recent_est;
+	uint64_t recent_estimated;      /* recent samples counted through the estimate */
 };
 
-static void add_live(const struct hp_live_entry *e, void *vctx)
+static void add_live(struct hp_live_entry *e, void *vctx)
 {
 	struct snap_ctx *c = vctx;
 	unsigned age = hp_marks_age(&prof.marks, e->pause_at_alloc);
@@ -1003,20 +1102,117 @@ static void add_live(const struct hp_live_entry *e, void *vctx)
 		a->recent_bytes += s * w;
 		c->recent_bytes += s * w;
 		c->recent++;
+		if (!c->estimating)
+			return;
+		/* Not judged yet: alive now with its site's survival at its age. */
+		double f = hp_survival_first(&prof.surv, e->site, NULL);
+		if (f < 0)
+			return;
+		double age_s = c->clock * (double)(c->now_real_ns - e->time_ns) / 1e9;
+		double p = hp_survival_at_age(f, c->gap_s, age_s);
+		double b = s * w;
+		a->rec_est += b * p;
+		a->rec_obj += w * p;
+		a->rec_var += s * s * (1.0 - pi) / (pi * pi) * p * p + b * b * p * (1 - p);
+		c->recent_estimated++;
 		return;
 	}
 	if (age < c->min_age) {
 		c->younger++;
 		return;
 	}
-	double v = s * s * (1.0 - pi) / (pi * pi);
-	a->age_bytes[age >= 8 ? 3 : age >= 4 ? 2 : age >= 2 ? 1 : 0] += s * w;
-	a->objects += w;
-	a->bytes += s * w;
-	a->var += v;
-	c->bytes += s * w;
-	c->var += v;
+	/* Verified alive by the last marking: alive now with the site's
+	 * survival over the time since that marking began. The variance adds
+	 * the Bernoulli term of not knowing which survived. */
+	double p = 1;
+	if (c->estimating) {
+		double n, g = hp_survival_next(&prof.surv, e->site, &n);
+		if (g >= 0 && n >= 8) {
+			p = hp_survival_since(g, c->gap_s, c->since_s);
+		} else {
+			/* Too few re-judgments yet: the exponential model of the
+			 * first ones (memoryless: alive at the marking, alive
+			 * now with e^{-lambda since}). */
+			double f = hp_survival_first(&prof.surv, e->site, NULL);
+			if (f >= 0)
+				p = hp_survival_at_age(f, c->gap_s, c->since_s);
+		}
+	}
+	double b = s * w;
+	a->age_bytes[age >= 8 ? 3 : age >= 4 ? 2 : age >= 2 ? 1 : 0] += b * p;
+	a->ver_raw += b;
+	a->ver_est += b * p;
+	a->ver_obj += w * p;
+	a->ver_var += s * s * (1.0 - pi) / (pi * pi) * p * p + b * b * p * (1 - p);
+	c->verified_raw += b;
 	c->counted++;
+}
+
+/* Per site, the parts into the view: each group's model estimate raised
+ * by the share of the samples of that group found dead since the last
+ * marking (survival.h, hp_survival_with_cleared), never above the bytes
+ * still referenced; then the totals. */
+static void finish_estimate(struct snap_ctx *c, uint32_t nslots)
+{
+	for (uint32_t i = 0; i < nslots; i++) {
+		struct live_acc *a = &c->acc[i];
+		if (!(a->ver_raw > 0) && !(a->rec_est > 0))
+			continue;
+		double cr = 0, cv = 0;
+		if (c->estimating)
+			hp_survival_cleared_since(&prof.surv, i, &cr, &cv);
+		double kr = 0, kv = 0;
+		if (a->rec_est > 0)
+			kr = hp_survival_with_cleared(a->recent_bytes, a->rec_est, cr) / a->rec_est;
+		if (a->ver_est > 0)
+			kv = hp_survival_with_cleared(a->ver_raw, a->ver_est, cv) / a->ver_est;
+		for (int k = 0; k < 4; k++)
+			a->age_bytes[k] *= kv;
+		a->objects = a->ver_obj * kv + a->rec_obj * kr;
+		a->bytes = a->ver_est * kv + a->rec_est * kr;
+		a->var = a->ver_var * kv * kv + a->rec_var * kr * kr;
+		c->bytes += a->bytes;
+		c->var += a->var;
+		c->verified_est += a->ver_est * kv;
+		c->recent_est += a->rec_est * kr;
+	}
+}
+
+/* What the estimate between markings needs (survival.h): the time between
+ * markings and since the last began. Off (the verified samples as found,
+ * the recent ones apart) until a marking has judged samples. */
+static void setup_estimate(struct snap_ctx *c)
+{
+	int64_t last;
+	double n;
+	c->estimating = false;
+	if (!prof.have_surv || !hp_marks_last_start(&prof.marks, &last) || hp_survival_first(&prof.surv, 0, &n) < 0)
+		return;
+	struct timespec mono, real;
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	int64_t mono_now = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec;
+	c->now_real_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+	int64_t gap = hp_marks_gap_ns(&prof.marks);
+	if (gap <= 0) {
+		/* One marking so far: it judged what was allocated since sampling began. */
+		int64_t start_mono = mono_now - (c->now_real_ns - prof.start_realtime_ns);
+		gap = last - start_mono;
+	}
+	if (gap <= 0)
+		return;
+	c->gap_s = (double)gap / 1e9;
+	c->since_s = mono_now > last ? (double)(mono_now - last) / 1e9 : 0;
+	/* The allocation clock: time since the last marking counts at the
+	 * share of the usual sampling rate the program has kept since. */
+	c->clock = 1;
+	if (prof.sample_rate > 0 && prof.mark_ns && mono_now > prof.mark_ns + 10000000) {
+		uint64_t taken = (uint64_t)hp_striped_sum(&prof.samples, memory_order_relaxed);
+		double rate = (double)(taken - prof.mark_samples) / ((double)(mono_now - prof.mark_ns) / 1e9);
+		c->clock = fmin(1.0, rate / prof.sample_rate);
+	}
+	c->since_s *= c->clock;
+	c->estimating = true;
 }
 
 /* The live bytes the marking that verified the view found, heap-wide
@@ -1625,8 +1821,19 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 		goto out;
 
 	ctx.min_age = prof.o.min_age > 1 ? prof.o.min_age : 1;
-	if (prof.o.live)
+	if (prof.o.live) {
+		setup_estimate(&ctx);
 		hp_live_each(&prof.live, jni, add_live, hist_dead, &ctx);
+		finish_estimate(&ctx, nslots);
+		if (getenv("HP_DEBUG_SURV"))
+			logf_("surv totals: verified raw %.0f est %.0f recent %.0f est %.0f (%llu samples)", ctx.verified_raw, ctx.verified_est, ctx.recent_bytes, ctx.recent_est, (unsigned long long)ctx.recent_estimated);
+		if (getenv("HP_DEBUG_SURV"))
+			for (uint32_t i = 0; i < nslots && i < 64; i++)
+				if (ctx.acc[i].recent_bytes > 1e6 || ctx.acc[i].bytes > 1e6) {
+					double n1, n2, f = hp_survival_first(&prof.surv, i, &n1), g = hp_survival_next(&prof.surv, i, &n2);
+					logf_("surv site %u: f %.3f (n %.1f) g %.3f (n %.1f) gap %.3f since %.3f est %.0f recent %.0f", i, f, n1, g, n2, ctx.gap_s, ctx.since_s, ctx.acc[i].bytes, ctx.acc[i].recent_bytes);
+				}
+	}
 	char estimate[600];
 	double scale = choose_scale(&ctx, estimate, sizeof(estimate));
 
@@ -1803,7 +2010,7 @@ out:
  * written is verified as of now. Dump lock held. Never from VMDeath: the
  * collector's threads have stopped by then and a request would not return
  * (the exit profile relies on the shutdown hook below instead). */
-static void mark_before_profile(bool periodic)
+static void mark_before_profile(JNIEnv *jni, bool periodic)
 {
 	if (!prof.o.live || prof.o.mark == HP_MARK_OFF)
 		return;
@@ -1811,7 +2018,17 @@ static void mark_before_profile(bool periodic)
 	 * stop, exit) always get their marking. */
 	if (periodic && !hp_marks_may_request(&prof.marks))
 		return;
+	markings_tick(jni);     /* a cycle of the collector's own that ended first is counted as its own */
+	uint64_t before = markings_counted();
 	int rc = hp_marks_request(&prof.marks, prof.probe, prof.o.mark == HP_MARK_FULL, &prof.gc_events);
+	if (rc == 0) {
+		hp_marks_canary_rearm(&prof.marks, jni, &prof.gc_events);      /* counted: not again */
+		if (prof.have_surv && markings_counted() > before) {
+			for (; prof.surv_markings < markings_counted(); prof.surv_markings++)
+				hp_survival_next_epoch(&prof.surv);
+			note_marking_clock();
+		}
+	}
 	if (rc < 0 && prof.marks.requests == 1)
 		logf_("no marking before profiles: %s", prof.marks.last_request);
 }
@@ -1825,7 +2042,7 @@ static int dump(JNIEnv *jni, const char *why, bool may_mark, bool periodic, bool
 	int rc = -ESRCH;
 	if (prof.sites.slots) {
 		if (may_mark) {
-			mark_before_profile(periodic);
+			mark_before_profile(jni, periodic);
 			history_tick(jni);      /* the marking just made, in the history */
 		}
 		rc = write_snapshot(jni, why, periodic, final, req);
@@ -2004,7 +2221,7 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
 		return;
 	pthread_mutex_lock(&prof.dump_lock);
 	if (prof.sites.slots)
-		mark_before_profile(false);
+		mark_before_profile(jni, false);
 	pthread_mutex_unlock(&prof.dump_lock);
 }
 
@@ -2201,6 +2418,9 @@ static void undo_start(JNIEnv *jni)
 	if (prof.have_history)
 		hp_history_free(&prof.history);
 	prof.have_history = false;
+	if (prof.have_surv)
+		hp_survival_free(&prof.surv);
+	prof.have_surv = false;
 	hp_sites_free(&prof.sites);
 	prof.keep_samples = false;
 	hp_samplelog_free(&prof.log);
@@ -2286,6 +2506,12 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 		rc = hp_history_init(&prof.history, prof.sites.mask + 1);
 		prof.have_history = rc == 0;
 	}
+	if (!rc && o->live) {
+		rc = hp_survival_init(&prof.surv, prof.sites.mask + 1);
+		prof.have_surv = rc == 0;
+		prof.surv_markings = 0;
+		prof.canary_tried = false;
+	}
 	if (!rc)
 		rc = hp_samplelog_init(&prof.log, prof.keep_samples);
 	if (rc) {
@@ -2368,6 +2594,11 @@ int hp_profiler_stop(JNIEnv *jni, const struct hp_agent_options *dest, bool disc
 	if (prof.have_history)
 		hp_history_free(&prof.history);
 	prof.have_history = false;
+	if (prof.have_surv)
+		hp_survival_free(&prof.surv);
+	prof.have_surv = false;
+	hp_marks_canary_free(&prof.marks, jni);
+	prof.canary_tried = false;
 	atomic_store(&prof.walk_ready, 0);
 	hp_stackcache_free(&prof.stack_cache, jni);
 	if (atomic_exchange(&prof.decode_ready, 0))
