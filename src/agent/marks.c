@@ -261,6 +261,11 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 		snprintf(m->canary_state, sizeof(m->canary_state), "off: the collector is not known");
 		return;
 	}
+	struct hp_marking mk = { .sz = sizeof(mk) };
+	if (hp_marking(probe, &mk) == 0 && mk.source && strncmp(mk.source, "hidden", 6) == 0) {
+		snprintf(m->canary_state, sizeof(m->canary_state), "off: markings hidden (HEAPPROBE_FAULTS)");
+		return;
+	}
 	if ((g.kind != HP_GC_Z && g.kind != HP_GC_SHENANDOAH) || g.generational != 0) {
 		snprintf(m->canary_state, sizeof(m->canary_state), "%s",
 			 g.kind == HP_GC_Z || g.kind == HP_GC_SHENANDOAH

@@ -1302,28 +1302,31 @@ static void describe_live(char *out, size_t cap, const struct snap_ctx *c, doubl
 	struct hp_marking mk = { .sz = sizeof(mk) };
 	hp_marking(prof.probe, &mk);
 	double half = 1.96 * sqrt(c->var) * scale, bytes = c->bytes * scale;
-	double all = c->bytes + c->recent_bytes;
+	double all = c->verified_raw + c->recent_bytes;
 	int len = snprintf(out, cap,
-			   "inuse: %.0f bytes [95%% %.0f..%.0f] in %llu samples verified alive by a marking "
-			   "(Horvitz-Thompson sum, %s; min_age %u markings, %llu verified samples seen by fewer "
-			   "left out); ",
-			   bytes, fmax(0.0, bytes - half), bytes + half, (unsigned long long)c->counted, estimate,
-			   c->min_age, (unsigned long long)c->younger);
-	if (len < 0 || (size_t)len >= cap)
-		return;
-	len += snprintf(out + len, cap - (size_t)len,
-			"recent, not yet verified: %.0f bytes (%.1f%%) in %llu samples (recent_space, unscaled); ",
-			c->recent_bytes, all > 0 ? 100.0 * c->recent_bytes / all : 0.0, (unsigned long long)c->recent);
+			   "inuse: %.0f bytes [95%% %.0f..%.0f] estimated alive now (Horvitz-Thompson sum, %s): %.0f of the %.0f bytes in %llu "
+			   "samples verified alive by a marking (the last began %.2f s ago on the allocation clock; "
+			   "min_age %u markings, %llu verified samples seen by fewer left out), and %.0f of the recent "
+			   "ones, by each site's survival learnt from the markings (markings %.2f s apart; none before "
+			   "a marking has judged samples); recent, not yet verified: %.0f bytes (%.1f%%) in %llu samples "
+			   "(recent_space, unscaled); ",
+			   bytes, fmax(0.0, bytes - half), bytes + half, estimate, c->verified_est * scale, c->verified_raw,
+			   (unsigned long long)c->counted, c->since_s, c->min_age, (unsigned long long)c->younger,
+			   c->recent_est * scale, c->estimating ? c->gap_s : 0.0, c->recent_bytes,
+			   all > 0 ? 100.0 * c->recent_bytes / all : 0.0, (unsigned long long)c->recent);
 	if (len < 0 || (size_t)len >= cap)
 		return;
 	if (have)
 		len += snprintf(out + len, cap - (size_t)len,
-				"markings: %llu (source: %s), last covers samples before GC pause #%u of %llu; ",
-				(unsigned long long)mk.count, mk.source ? mk.source : "?", horizon,
+				"markings: %llu (source: %s; %s: %llu), last covers samples before GC pause #%u of %llu; ",
+				(unsigned long long)markings_counted(), mk.source ? mk.source : "?",
+				prof.marks.canary_state[0] ? prof.marks.canary_state : "canaries not set up yet",
+				(unsigned long long)prof.marks.canary_markings, horizon,
 				(unsigned long long)atomic_load(&prof.gc_events));
 	else
-		len += snprintf(out + len, cap - (size_t)len, "no marking since sampling began (source: %s); ",
-				mk.source ? mk.source : "?");
+		len += snprintf(out + len, cap - (size_t)len, "no marking since sampling began (source: %s; %s); ",
+				mk.source ? mk.source : "?",
+				prof.marks.canary_state[0] ? prof.marks.canary_state : "canaries not set up yet");
 	if (len < 0 || (size_t)len >= cap)
 		return;
 	snprintf(out + len, cap - (size_t)len,
@@ -1903,7 +1906,7 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 		nsamples++;
 	}
 
-	char c1[256], c2[1400], c3[256], c4[1536], c5[320];
+	char c1[256], c2[2200], c3[256], c4[1536], c5[320];
 	snprintf(c1, sizeof(c1), "heapprobe %s: %llu samples at interval %llu bytes, %llu sites, %llu live samples "
 		 "tracked, %llu dropped by thinning, %llu samples beyond the site table",
 		 why, (unsigned long long)hp_striped_sum(&prof.samples, memory_order_relaxed), (unsigned long long)prof.o.interval,
@@ -2171,6 +2174,9 @@ void hp_profiler_status(FILE *out)
 	if (hp_marking(prof.probe, &mk) == 0)
 		fprintf(out, "markings: %llu (source: %s); requested by us: %llu\n", (unsigned long long)mk.count,
 			mk.source ? mk.source : "?", (unsigned long long)prof.marks.requests);
+	fprintf(out, "collector's own cycles: %s (%llu seen)\n",
+		prof.marks.canary_state[0] ? prof.marks.canary_state : "not looked at yet (after the first collection)",
+		(unsigned long long)prof.marks.canary_markings);
 	fprintf(out, "collections seen: %llu\n", (unsigned long long)atomic_load(&prof.gc_events));
 	char path[600], cwd[PATH_MAX];
 	hp_options_output_path(&prof.o, path, sizeof(path));

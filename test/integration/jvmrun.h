@@ -11,7 +11,7 @@ struct jvm_result {
 	size_t len;
 };
 
-/* argv[0] is replaced by the java launcher under test. `env` entries
+/* argv[0] is the launcher to run (a path). `env` entries
  * ("K=V") are added to the environment; NULL-terminated; may be NULL. */
 struct jvm_result jvm_run(const char *const *argv, const char *const *env, int timeout_s);
 void jvm_result_free(struct jvm_result *r);
