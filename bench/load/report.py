@@ -20,6 +20,8 @@ def size(s):
 def row(d, name, jdk, lib, rep):
     truth = []
     end = None
+    if not os.path.exists(os.path.join(d, 'truth')):
+        return      # the JVM did not start: run.sh said so
     for line in open(os.path.join(d, 'truth')):
         f = line.split()
         if len(f) < 2:

@@ -36,8 +36,8 @@ serial|17|-XX:+UseSerialGC
 z|17|-XX:+UseZGC
 shenandoah|17|-XX:+UseShenandoahGC
 g1|11|-XX:+UseG1GC
-z|11|-XX:+UseZGC
-shenandoah|11|-XX:+UseShenandoahGC
+z|11|-XX:+UnlockExperimentalVMOptions -XX:+UseZGC
+shenandoah|11|-XX:+UnlockExperimentalVMOptions -XX:+UseShenandoahGC
 g1|21|-XX:+UseG1GC
 z|21|-XX:+UseZGC
 z-generational|21|-XX:+UseZGC -XX:+ZGenerational

@@ -111,4 +111,10 @@ p("How to read it. `new` reports, per site, the Horvitz-Thompson sum over the sa
   "promoted since the last full GC stays in `recent` (apart, unverified, counted in the recent column) and "
   "`keep` is low by that much: the profile says so.")
 p("")
+p("## Under load")
+p("")
+p("The figures above are profiles written while the program is idle. Profiles written while a service works "
+  "(periodic profiles at full load, every collector and JDK, beside the build before the estimate between "
+  "markings): docs/load.md, by `bash bench/load/run.sh`.")
+p("")
 print("\n".join(out))

@@ -1828,14 +1828,6 @@ static int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool fina
 		setup_estimate(&ctx);
 		hp_live_each(&prof.live, jni, add_live, hist_dead, &ctx);
 		finish_estimate(&ctx, nslots);
-		if (getenv("HP_DEBUG_SURV"))
-			logf_("surv totals: verified raw %.0f est %.0f recent %.0f est %.0f (%llu samples)", ctx.verified_raw, ctx.verified_est, ctx.recent_bytes, ctx.recent_est, (unsigned long long)ctx.recent_estimated);
-		if (getenv("HP_DEBUG_SURV"))
-			for (uint32_t i = 0; i < nslots && i < 64; i++)
-				if (ctx.acc[i].recent_bytes > 1e6 || ctx.acc[i].bytes > 1e6) {
-					double n1, n2, f = hp_survival_first(&prof.surv, i, &n1), g = hp_survival_next(&prof.surv, i, &n2);
-					logf_("surv site %u: f %.3f (n %.1f) g %.3f (n %.1f) gap %.3f since %.3f est %.0f recent %.0f", i, f, n1, g, n2, ctx.gap_s, ctx.since_s, ctx.acc[i].bytes, ctx.acc[i].recent_bytes);
-				}
 	}
 	char estimate[600];
 	double scale = choose_scale(&ctx, estimate, sizeof(estimate));
