@@ -6,15 +6,15 @@
  * written after the worker threads ended and their caches died, must show
  * next to nothing at the cache's site.
  *
- * Bounds. 96 MiB of ~1 KiB entries at the default 512 KiB interval is ~190
- * samples' worth: the Horvitz-Thompson sd alone is sqrt(512k/96M) = 7%,
- * and the estimate between markings adds the binomial noise of not knowing
- * which recent samples are alive (measured: single profiles within -11%
- * and +17% on ZGC at 190 MiB, docs/steady-state.md "Under load"). The test
- * takes the median of the periodic profiles (3 or more): its sd is ~6%,
- * so +-25% is 4 sigma, while the view before the estimate read -100% on
- * ZGC and Shenandoah (issue 26) and a model off by a factor in its
- * exponent reads 20-50% off. At exit the caches are dead and a marking is
+ * Bounds. 96 MiB of ~1 KiB entries at interval=256k is ~380 samples'
+ * worth: the Horvitz-Thompson sd alone is sqrt(256k/96M) = 5%, and the
+ * estimate between markings adds the binomial noise of not knowing which
+ * recent samples are alive: single profiles at 512k and 190 MiB ranged
+ * -33%..+25% on ZGC (sd ~18%, docs/load.md). The test takes the median of
+ * the periodic profiles (period=2 over 16 s: ~7), whose sd is ~7% at
+ * most here, so +-25% is ~3.5 sigma, while the view before the estimate
+ * read -100% on ZGC and Shenandoah (issue 26) and a model off by a factor
+ * in its exponent reads 20-50% off. At exit the caches are dead and a marking is
  * asked for: <= 2% of the cache's size remains at its site (one sample is
  * ~0.5%). Serial and Parallel have no concurrent marking to ask for at
  * exit: their exit view is not checked. */
@@ -71,12 +71,12 @@ static void check_load(const char *gc_flag, bool exit_checked)
 	char dir[] = "/tmp/hp-load-XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
 	char agent[1024], truth_path[256], cp[512];
-	snprintf(agent, sizeof(agent), "-agentpath:%s=period=3,format=collapsed,file=%s/p-%%t.collapsed,log=%s/log",
+	snprintf(agent, sizeof(agent), "-agentpath:%s=period=2,interval=256k,format=collapsed,file=%s/p-%%t.collapsed,log=%s/log",
 		 HP_AGENT_PATH, dir, dir);
 	snprintf(truth_path, sizeof(truth_path), "%s/truth", dir);
 	snprintf(cp, sizeof(cp), "%s", HP_TEST_CLASSES);
 	const char *java = getenv("HP_TEST_JAVA") && *getenv("HP_TEST_JAVA") ? getenv("HP_TEST_JAVA") : HP_JAVA;
-	const char *argv[] = { java, "-Xmx2g", gc_flag, agent, "-cp", cp, "LoadService", "96", "15", truth_path, NULL };
+	const char *argv[] = { java, "-Xmx2g", gc_flag, agent, "-cp", cp, "LoadService", "96", "16", truth_path, NULL };
 	struct jvm_result r = jvm_run(argv, NULL, 240);
 	char *log = NULL;
 	{
