@@ -123,12 +123,9 @@ static struct profiler {
 	bool have_surv;
 	uint64_t surv_markings;         /* markings_counted() at the last epoch */
 	bool canary_tried;
-	/* The allocation clock of the estimate: samples taken when the last
-	 * marking was seen (or requested), and the sampling rate between
-	 * markings (samples a second, smoothed). */
-	uint64_t mark_samples;
-	int64_t mark_ns;
-	double sample_rate;
+	/* The allocation clock of the estimate (survival.h): samples taken by
+	 * the end of each pause. */
+	struct hp_alloc_clock clock;
 	jobject exit_hook;              /* shutdown hook Thread whose start asks for a last marking */
 	pthread_mutex_t dump_lock;
 	bool have_lines;
@@ -577,6 +574,10 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 	/* The world is stopped: no sample is allocated between the two. */
 	uint64_t before = atomic_load_explicit(&prof.gc_events, memory_order_relaxed);
 	hp_marks_on_gc(&prof.marks, prof.probe, (uint32_t)before);
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	hp_alloc_clock_tick(&prof.clock, (int64_t)t.tv_sec * 1000000000 + t.tv_nsec,
+			    (uint64_t)hp_striped_sum(&prof.samples, memory_order_relaxed));
 	atomic_fetch_add_explicit(&prof.gc_events, 1, memory_order_release);
 	atomic_store_explicit(&prof.gc_pending, 1, memory_order_release);
 	sem_post(&prof.wake);
@@ -923,6 +924,56 @@ static bool heap_figure(struct hp_prof_heap *out, int64_t now_ns)
 
 /* ---- history ------------------------------------------------------------- */
 
+static int64_t realtime_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* When the latest marking began, on CLOCK_REALTIME (the samples' clock);
+ * now if none. */
+static int64_t last_start_real(void)
+{
+	struct timespec mono;
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	int64_t mono_now = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec, real_now = realtime_ns(), start;
+	return hp_marks_last_start(&prof.marks, &start) ? real_now - (mono_now - start) : real_now;
+}
+
+/* A reading of the allocation clock now, and the clock at a moment. */
+struct clock_now {
+	int64_t ns;
+	uint64_t samples;
+};
+
+static struct clock_now clock_now(void)
+{
+	return (struct clock_now){ realtime_ns(), (uint64_t)hp_striped_sum(&prof.samples, memory_order_relaxed) };
+}
+
+static double clock_at(int64_t real_ns, void *ctx)
+{
+	const struct clock_now *n = ctx;
+	return hp_alloc_clock_at(&prof.clock, real_ns, n->ns, n->samples);
+}
+
+/* The pending dead (survival.h) that the latest marking covers. */
+static void settle_pending(void)
+{
+	uint32_t cover;
+	struct clock_now now = clock_now();
+	if (prof.have_surv && hp_marks_horizon(&prof.marks, &cover))
+		hp_survival_settle(&prof.surv, cover, clock_at(last_start_real(), &now), clock_at, &now);
+}
+
+/* A sample's age on the allocation clock when the latest marking began. */
+static double age_at_last_start(const struct hp_live_entry *e)
+{
+	struct clock_now now = clock_now();
+	return clock_at(last_start_real(), &now) - clock_at(e->time_ns, &now);
+}
+
 /* A sample's judgment by the markings, for the survival estimates: the
  * first time a marking covers it (alive) or it is found dead before or at
  * that, and each later marking that finds it still alive or dead. */
@@ -932,16 +983,23 @@ static void judge(struct hp_live_entry *e, bool alive)
 		return;
 	double var, b = entry_bytes(e, &var);
 	uint64_t m = markings_counted();
+	bool covered = hp_marks_age(&prof.marks, e->pause_at_alloc) > 0;
 	if (!alive) {
 		hp_survival_judge(&prof.surv, e->site, b, e->judged == 0, false);
-		if (e->judged == 0 && hp_marks_age(&prof.marks, e->pause_at_alloc) == 0)
+		if (e->judged == 0 && !covered) {
 			hp_survival_cleared(&prof.surv, e->site, b, true);
-		else if (e->judged && e->judged == (uint32_t)m)
+			hp_survival_pend(&prof.surv, e->site, e->pause_at_alloc, e->time_ns, b);
+		} else if (e->judged == 0) {
+			hp_survival_judge_age(&prof.surv, e->site, b, age_at_last_start(e), false);
+		} else if (e->judged == (uint32_t)m) {
 			hp_survival_cleared(&prof.surv, e->site, b, false);
+		}
 		return;
 	}
-	if (e->judged >= (uint32_t)m || hp_marks_age(&prof.marks, e->pause_at_alloc) == 0)
+	if (e->judged >= (uint32_t)m || !covered)
 		return;         /* no marking has looked since the last judgment */
+	if (e->judged == 0)
+		hp_survival_judge_age(&prof.surv, e->site, b, age_at_last_start(e), true);
 	hp_survival_judge(&prof.surv, e->site, b, e->judged == 0, true);
 	e->judged = (uint32_t)m;
 }
@@ -971,24 +1029,6 @@ static void hist_alive(struct hp_live_entry *e, void *ctx)
 			 *(const uint64_t *)ctx);
 }
 
-/* The estimate's clock (setup_estimate): objects die as the program
- * allocates, so time since a marking counts at the rate the program
- * samples now against the rate it sampled between markings; a program
- * gone idle after a marking has lost nothing since. */
-static void note_marking_clock(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	int64_t now = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-	uint64_t n = (uint64_t)hp_striped_sum(&prof.samples, memory_order_relaxed);
-	if (prof.mark_ns && now > prof.mark_ns + 10000000) {
-		double rate = (double)(n - prof.mark_samples) / ((double)(now - prof.mark_ns) / 1e9);
-		prof.sample_rate = prof.sample_rate > 0 ? 0.5 * prof.sample_rate + 0.5 * rate : rate;
-	}
-	prof.mark_samples = n;
-	prof.mark_ns = now;
-}
-
 /* The collector's own markings a canary shows (single-generation ZGC and
  * Shenandoah), and a new epoch of the survival sums for each new marking.
  * Dump lock held. */
@@ -1003,7 +1043,7 @@ static void markings_tick(JNIEnv *jni)
 	if (prof.have_surv && prof.surv_markings < m) {
 		for (; prof.surv_markings < m; prof.surv_markings++)
 			hp_survival_next_epoch(&prof.surv);
-		note_marking_clock();
+		settle_pending();
 	}
 }
 
@@ -1044,6 +1084,7 @@ struct live_acc {
 	/* The estimate's parts before finish_estimate: bytes still
 	 * referenced (raw) and expected alive now (est), recent and verified. */
 	double rec_est, rec_obj, rec_var;
+	double rec_cleared;             /* expected alive now among the recent samples found dead (0 in truth) */
 	double ver_raw, ver_est, ver_obj, ver_var;
 };
 
@@ -1068,9 +1109,10 @@ struct snap_ctx {
 	 * as the marking found them and after their survival since, and the
 	 * recent bytes counted by their sites' survival at their age. */
 	bool estimating;                /* survival known (a marking has judged samples) */
-	double gap_s, since_s;          /* between markings; since the last one began (allocation clock) */
-	double clock;                   /* the allocation clock's pace now, 0..1 of the usual */
-	int64_t now_real_ns;
+	uint32_t nslots;
+	double gap_s, since_s;          /* between markings; since the last one began (seconds of wall time) */
+	double gap, since;              /* the same on the allocation clock (samples) */
+	struct clock_now now;
 	double verified_raw, verified_est, recent_est;
 	uint64_t recent_estimated;      /* recent samples counted through the estimate */
 };
@@ -1108,8 +1150,10 @@ static void add_live(struct hp_live_entry *e, void *vctx)
 		double f = hp_survival_first(&prof.surv, e->site, NULL);
 		if (f < 0)
 			return;
-		double age_s = c->clock * (double)(c->now_real_ns - e->time_ns) / 1e9;
-		double p = hp_survival_at_age(f, c->gap_s, age_s);
+		double age_now = (double)c->now.samples - clock_at(e->time_ns, &c->now);
+		double p = hp_survival_by_age(&prof.surv, e->site, age_now);
+		if (p < 0)
+			p = hp_survival_at_age(f, c->gap, age_now);
 		double b = s * w;
 		a->rec_est += b * p;
 		a->rec_obj += w * p;
@@ -1128,14 +1172,14 @@ static void add_live(struct hp_live_entry *e, void *vctx)
 	if (c->estimating) {
 		double n, g = hp_survival_next(&prof.surv, e->site, &n);
 		if (g >= 0 && n >= 8) {
-			p = hp_survival_since(g, c->gap_s, c->since_s);
+			p = hp_survival_since(g, c->gap, c->since);
 		} else {
 			/* Too few re-judgments yet: the exponential model of the
 			 * first ones (memoryless: alive at the marking, alive
 			 * now with e^{-lambda since}). */
 			double f = hp_survival_first(&prof.surv, e->site, NULL);
 			if (f >= 0)
-				p = hp_survival_at_age(f, c->gap_s, c->since_s);
+				p = hp_survival_at_age(f, c->gap, c->since);
 		}
 	}
 	double b = s * w;
@@ -1148,12 +1192,33 @@ static void add_live(struct hp_live_entry *e, void *vctx)
 	c->counted++;
 }
 
-/* Per site, the parts into the view: each group's model estimate raised
- * by the share of the samples of that group found dead since the last
- * marking (survival.h, hp_survival_with_cleared), never above the bytes
- * still referenced; then the totals. */
+/* A recent sample found dead before a marking covered it: what the model
+ * expected of it alive now (finish_estimate). */
+static void add_pending(uint32_t site, int64_t born_ns, double bytes, void *vctx)
+{
+	struct snap_ctx *c = vctx;
+	if (site >= c->nslots)
+		return;
+	double p = hp_survival_by_age(&prof.surv, site, (double)c->now.samples - clock_at(born_ns, &c->now));
+	if (p > 0)
+		c->acc[site].rec_cleared += bytes * p;
+}
+
+/* Per site, the parts into the view, then the totals. Recent samples: the
+ * model's expectation over every sample allocated since the last marking,
+ * those found dead meanwhile included (the pending ones, whose ages are
+ * known), all of it among the samples still referenced, never above their
+ * bytes. (Those found dead carry what the model expected alive: leaving
+ * them out read generational collectors 25-40% low, where young
+ * collections clear the young dead; giving them the mean survival of the
+ * referenced ones, which are younger, read them 10-100% high.) Verified
+ * samples: the same with the dead since the marking at the referenced
+ * ones' mean (hp_survival_with_cleared). */
 static void finish_estimate(struct snap_ctx *c, uint32_t nslots)
 {
+	c->nslots = nslots;
+	if (c->estimating)
+		hp_survival_each_pending(&prof.surv, add_pending, c);
 	for (uint32_t i = 0; i < nslots; i++) {
 		struct live_acc *a = &c->acc[i];
 		if (!(a->ver_raw > 0) && !(a->rec_est > 0))
@@ -1162,8 +1227,9 @@ static void finish_estimate(struct snap_ctx *c, uint32_t nslots)
 		if (c->estimating)
 			hp_survival_cleared_since(&prof.surv, i, &cr, &cv);
 		double kr = 0, kv = 0;
+		(void)cr;
 		if (a->rec_est > 0)
-			kr = hp_survival_with_cleared(a->recent_bytes, a->rec_est, cr) / a->rec_est;
+			kr = fmin(a->recent_bytes, a->rec_est + a->rec_cleared) / a->rec_est;
 		if (a->ver_est > 0)
 			kv = hp_survival_with_cleared(a->ver_raw, a->ver_est, cv) / a->ver_est;
 		for (int k = 0; k < 4; k++)
@@ -1188,30 +1254,27 @@ static void setup_estimate(struct snap_ctx *c)
 	c->estimating = false;
 	if (!prof.have_surv || !hp_marks_last_start(&prof.marks, &last) || hp_survival_first(&prof.surv, 0, &n) < 0)
 		return;
-	struct timespec mono, real;
+	struct timespec mono;
 	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &real);
 	int64_t mono_now = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec;
-	c->now_real_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+	c->now = clock_now();
 	int64_t gap = hp_marks_gap_ns(&prof.marks);
 	if (gap <= 0) {
 		/* One marking so far: it judged what was allocated since sampling began. */
-		int64_t start_mono = mono_now - (c->now_real_ns - prof.start_realtime_ns);
+		int64_t start_mono = mono_now - (c->now.ns - prof.start_realtime_ns);
 		gap = last - start_mono;
 	}
 	if (gap <= 0)
 		return;
 	c->gap_s = (double)gap / 1e9;
 	c->since_s = mono_now > last ? (double)(mono_now - last) / 1e9 : 0;
-	/* The allocation clock: time since the last marking counts at the
-	 * share of the usual sampling rate the program has kept since. */
-	c->clock = 1;
-	if (prof.sample_rate > 0 && prof.mark_ns && mono_now > prof.mark_ns + 10000000) {
-		uint64_t taken = (uint64_t)hp_striped_sum(&prof.samples, memory_order_relaxed);
-		double rate = (double)(taken - prof.mark_samples) / ((double)(mono_now - prof.mark_ns) / 1e9);
-		c->clock = fmin(1.0, rate / prof.sample_rate);
-	}
-	c->since_s *= c->clock;
+	/* On the allocation clock: objects die as the program allocates. */
+	int64_t last_real = c->now.ns - (mono_now - last);
+	double at_last = clock_at(last_real, &c->now);
+	c->since = (double)c->now.samples - at_last;
+	c->gap = at_last - clock_at(last_real - gap, &c->now);
+	if (!(c->gap > 0))
+		return;
 	c->estimating = true;
 }
 
@@ -2021,7 +2084,7 @@ static void mark_before_profile(JNIEnv *jni, bool periodic)
 		if (prof.have_surv && markings_counted() > before) {
 			for (; prof.surv_markings < markings_counted(); prof.surv_markings++)
 				hp_survival_next_epoch(&prof.surv);
-			note_marking_clock();
+			settle_pending();
 		}
 	}
 	if (rc < 0 && prof.marks.requests == 1)
@@ -2509,6 +2572,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 		prof.have_surv = rc == 0;
 		prof.surv_markings = 0;
 		prof.canary_tried = false;
+		hp_alloc_clock_reset(&prof.clock);
 	}
 	if (!rc)
 		rc = hp_samplelog_init(&prof.log, prof.keep_samples);

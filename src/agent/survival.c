@@ -41,12 +41,21 @@
 #define KEEP_PER_MARKING 0.8    /* weight of older judgments, per marking */
 #define SHRINK_SAMPLES 8.0
 
+#define PENDING_CAP 131072      /* 3 MiB at most, touched as used */
+
 int hp_survival_init(struct hp_survival *s, uint32_t cap)
 {
 	memset(s, 0, sizeof(*s));
 	s->sites = calloc(cap, sizeof(*s->sites));
-	if (!s->sites)
+	s->pending = calloc(PENDING_CAP, sizeof(*s->pending));
+	if (!s->sites || !s->pending) {
+		free(s->sites);
+		free(s->pending);
+		s->sites = NULL;
+		s->pending = NULL;
 		return -ENOMEM;
+	}
+	s->pending_cap = PENDING_CAP;
 	s->cap = cap;
 	s->keep = KEEP_PER_MARKING;
 	return 0;
@@ -54,6 +63,7 @@ int hp_survival_init(struct hp_survival *s, uint32_t cap)
 
 void hp_survival_free(struct hp_survival *s)
 {
+	free(s->pending);
 	free(s->sites);
 	memset(s, 0, sizeof(*s));
 }
@@ -64,6 +74,8 @@ void hp_survival_reset(struct hp_survival *s)
 		memset(s->sites, 0, sizeof(*s->sites) * s->cap);
 	memset(&s->pooled, 0, sizeof(s->pooled));
 	s->epoch = 0;
+	s->pending_head = s->pending_n = 0;
+	s->pending_dropped = 0;
 }
 
 void hp_survival_next_epoch(struct hp_survival *s)
@@ -87,6 +99,12 @@ static void catch_up(const struct hp_survival *s, struct hp_survival_site *x)
 	double k = d > 64 ? 0.0 : pow(s->keep, d);
 	scale_ratio(&x->first, k);
 	scale_ratio(&x->next, k);
+	for (int i = 0; i < HP_SURV_AGES; i++) {
+		x->ages.alive[i] *= (float)k;
+		x->ages.all[i] *= (float)k;
+		x->ages.age_bytes[i] *= (float)k;
+		x->ages.n[i] *= (float)k;
+	}
 	x->epoch = s->epoch;
 }
 
@@ -203,4 +221,180 @@ double hp_survival_with_cleared(double raw, double est, double cleared)
 		return 0;
 	double v = est + (cleared > 0 ? cleared * est / raw : 0);
 	return v < raw ? v : raw;
+}
+
+/* ---- first judgments by age ----------------------------------------------- */
+
+unsigned hp_survival_age_bucket(double age)
+{
+	if (!(age >= HP_SURV_AGE_BASE))
+		return 0;
+	int b = (int)floor(log2(age / HP_SURV_AGE_BASE)) + 1;
+	return b >= HP_SURV_AGES ? HP_SURV_AGES - 1 : (unsigned)b;
+}
+
+void hp_survival_judge_age(struct hp_survival *s, uint32_t site, double bytes, double age, bool alive)
+{
+	if (!s->sites || site >= s->cap || !(bytes > 0))
+		return;
+	if (!(age > 0))
+		age = 0;
+	unsigned b = hp_survival_age_bucket(age);
+	struct hp_survival_site *targets[2] = { &s->sites[site], &s->pooled };
+	for (int i = 0; i < 2; i++) {
+		catch_up(s, targets[i]);
+		struct hp_survival_ages *a = &targets[i]->ages;
+		a->all[b] += (float)bytes;
+		a->age_bytes[b] += (float)(bytes * age);
+		a->n[b] += 1;
+		if (alive)
+			a->alive[b] += (float)bytes;
+	}
+}
+
+void hp_survival_pend(struct hp_survival *s, uint32_t site, uint32_t pause, int64_t born_ns, double bytes)
+{
+	if (!s->pending || !(bytes > 0))
+		return;
+	if (s->pending_n == s->pending_cap) {
+		/* Full (no marking for a long while): the oldest goes, counted. */
+		s->pending_head = (s->pending_head + 1) % s->pending_cap;
+		s->pending_n--;
+		s->pending_dropped++;
+	}
+	s->pending[(s->pending_head + s->pending_n) % s->pending_cap] =
+		(struct hp_survival_pending){ site, pause, born_ns, (float)bytes };
+	s->pending_n++;
+}
+
+void hp_survival_each_pending(const struct hp_survival *s, void (*fn)(uint32_t site, int64_t born_ns, double bytes,
+								    void *ctx), void *ctx)
+{
+	for (uint32_t i = 0; i < s->pending_n; i++) {
+		const struct hp_survival_pending *p = &s->pending[(s->pending_head + i) % s->pending_cap];
+		fn(p->site, p->born_ns, p->bytes, ctx);
+	}
+}
+
+void hp_survival_settle(struct hp_survival *s, uint32_t cover, double start, double (*born)(int64_t ns, void *ctx),
+			void *ctx)
+{
+	/* Samples die in any order of their allocation: every pending entry
+	 * is looked at, the covered ones judged, the others kept in order. */
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < s->pending_n; i++) {
+		struct hp_survival_pending p = s->pending[(s->pending_head + i) % s->pending_cap];
+		if (p.pause <= cover)
+			hp_survival_judge_age(s, p.site, p.bytes, start - born(p.born_ns, ctx), false);
+		else
+			s->pending[(s->pending_head + kept++) % s->pending_cap] = p;
+	}
+	s->pending_n = kept;
+}
+
+/* Per bucket: the site's share, shrunk toward the pooled one, and the
+ * judgments' mean age; then made non-increasing (pool adjacent violators,
+ * weighted by judgments). */
+double hp_survival_by_age(const struct hp_survival *s, uint32_t site, double age)
+{
+	static const struct hp_survival_site none;
+	const struct hp_survival_site *x = s->sites && site < s->cap ? &s->sites[site] : &none;
+	double ks = x == &none ? 1 : pow(s->keep, s->epoch - x->epoch), kp = pow(s->keep, s->epoch - s->pooled.epoch);
+	double share[HP_SURV_AGES], weight[HP_SURV_AGES], at[HP_SURV_AGES];
+	int nb = 0;
+	for (int b = 0; b < HP_SURV_AGES; b++) {
+		double pa = s->pooled.ages.alive[b] * kp, pall = s->pooled.ages.all[b] * kp, pn = s->pooled.ages.n[b] * kp;
+		double sa = x->ages.alive[b] * ks, sall = x->ages.all[b] * ks, sn = x->ages.n[b] * ks;
+		if (!(pall > 0) || !(pn > 0.5))
+			continue;       /* nobody judged at this age */
+		double mean = pall / pn, pshare = pa / pall;
+		share[nb] = (sa + SHRINK_SAMPLES * mean * pshare) / (sall + SHRINK_SAMPLES * mean);
+		weight[nb] = sn + SHRINK_SAMPLES;
+		at[nb] = sall > 0 ? x->ages.age_bytes[b] * ks / sall : s->pooled.ages.age_bytes[b] * kp / pall;
+		nb++;
+	}
+	if (!nb)
+		return -1;
+	/* Pool adjacent violators: a later bucket may not survive more. */
+	double bs[HP_SURV_AGES], bw[HP_SURV_AGES];
+	int len[HP_SURV_AGES], m = 0;
+	for (int i = 0; i < nb; i++) {
+		bs[m] = share[i];
+		bw[m] = weight[i];
+		len[m] = 1;
+		m++;
+		while (m > 1 && bs[m - 1] > bs[m - 2]) {
+			double w = bw[m - 2] + bw[m - 1];
+			bs[m - 2] = (bs[m - 2] * bw[m - 2] + bs[m - 1] * bw[m - 1]) / w;
+			bw[m - 2] = w;
+			len[m - 2] += len[m - 1];
+			m--;
+		}
+	}
+	for (int i = 0, k = 0; i < m; i++)
+		for (int j = 0; j < len[i]; j++)
+			share[k++] = bs[i];
+	/* Interpolate between the buckets' (mean age, share), flat before the
+	 * first and past the last. */
+	if (age <= at[0])
+		return share[0];
+	for (int i = 1; i < nb; i++)
+		if (age <= at[i]) {
+			double t = at[i] > at[i - 1] ? (age - at[i - 1]) / (at[i] - at[i - 1]) : 1;
+			return share[i - 1] + (share[i] - share[i - 1]) * t;
+		}
+	return share[nb - 1];
+}
+
+/* ---- the allocation clock ------------------------------------------------- */
+
+void hp_alloc_clock_reset(struct hp_alloc_clock *c)
+{
+	atomic_store(&c->n, 0);
+}
+
+void hp_alloc_clock_tick(struct hp_alloc_clock *c, int64_t ns, uint64_t samples)
+{
+	uint64_t n = atomic_load_explicit(&c->n, memory_order_relaxed);
+	atomic_store_explicit(&c->ns[n % HP_CLOCK_POINTS], ns, memory_order_relaxed);
+	atomic_store_explicit(&c->samples[n % HP_CLOCK_POINTS], samples, memory_order_relaxed);
+	atomic_store_explicit(&c->n, n + 1, memory_order_release);
+}
+
+double hp_alloc_clock_at(const struct hp_alloc_clock *c, int64_t ns, int64_t now_ns, uint64_t now_samples)
+{
+	uint64_t n = atomic_load_explicit(&c->n, memory_order_acquire);
+	uint64_t lo = n > HP_CLOCK_POINTS - 8 ? n - (HP_CLOCK_POINTS - 8) : 0;     /* slots a writer may not reach soon */
+	if (ns >= now_ns || n == lo)
+		return (double)now_samples;     /* the future, or no checkpoint yet: no age */
+	/* The first checkpoint at or after ns (times never decrease). */
+	uint64_t a = lo, b = n;
+	while (a < b) {
+		uint64_t mid = a + (b - a) / 2;
+		if (atomic_load_explicit(&c->ns[mid % HP_CLOCK_POINTS], memory_order_relaxed) >= ns)
+			b = mid;
+		else
+			a = mid + 1;
+	}
+	int64_t t1 = a < n ? atomic_load_explicit(&c->ns[a % HP_CLOCK_POINTS], memory_order_relaxed) : now_ns;
+	double s1 = a < n ? (double)atomic_load_explicit(&c->samples[a % HP_CLOCK_POINTS], memory_order_relaxed)
+			  : (double)now_samples;
+	int64_t t0;
+	double s0;
+	if (a > lo) {
+		t0 = atomic_load_explicit(&c->ns[(a - 1) % HP_CLOCK_POINTS], memory_order_relaxed);
+		s0 = (double)atomic_load_explicit(&c->samples[(a - 1) % HP_CLOCK_POINTS], memory_order_relaxed);
+	} else {
+		/* Before the oldest checkpoint: at the rate from it to now. */
+		t0 = t1;
+		s0 = s1;
+		t1 = now_ns;
+		s1 = (double)now_samples;
+		if (t1 <= t0)
+			return s0;
+		return s0 - (s1 - s0) * (double)(t0 - ns) / (double)(t1 - t0);
+	}
+	if (t1 <= t0)
+		return s1;
+	return s0 + (s1 - s0) * (double)(ns - t0) / (double)(t1 - t0);
 }

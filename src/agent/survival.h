@@ -17,6 +17,7 @@
 #ifndef HP_SURVIVAL_H
 #define HP_SURVIVAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -25,8 +26,21 @@ struct hp_survival_ratio {
 	double n;                       /* samples judged, decayed */
 };
 
+/* First judgments by the sample's age when the judging marking began, on
+ * the allocation clock (samples taken since: objects die as the program
+ * allocates, and a program stalled or idle ages nothing): log2 buckets
+ * from 16 samples (bucket 0: younger; the last: 256k samples and older).
+ * Floats: a site's table is 256 bytes. */
+#define HP_SURV_AGES 16
+#define HP_SURV_AGE_BASE 16.0
+struct hp_survival_ages {
+	float alive[HP_SURV_AGES], all[HP_SURV_AGES], age_bytes[HP_SURV_AGES];   /* age_bytes: sum age * bytes */
+	float n[HP_SURV_AGES];
+};
+
 struct hp_survival_site {
 	struct hp_survival_ratio first, next;
+	struct hp_survival_ages ages;
 	uint32_t epoch;                 /* decays applied up to this epoch */
 	/* Bytes found dead since the last marking, of samples it had not
 	 * seen (recent) and of samples it verified: a young collection clears
@@ -36,9 +50,21 @@ struct hp_survival_site {
 	uint32_t cleared_epoch;
 };
 
+/* A sample found dead before any marking covered it (a young collection
+ * cleared its reference): judged dead at the age it has when the first
+ * marking that covers it begins. */
+struct hp_survival_pending {
+	uint32_t site, pause;           /* pause count at allocation (marks.h) */
+	int64_t born_ns;                /* CLOCK_REALTIME */
+	float bytes;
+};
+
 struct hp_survival {
 	struct hp_survival_site *sites;
 	uint32_t cap;
+	struct hp_survival_pending *pending;    /* ring, oldest first */
+	uint32_t pending_cap, pending_head, pending_n;
+	uint64_t pending_dropped;
 	struct hp_survival_site pooled;
 	uint32_t epoch;                 /* one per marking seen */
 	double keep;                    /* decay per marking */
@@ -54,6 +80,50 @@ void hp_survival_next_epoch(struct hp_survival *s);
 /* One judgment of a sample of `bytes` (Horvitz-Thompson) at `site`: its
  * first (never judged alive before) or a later one. */
 void hp_survival_judge(struct hp_survival *s, uint32_t site, double bytes, bool first, bool alive);
+
+/* A first judgment at a known age (allocation clock): alive when the marking that
+ * covers it began, or dead by then. */
+void hp_survival_judge_age(struct hp_survival *s, uint32_t site, double bytes, double age, bool alive);
+
+/* A never-judged sample found dead before a marking covered it. */
+void hp_survival_pend(struct hp_survival *s, uint32_t site, uint32_t pause, int64_t born_ns, double bytes);
+
+/* Calls fn for each pending sample (site, CLOCK_REALTIME birth, bytes). */
+void hp_survival_each_pending(const struct hp_survival *s, void (*fn)(uint32_t site, int64_t born_ns, double bytes,
+								    void *ctx), void *ctx);
+
+/* A marking that covers samples allocated at or before pause `cover`
+ * began at `start` (allocation clock); `born` converts a pending sample's
+ * CLOCK_REALTIME birth to that clock: the pending samples it covers are
+ * judged dead at their age then. */
+void hp_survival_settle(struct hp_survival *s, uint32_t cover, double start, double (*born)(int64_t ns, void *ctx),
+			void *ctx);
+
+/* P(alive at `age`) at the site from its first judgments by age (pooled
+ * where the site has few), non-increasing in age, interpolated between
+ * the buckets' mean ages (the first bucket's share below its mean age:
+ * garbage dies younger than any marking can look); -1 if no judgment. */
+double hp_survival_by_age(const struct hp_survival *s, uint32_t site, double age);
+
+/* The age bucket of `age` (tests). */
+unsigned hp_survival_age_bucket(double age);
+
+/* The allocation clock: samples taken by a moment, from checkpoints
+ * (CLOCK_REALTIME ns, samples so far) that the GC callback adds at the end
+ * of each pause (one writer, plain stores) and readers interpolate. */
+#define HP_CLOCK_POINTS 1024
+struct hp_alloc_clock {
+	_Atomic int64_t ns[HP_CLOCK_POINTS];
+	_Atomic uint64_t samples[HP_CLOCK_POINTS];
+	_Atomic uint64_t n;
+};
+
+void hp_alloc_clock_reset(struct hp_alloc_clock *c);
+void hp_alloc_clock_tick(struct hp_alloc_clock *c, int64_t ns, uint64_t samples);
+/* Samples taken by `ns`, interpolated between checkpoints and the reading
+ * (now_ns, now_samples); before the oldest kept checkpoint, at the rate
+ * between the oldest and now. */
+double hp_alloc_clock_at(const struct hp_alloc_clock *c, int64_t ns, int64_t now_ns, uint64_t now_samples);
 
 /* A sample found dead since the last marking: `recent` (no marking had
  * seen it) or verified by the last marking. */

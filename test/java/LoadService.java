@@ -17,8 +17,8 @@ import java.util.SplittableRandom;
  * appends "epoch_ms cache_bytes grow_bytes leak_bytes" to TRUTH_FILE: the
  * bytes held, by construction (each worker keeps its own exact sum; reads
  * are racy by at most the entries being replaced that instant). After
- * SECONDS the workers end and drop their caches (-Ddie=true: the caches are
- * then garbage before the JVM exits), and the JVM exits.
+ * SECONDS the workers end, their caches die with them, and the JVM exits
+ * (after -Didle=S seconds idle, if given).
  */
 public class LoadService {
     static final int THREADS = Integer.getInteger("threads", 2);
@@ -115,9 +115,16 @@ public class LoadService {
         }
         stop = true;
         for (Thread w : workers) w.join();
-        if (!Boolean.getBoolean("die")) { /* nothing: caches died with their threads either way */ }
         if (truth != null)
             truth.println(System.currentTimeMillis() + " 0 " + growBytes + " " + leakBytes + " end");
+        // -Didle=S: stay S seconds idle after the caches died (a profile
+        // asked for meanwhile must not show them).
+        long idle = Long.getLong("idle", 0L);
+        if (idle > 0) {
+            System.out.println("idle");
+            System.out.flush();
+            Thread.sleep(idle * 1000);
+        }
         escape = grown.size() + leaked.size();
     }
 }

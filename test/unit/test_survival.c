@@ -6,6 +6,8 @@
 
 #include "agent/survival.h"
 
+static double uniform(void);
+
 Test(survival, rate_gap_inverts_the_uniform_age_share)
 {
 	const double ls[] = { 1e-3, 0.1, 1, 3, 10, 50 };
@@ -106,7 +108,7 @@ Test(survival, the_estimate_between_markings_matches_a_simulated_service)
 		judged[i] = 0;
 	}
 	int marking = 0, checked = 0;
-	double worst = 0;
+	double worst = 0, worst_ages = 0;
 	for (double t = gap; t < N / rate; t += gap) {
 		/* A marking beginning at t judges everything born before it and
 		 * not judged dead yet (the collector clears what it finds dead). */
@@ -116,26 +118,122 @@ Test(survival, the_estimate_between_markings_matches_a_simulated_service)
 			if (judged[i] < 0)
 				continue;
 			bool alive = dies[i] > t;
+			if (judged[i] == 0)
+				hp_survival_judge_age(&s, 0, 1, 1e4 * (t - born[i]), alive);
 			hp_survival_judge(&s, 0, 1, judged[i] == 0, alive);
 			judged[i] = alive ? marking : -1;
 		}
 		if (marking < 10)
 			continue;
 		/* A profile at t + 0.7 gap: every object not cleared yet. */
-		double now = t + 0.7 * gap, est = 0, truth = 0;
+		double now = t + 0.7 * gap, est = 0, est_ages = 0, truth = 0;
 		double f = hp_survival_first(&s, 0, NULL), g = hp_survival_next(&s, 0, NULL);
 		for (int i = 0; i < N && born[i] < now; i++) {
 			if (judged[i] < 0)
 				continue;
 			truth += dies[i] > now;
 			est += judged[i] > 0 ? hp_survival_since(g, gap, now - t) : hp_survival_at_age(f, gap, now - born[i]);
+			est_ages += judged[i] > 0 ? hp_survival_since(g, gap, now - t) : hp_survival_by_age(&s, 0, 1e4 * (now - born[i]));
 		}
-		double err = (est - truth) / truth;
+		double err = (est - truth) / truth, err_ages = (est_ages - truth) / truth;
 		if (fabs(err) > worst)
 			worst = fabs(err);
+		if (fabs(err_ages) > worst_ages)
+			worst_ages = fabs(err_ages);
 		checked++;
 	}
 	cr_expect_gt(checked, 20);
 	cr_expect_lt(worst, 0.12, "worst relative error %.3f over %d profiles", worst, checked);
+	cr_expect_lt(worst_ages, 0.12, "by age: worst relative error %.3f over %d profiles", worst_ages, checked);
 	hp_survival_free(&s);
+}
+
+Test(survival, ages_fall_in_log2_buckets)
+{
+	cr_expect_eq(hp_survival_age_bucket(0), 0u);
+	cr_expect_eq(hp_survival_age_bucket(15), 0u);
+	cr_expect_eq(hp_survival_age_bucket(16), 1u);
+	cr_expect_eq(hp_survival_age_bucket(40), 2u);
+	cr_expect_eq(hp_survival_age_bucket(1500), 7u);
+	cr_expect_eq(hp_survival_age_bucket(1e9), (unsigned)HP_SURV_AGES - 1);
+}
+
+/* A clock of one unit a millisecond. */
+static double born_in_ms(int64_t ns, void *ctx)
+{
+	(void)ctx;
+	return (double)ns / 1e6;
+}
+
+/* Judgments drawn from a known survival curve come back as that curve,
+ * made non-increasing, and the dead found early (pending) count at the age
+ * the marking that covers them sees. */
+Test(survival, by_age_recovers_the_curve_and_settles_the_pending)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 4), 0);
+	cr_expect_eq(hp_survival_by_age(&s, 0, 1.0), -1.0);
+	/* S(a) = exp(-a/5000): at ages 500 .. 16000 samples, 2000 judgments each. */
+	const double ages[] = { 500, 1000, 2000, 4000, 8000, 16000 };
+	for (unsigned k = 0; k < 6; k++)
+		for (int i = 0; i < 2000; i++)
+			hp_survival_judge_age(&s, 0, 1, ages[k], uniform() < exp(-ages[k] / 5000));
+	for (unsigned k = 0; k < 6; k++) {
+		double got = hp_survival_by_age(&s, 0, ages[k]), want = exp(-ages[k] / 5000);
+		cr_expect(fabs(got - want) < 0.04, "age %g: %g vs %g", ages[k], got, want);
+	}
+	/* Younger than any judgment: the youngest bucket's share; older: the oldest's. */
+	cr_expect(fabs(hp_survival_by_age(&s, 0, 0) - hp_survival_by_age(&s, 0, 500)) < 1e-9);
+	cr_expect(fabs(hp_survival_by_age(&s, 0, 1e6) - hp_survival_by_age(&s, 0, 16000)) < 1e-9);
+	/* Pending: found dead at pause 7 and 9; a marking covering pause 8
+	 * settles the first only, at its age when the marking began. */
+	hp_survival_reset(&s);
+	hp_survival_pend(&s, 1, 9, 1000000000, 1);
+	hp_survival_pend(&s, 1, 7, 1000000000, 1);     /* found dead later, allocated earlier */
+	hp_survival_settle(&s, 8, 1500, born_in_ms, NULL);
+	cr_expect_eq(s.pending_n, 1u);
+	cr_expect(hp_survival_by_age(&s, 1, 500) == 0.0, "one dead at 500: %g", hp_survival_by_age(&s, 1, 500));
+	cr_expect(fabs(s.sites[1].ages.age_bytes[hp_survival_age_bucket(500)] - 500) < 1e-3, "judged at its age then");
+	hp_survival_settle(&s, 9, 2000, born_in_ms, NULL);
+	cr_expect_eq(s.pending_n, 0u);
+	hp_survival_free(&s);
+}
+
+/* A curve that rises with age (sampling noise, or a mix of sites) is
+ * pooled into a non-increasing one. */
+Test(survival, by_age_never_rises_with_age)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 2), 0);
+	for (int i = 0; i < 100; i++) {
+		hp_survival_judge_age(&s, 0, 1, 100, i < 40);     /* 40% at 100 */
+		hp_survival_judge_age(&s, 0, 1, 400, i < 60);     /* 60% at 400: a violation */
+	}
+	double a = hp_survival_by_age(&s, 0, 100), b = hp_survival_by_age(&s, 0, 400);
+	cr_expect(b <= a + 1e-9 && fabs(a - 0.5) < 0.02, "%g then %g", a, b);
+	hp_survival_free(&s);
+}
+
+/* The allocation clock: interpolated between checkpoints, extrapolated
+ * before the oldest, and a stall (no samples between checkpoints) ages
+ * nothing. */
+Test(survival, the_allocation_clock_interpolates_its_checkpoints)
+{
+	static struct hp_alloc_clock c;
+	hp_alloc_clock_reset(&c);
+	cr_expect_eq(hp_alloc_clock_at(&c, 5, 10, 100), 100.0);        /* no checkpoint: no age */
+	hp_alloc_clock_tick(&c, 1000, 100);
+	hp_alloc_clock_tick(&c, 2000, 300);
+	hp_alloc_clock_tick(&c, 3000, 300);                             /* a stall */
+	cr_expect(fabs(hp_alloc_clock_at(&c, 1500, 4000, 500) - 200) < 1e-9);
+	cr_expect(fabs(hp_alloc_clock_at(&c, 2500, 4000, 500) - 300) < 1e-9);
+	cr_expect(fabs(hp_alloc_clock_at(&c, 3500, 4000, 500) - 400) < 1e-9);
+	cr_expect(fabs(hp_alloc_clock_at(&c, 4000, 4000, 500) - 500) < 1e-9);
+	/* before the oldest: at its rate to now, (500 - 100) / 3000 a ns */
+	cr_expect(fabs(hp_alloc_clock_at(&c, 700, 4000, 500) - (100 - 400.0 * 300 / 3000)) < 1e-9);
+	/* More checkpoints than the ring holds: the newest still answer. */
+	for (int i = 0; i < 3 * HP_CLOCK_POINTS; i++)
+		hp_alloc_clock_tick(&c, 10000 + i, 1000 + (uint64_t)i * 2);
+	cr_expect(fabs(hp_alloc_clock_at(&c, 10000 + 3 * HP_CLOCK_POINTS - 10, 10000 + 3 * HP_CLOCK_POINTS, 1000 + 6 * HP_CLOCK_POINTS) -
+		       (1000 + 2.0 * (3 * HP_CLOCK_POINTS - 10))) < 1e-6);
 }
