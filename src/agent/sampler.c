@@ -20,8 +20,12 @@
  * ("inuse") sums, Horvitz-Thompson as above, only the samples a marking has
  * verified; the others are reported apart as "recent" (alive or not, no
  * marking has looked yet). Before a profile is written the agent asks for a
- * concurrent marking (option mark=, marks.c), so "verified" means "as of a
- * moment ago" and "recent" holds only what was allocated during it.
+ * concurrent marking when the cost allows (option mark=, marks.c), and
+ * counts the collector's own markings too. Between markings, the view is
+ * an estimate of what is alive now: each verified or recent sample counts
+ * for its probability of being alive now, from its site's survival by age
+ * learnt from the markings (survival.c); the profile says how much of the
+ * view is verified and how much estimated.
  *
  * Scaling, and only to live bytes. The sum over verified samples is an
  * unbiased estimate of the live bytes of everything allocated since

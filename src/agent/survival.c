@@ -10,27 +10,48 @@
  * markings is an estimate of what is alive now, from what the markings
  * taught about each site.
  *
- * Model. Lifetimes at a site are exponential with rate lambda (memoryless:
- * a cache replaced at random, garbage dying at once, long-lived objects
- * with lambda ~ 0). Two observations per site, decayed sums over the last
- * markings (half weight after ~3 markings):
- *  - first: the share of bytes alive when first judged by a marking. A
- *    sample is first judged by the first marking that began after its
- *    allocation, at an age uniform in [0, gap] (gap: time between the
- *    starts of successive markings), so f = (1 - e^{-L}) / L with
- *    L = lambda gap. Samples found dead before any marking judged them
- *    (young collections clear their references) count as dead there.
- *  - next: the share of bytes alive at one marking that is still alive
- *    at the next, e^{-lambda gap} under the model, measured on its own so
- *    that a site mixing long-lived and short-lived objects is right for
- *    the long-lived ones that got verified.
- * Estimate now, per sample with its reference still set:
- *  - not judged yet, allocated `age` ago: e^{-lambda age};
- *  - verified by the last marking, which began `since` ago:
- *    next^{since / gap}.
+ * The clock. Ages are counted on the allocation clock: samples taken
+ * since (checkpoints at every pause, interpolated). Objects die as the
+ * program allocates (a cache entry is replaced by a new one, garbage is
+ * made and dropped), so a program stalled by its collector, or idle after
+ * a marking, has lost nothing since, and a wall clock would say it had.
+ *
+ * Survival by age (the recent samples). Each sample is judged once
+ * "first": alive when the first marking that covers it began, or dead by
+ * then, at its age then. For a sample found dead before any marking
+ * covered it (a young collection cleared its reference), that marking is
+ * not known yet: it waits in a pending ring and is judged when one covers
+ * it, at the age it had when that marking began (hp_survival_settle).
+ * These are current-status observations: each says "alive at age a" or
+ * "dead by age a", and the share alive among those judged at ages near a
+ * estimates S(a) = P(alive at age a) whatever the lifetimes' shape. Per
+ * site, log2 age buckets (decayed sums: older judgments weigh 0.8 per
+ * marking), each bucket's share shrunk toward the pooled one, made
+ * non-increasing (pool adjacent violators), interpolated between the
+ * buckets' mean ages (hp_survival_by_age). A recent sample of age a counts
+ * for S(a); so do, in expectation, the pending ones (found dead, but what
+ * the model expects of them is what it expects of every sample allocated
+ * then), all of it among the samples still referenced.
+ *
+ * The verified samples. A sample the last marking found alive is alive
+ * now with S(a now) / S(a then), which the first judgments cannot give
+ * past the ages they see (about one gap between markings). So per site
+ * "next": the share of bytes alive at one marking still alive at the next,
+ * and the exponential model between: next^{since / gap}. "first" (the
+ * share alive at first judgment, all ages together) with f = (1 - e^-L)/L,
+ * L = lambda gap, gives the rate where "next" has too few judgments yet.
+ * Samples verified then found dead since (young collections) count at the
+ * referenced ones' mean (hp_survival_with_cleared).
+ *
  * Shrinkage: a site's ratio is (alive + K * pooled) / (all + K * mean),
  * K = 8 samples' worth, so a site with a handful of judgments takes the
- * pooled share and one with hundreds its own. */
+ * pooled share and one with hundreds its own.
+ *
+ * What it does not know: lifetimes that change with the load (the
+ * estimate follows within a few markings), and a marking's start where
+ * the collector does not say it (G1's own cycles: the cover and start are
+ * lower bounds, ages come out young and the view low; docs/load.md).
+ */
 #include "agent/survival.h"
 
 #include <errno.h>
