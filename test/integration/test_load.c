@@ -17,7 +17,7 @@
  * in its exponent reads 20-50% off. At exit the caches are dead and a marking is
  * asked for: <= 2% of the cache's size remains at its site (one sample is
  * ~0.5%). Serial and Parallel have no concurrent marking to ask for at
- * exit: their exit view is not checked. */
+ * exit: their exit view is not checked. G1: the exit view only. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <math.h>
@@ -66,7 +66,7 @@ static double read_truth(const char *path, double *end_s)
 	return cache_sum / n;
 }
 
-static void check_load(const char *gc_flag, bool exit_checked)
+static void check_load(const char *gc_flag, bool periodic_checked, bool exit_checked)
 {
 	char dir[] = "/tmp/hp-load-XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
@@ -118,7 +118,7 @@ static void check_load(const char *gc_flag, bool exit_checked)
 	char all[512] = "";
 	for (int i = 0; i < np; i++)
 		snprintf(all + strlen(all), sizeof(all) - strlen(all), " %+.1f%%", 100 * (periodic[i] / truth - 1));
-	cr_expect(fabs(med / truth - 1) < 0.25, "%s: median periodic view of the cache %.1f MiB vs truth %.1f MiB (%+.1f%%; each:%s)\n%s",
+	cr_expect(!periodic_checked || fabs(med / truth - 1) < 0.25, "%s: median periodic view of the cache %.1f MiB vs truth %.1f MiB (%+.1f%%; each:%s)\n%s",
 		  gc_flag, med / MiB, truth / MiB, 100 * (med / truth - 1), all, log ? log : "");
 	if (exit_checked) {
 		cr_expect(exit_view >= 0, "%s: no profile at exit", gc_flag);
@@ -134,20 +134,29 @@ TestSuite(load, .timeout = 300);
 
 Test(load, z)
 {
-	check_load("-XX:+UseZGC", true);
+	check_load("-XX:+UseZGC", true, true);
 }
 
 Test(load, shenandoah)
 {
-	check_load("-XX:+UseShenandoahGC", true);
+	check_load("-XX:+UseShenandoahGC", true, true);
 }
 
 Test(load, serial)
 {
-	check_load("-XX:+UseSerialGC", false);
+	check_load("-XX:+UseSerialGC", true, false);
 }
 
 Test(load, parallel)
 {
-	check_load("-XX:+UseParallelGC", false);
+	check_load("-XX:+UseParallelGC", true, false);
+}
+
+/* G1: the caches dead at exit, after the two concurrent cycles asked for
+ * before an asked-for profile (one left 110-127 MiB of 190). Its periodic
+ * view under load is not held here: its own cycles' start is not known,
+ * and later periods read 40-90% low (docs/load.md). */
+Test(load, g1_exit)
+{
+	check_load("-XX:+UseG1GC", false, true);
 }
