@@ -123,10 +123,16 @@ void hp_history_alive(struct hp_history *h, uint32_t site, double bytes, double 
 		a->added_var += var;
 }
 
+/* Markings closer together than this share a record: the collector's
+ * own cycles come several a second under load (ZGC, Shenandoah), and the
+ * suspects' test over the last 8 marking records must span long enough
+ * for a leak to rise above its sampling error. */
+#define MARKING_RECORD_GAP_NS 2000000000
+
 bool hp_history_due(const struct hp_history *h, uint64_t markings_now, int64_t now_ns, uint64_t pauses_now)
 {
 	if (markings_now != h->last_markings)
-		return true;
+		return !h->last_marking_ns || now_ns - h->last_marking_ns >= MARKING_RECORD_GAP_NS;
 	return pauses_now != h->pauses_seen && now_ns - h->last_young_ns >= 1000000000;
 }
 
@@ -208,8 +214,10 @@ void hp_history_record(struct hp_history *h, uint64_t markings_now, int64_t now_
 	}
 	h->nacc = keep;
 	h->last_markings = markings_now;
-	if (marking)
+	if (marking) {
 		h->last_marking_rec_markings = markings_now;
+		h->last_marking_ns = now_ns;
+	}
 	h->last_young_ns = now_ns;      /* a marking record stands for the young one too */
 	h->pauses_seen = pauses_now;
 	h->records++;

@@ -66,6 +66,7 @@ struct hp_history {
 	uint64_t last_markings;     /* markings at the last record (either ring) */
 	uint64_t last_marking_rec_markings;     /* ... at the last marking record */
 	int64_t last_young_ns;      /* the last record of either ring */
+	int64_t last_marking_ns;    /* the last marking record */
 	uint64_t pauses_seen;       /* pauses at the last record */
 	/* What it costs, for the profile's comment and docs/. */
 	uint64_t records, record_ns, bytes;
@@ -84,7 +85,8 @@ void hp_history_alive(struct hp_history *h, uint32_t site, double bytes, double 
 		      uint64_t markings_now);
 
 /* Whether the sweep about to run should record: a marking since the last
- * record, or a young record due (a second since the last one). */
+ * record (at most one marking record every 2 s: markings closer share
+ * one), or a young record due (a second since the last one). */
 bool hp_history_due(const struct hp_history *h, uint64_t markings_now, int64_t now_ns, uint64_t pauses_now);
 /* Closes the sweep: pushes a marking record (markings moved) or a young
  * one, and clears the per-record accumulators. */

@@ -1055,7 +1055,7 @@ static void markings_tick(JNIEnv *jni)
  * a profile): frees dead samples' references, and records the history
  * when a marking completed since the last record or a young record is due.
  * Dump lock held. */
-static void history_tick(JNIEnv *jni)
+static void history_tick(JNIEnv *jni, bool profile)
 {
 	if (!prof.o.live || !prof.sites.slots)
 		return;
@@ -1065,7 +1065,12 @@ static void history_tick(JNIEnv *jni)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	uint64_t pauses = atomic_load(&prof.gc_events);
-	if (!prof.have_history || !hp_history_due(&prof.history, m, now, pauses)) {
+	/* Before a profile, a marking since the last record is recorded now
+	 * (the profile shows it); otherwise markings share records a few
+	 * seconds apart (history.c). */
+	bool due = prof.have_history && (hp_history_due(&prof.history, m, now, pauses) ||
+					 (profile && m != prof.history.last_markings));
+	if (!due) {
 		hp_live_sweep(&prof.live, jni, sweep_alive, hist_dead, NULL);
 		return;
 	}
@@ -2121,7 +2126,7 @@ static int dump(JNIEnv *jni, const char *why, bool may_mark, bool periodic, bool
 	if (prof.sites.slots) {
 		if (may_mark) {
 			mark_before_profile(jni, periodic);
-			history_tick(jni);      /* the marking just made, in the history */
+			history_tick(jni, true);        /* the marking just made, in the history */
 		}
 		rc = write_snapshot(jni, why, periodic, final, req);
 	}
@@ -2409,7 +2414,7 @@ static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 		if (atomic_exchange(&prof.gc_pending, 0) && prof.o.live) {
 			/* free dead samples' references promptly; record the history */
 			pthread_mutex_lock(&prof.dump_lock);
-			history_tick(jni);
+			history_tick(jni, false);
 			pthread_mutex_unlock(&prof.dump_lock);
 		}
 		struct timespec now;
