@@ -160,3 +160,55 @@ Test(load, g1_exit)
 {
 	check_load("-XX:+UseG1GC", false, true);
 }
+
+/* Leak suspects without period= (issue 26): the exit report of a service
+ * at full load that leaks 25 MB over 20 s at one site ranks that site
+ * first; the same service without the leak lists no suspect. The
+ * collectors whose own cycles only the canaries show. */
+static void check_suspects(const char *gc_flag, bool leaking)
+{
+	char dir[] = "/tmp/hp-load-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char agent[1024], truth_path[256], report[256];
+	snprintf(report, sizeof(report), "%s/report.txt", dir);
+	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=128k,format=text,file=%s,log=%s/log", HP_AGENT_PATH, report,
+		 dir);
+	snprintf(truth_path, sizeof(truth_path), "%s/truth", dir);
+	const char *java = getenv("HP_TEST_JAVA") && *getenv("HP_TEST_JAVA") ? getenv("HP_TEST_JAVA") : HP_JAVA;
+	const char *argv[] = { java, "-Xmx2g", gc_flag, leaking ? "-Dleak=25" : "-Dleak=0", agent, "-cp",
+			       HP_TEST_CLASSES, "LoadService", "96", "20", truth_path, NULL };
+	struct jvm_result r = jvm_run(argv, NULL, 240);
+	cr_assert_eq(r.exit_code, 0, "%s: exit %d\n%s", gc_flag, r.exit_code, r.output);
+	char *t = jvm_slurp(report);
+	cr_assert_not_null(t, "%s: no report", gc_flag);
+	const char *h = strstr(t, "\nleak suspects:\n");
+	cr_assert_not_null(h, "%s: no suspects section\n%s", gc_flag, t);
+	h += strlen("\nleak suspects:\n");
+	if (leaking)
+		cr_expect(!strncmp(h, "1. LoadService.leak ", 20), "%s: the leak is not ranked first:\n%s", gc_flag, h);
+	else
+		cr_expect_str_empty(h, "%s: a suspect where nothing leaks:\n%s", gc_flag, h);
+	free(t);
+	jvm_result_free(&r);
+	jvm_sh("rm -rf %s", dir);
+}
+
+Test(load, leak_ranked_first_z)
+{
+	check_suspects("-XX:+UseZGC", true);
+}
+
+Test(load, no_suspect_z)
+{
+	check_suspects("-XX:+UseZGC", false);
+}
+
+Test(load, leak_ranked_first_shenandoah)
+{
+	check_suspects("-XX:+UseShenandoahGC", true);
+}
+
+Test(load, no_suspect_shenandoah)
+{
+	check_suspects("-XX:+UseShenandoahGC", false);
+}
