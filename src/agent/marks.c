@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+/* CLOCK_MONOTONIC ns: request timing and marking start times. */
 static int64_t mono_ns(void)
 {
 	struct timespec t;
@@ -144,13 +145,6 @@ bool hp_marks_horizon(const struct hp_marks *m, uint32_t *cover)
 	return a || b;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 static void marks_requested_at(struct hp_marks *m, uint32_t at_request, uint64_t seen_before, uint32_t pauses_now,
 			       int64_t request_ns)
 {
@@ -185,7 +179,7 @@ bool hp_marks_may_request(struct hp_marks *m)
 {
 	if (!m->requests_ok)
 		return true;
-	uint64_t since = now_ns() - m->last_end_ns;
+	uint64_t since = (uint64_t)mono_ns() - m->last_end_ns;
 	if (since >= HP_MARKS_DUTY * m->last_ns)
 		return true;
 	snprintf(m->last_request, sizeof(m->last_request),
@@ -203,10 +197,10 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, bool allow_full
 	uint32_t at_request = (uint32_t)atomic_load(pauses);
 	uint64_t seen_before = atomic_load(&m->seen.n);
 	char why[200] = "";
-	uint64_t t0 = now_ns();
 	int64_t request_ns = mono_ns();
+	uint64_t t0 = (uint64_t)request_ns;
 	int rc = hp_request_marking(probe, allow_full ? HP_MARK_ALLOW_FULL : 0, why, sizeof(why));
-	uint64_t dt = now_ns() - t0;
+	uint64_t dt = (uint64_t)mono_ns() - t0;
 	m->requests++;
 	if (rc) {
 		snprintf(m->last_request, sizeof(m->last_request), "not requested: %.180s", why);
@@ -214,7 +208,7 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, bool allow_full
 	}
 	m->requests_ok++;
 	m->last_ns = dt;
-	m->last_end_ns = now_ns();
+	m->last_end_ns = (uint64_t)mono_ns();
 	m->request_ns_total += dt;
 	if (dt > m->request_ns_max)
 		m->request_ns_max = dt;

@@ -990,14 +990,12 @@ static void judge(struct hp_live_entry *e, bool alive)
 	bool covered = hp_marks_age(&prof.marks, e->pause_at_alloc) > 0;
 	if (!alive) {
 		hp_survival_judge(&prof.surv, e->site, b, e->judged == 0, false);
-		if (e->judged == 0 && !covered) {
-			hp_survival_cleared(&prof.surv, e->site, b, true);
+		if (e->judged == 0 && !covered)
 			hp_survival_pend(&prof.surv, e->site, e->pause_at_alloc, e->time_ns, b);
-		} else if (e->judged == 0) {
+		else if (e->judged == 0)
 			hp_survival_judge_age(&prof.surv, e->site, b, age_at_last_start(e), false);
-		} else if (e->judged == (uint32_t)m) {
-			hp_survival_cleared(&prof.surv, e->site, b, false);
-		}
+		else if (e->judged == (uint32_t)m)
+			hp_survival_cleared(&prof.surv, e->site, b);
 		return;
 	}
 	if (e->judged >= (uint32_t)m || !covered)
@@ -1061,9 +1059,7 @@ static void history_tick(JNIEnv *jni, bool profile)
 		return;
 	markings_tick(jni);
 	uint64_t m = markings_counted();
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	int64_t now = realtime_ns();
 	uint64_t pauses = atomic_load(&prof.gc_events);
 	/* Before a profile, a marking since the last record is recorded now
 	 * (the profile shows it); otherwise markings share records a few
@@ -1232,11 +1228,8 @@ static void finish_estimate(struct snap_ctx *c, uint32_t nslots)
 		struct live_acc *a = &c->acc[i];
 		if (!(a->ver_raw > 0) && !(a->rec_est > 0))
 			continue;
-		double cr = 0, cv = 0;
-		if (c->estimating)
-			hp_survival_cleared_since(&prof.surv, i, &cr, &cv);
+		double cv = c->estimating ? hp_survival_cleared_since(&prof.surv, i) : 0;
 		double kr = 0, kv = 0;
-		(void)cr;
 		if (a->rec_est > 0)
 			kr = fmin(a->recent_bytes, a->rec_est + a->rec_cleared) / a->rec_est;
 		if (a->ver_est > 0)

@@ -212,28 +212,23 @@ double hp_survival_since(double next, double gap, double since)
 	return pow(next, since / gap);
 }
 
-void hp_survival_cleared(struct hp_survival *s, uint32_t site, double bytes, bool recent)
+void hp_survival_cleared(struct hp_survival *s, uint32_t site, double bytes)
 {
 	if (!s->sites || site >= s->cap || !(bytes > 0))
 		return;
 	struct hp_survival_site *x = &s->sites[site];
 	if (x->cleared_epoch != s->epoch) {
-		x->cleared_recent = x->cleared_verified = 0;
+		x->cleared_verified = 0;
 		x->cleared_epoch = s->epoch;
 	}
-	if (recent)
-		x->cleared_recent += bytes;
-	else
-		x->cleared_verified += bytes;
+	x->cleared_verified += bytes;
 }
 
-void hp_survival_cleared_since(const struct hp_survival *s, uint32_t site, double *recent, double *verified)
+double hp_survival_cleared_since(const struct hp_survival *s, uint32_t site)
 {
-	*recent = *verified = 0;
 	if (!s->sites || site >= s->cap || s->sites[site].cleared_epoch != s->epoch)
-		return;
-	*recent = s->sites[site].cleared_recent;
-	*verified = s->sites[site].cleared_verified;
+		return 0;
+	return s->sites[site].cleared_verified;
 }
 
 double hp_survival_with_cleared(double raw, double est, double cleared)

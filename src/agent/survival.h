@@ -42,11 +42,11 @@ struct hp_survival_site {
 	struct hp_survival_ratio first, next;
 	struct hp_survival_ages ages;
 	uint32_t epoch;                 /* decays applied up to this epoch */
-	/* Bytes found dead since the last marking, of samples it had not
-	 * seen (recent) and of samples it verified: a young collection clears
-	 * the references of young objects that died, so the samples still
-	 * referenced are the likelier alive, and the estimate counts these. */
-	double cleared_recent, cleared_verified;
+	/* Bytes found dead since the last marking of samples it verified: a
+	 * young collection clears the references of young objects that died,
+	 * so the samples still referenced are the likelier alive, and the
+	 * estimate counts these. (Recent ones found dead are pending.) */
+	double cleared_verified;
 	uint32_t cleared_epoch;
 };
 
@@ -125,11 +125,10 @@ void hp_alloc_clock_tick(struct hp_alloc_clock *c, int64_t ns, uint64_t samples)
  * between the oldest and now. */
 double hp_alloc_clock_at(const struct hp_alloc_clock *c, int64_t ns, int64_t now_ns, uint64_t now_samples);
 
-/* A sample found dead since the last marking: `recent` (no marking had
- * seen it) or verified by the last marking. */
-void hp_survival_cleared(struct hp_survival *s, uint32_t site, double bytes, bool recent);
+/* A sample verified by the last marking found dead since. */
+void hp_survival_cleared(struct hp_survival *s, uint32_t site, double bytes);
 /* What hp_survival_cleared counted at the site since the last marking. */
-void hp_survival_cleared_since(const struct hp_survival *s, uint32_t site, double *recent, double *verified);
+double hp_survival_cleared_since(const struct hp_survival *s, uint32_t site);
 
 /* The bytes alive now among a group of samples still referenced, `raw`
  * bytes of which the model expects `est` alive, when `cleared` bytes of the
