@@ -129,10 +129,11 @@ void hp_history_alive(struct hp_history *h, uint32_t site, double bytes, double 
  * for a leak to rise above its sampling error. */
 #define MARKING_RECORD_GAP_NS 2000000000
 
-bool hp_history_due(const struct hp_history *h, uint64_t markings_now, int64_t now_ns, uint64_t pauses_now)
+bool hp_history_due(const struct hp_history *h, uint64_t markings_now, int64_t now_ns, uint64_t pauses_now,
+		    bool profile)
 {
 	if (markings_now != h->last_markings)
-		return !h->last_marking_ns || now_ns - h->last_marking_ns >= MARKING_RECORD_GAP_NS;
+		return profile || !h->last_marking_ns || now_ns - h->last_marking_ns >= MARKING_RECORD_GAP_NS;
 	return pauses_now != h->pauses_seen && now_ns - h->last_young_ns >= 1000000000;
 }
 

@@ -86,8 +86,10 @@ void hp_history_alive(struct hp_history *h, uint32_t site, double bytes, double 
 
 /* Whether the sweep about to run should record: a marking since the last
  * record (at most one marking record every 2 s: markings closer share
- * one), or a young record due (a second since the last one). */
-bool hp_history_due(const struct hp_history *h, uint64_t markings_now, int64_t now_ns, uint64_t pauses_now);
+ * one, except before a profile, which shows the marking just made), or a
+ * young record due (a second since the last one). */
+bool hp_history_due(const struct hp_history *h, uint64_t markings_now, int64_t now_ns, uint64_t pauses_now,
+		    bool profile);
 /* Closes the sweep: pushes a marking record (markings moved) or a young
  * one, and clears the per-record accumulators. */
 void hp_history_record(struct hp_history *h, uint64_t markings_now, int64_t now_ns, uint64_t pauses_now,

@@ -222,8 +222,9 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, bool allow_full
 
 static void canary_make(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses)
 {
-	/* Its pause count is read after the object exists: a marking that
-	 * began before it could not clear it, so the cover errs low. */
+	/* Its pause count is read before the object is made: a marking that
+	 * clears it began after it was made, so after that pause (and any
+	 * pause in between), and the cover errs low. */
 	uint32_t pause = (uint32_t)atomic_load(pauses);
 	if (m->ncanary && m->canary[m->ncanary - 1].pause == pause)
 		return;         /* no pause since the newest: it says the same */

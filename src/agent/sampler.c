@@ -1061,12 +1061,7 @@ static void history_tick(JNIEnv *jni, bool profile)
 	uint64_t m = markings_counted();
 	int64_t now = realtime_ns();
 	uint64_t pauses = atomic_load(&prof.gc_events);
-	/* Before a profile, a marking since the last record is recorded now
-	 * (the profile shows it); otherwise markings share records a few
-	 * seconds apart (history.c). */
-	bool due = prof.have_history && (hp_history_due(&prof.history, m, now, pauses) ||
-					 (profile && m != prof.history.last_markings));
-	if (!due) {
+	if (!prof.have_history || !hp_history_due(&prof.history, m, now, pauses, profile)) {
 		hp_live_sweep(&prof.live, jni, sweep_alive, hist_dead, NULL);
 		return;
 	}
