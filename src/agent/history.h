@@ -19,6 +19,7 @@
 #define HP_HIST_MARKING_SITES 2048  /* most site entries a marking record keeps (largest first) */
 #define HP_HIST_YOUNG_SITES 256     /* ... a young record */
 #define HP_HIST_WINDOW 8            /* markings the leak test looks back over */
+#define HP_HIST_SUSPECT_Z 4.0       /* z a site's rise must reach (history.c) */
 
 enum hp_hist_kind { HP_HIST_MARKING = 0, HP_HIST_YOUNG = 1 };
 
