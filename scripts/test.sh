@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: sanitizer build of the unit tests, fuzzers for a
 # bounded time, then every unit and integration test on the real JDK.
-# The last line printed is ctest's summary of the main build.
+# The last line printed counts the tests that passed, failed and skipped in
+# both builds (scripts/test-summary.py): a skip is a failure unless its
+# reason cannot hold on a supported set-up.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
@@ -12,6 +14,7 @@ echo "== AddressSanitizer + UBSan build: unit tests"
 # HP_SAMPLE_TIMING here too, so the timing build keeps compiling warning-free.
 cmake -S . -B build-asan -G Ninja -DHP_SANITIZE=ON -DHP_WERROR=ON -DHP_SAMPLE_TIMING=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null &&
 	cmake --build build-asan >/dev/null &&
+	rm -rf build-asan/test-reports && mkdir -p build-asan/test-reports &&
 	(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest -L unit --output-on-failure) || failed=1
 
 echo "== libFuzzer (clang), ${FUZZ_SECONDS}s per target"
@@ -35,5 +38,9 @@ echo "== Main build: unit and integration tests"
 bash scripts/setup-jdks.sh build/jdks || failed=1
 cmake -S . -B build -G Ninja -DHP_WERROR=ON >/dev/null && cmake --build build >/dev/null || {
 	echo "build failed"; cmake --build build; exit 1; }
+rm -rf build/test-reports && mkdir -p build/test-reports
 (cd build && ctest --output-on-failure) || failed=1
+
+echo "== What was tested"
+python3 scripts/test-summary.py build-asan:unit build || failed=1
 exit $failed

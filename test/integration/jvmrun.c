@@ -12,6 +12,22 @@
 #include <time.h>
 #include <unistd.h>
 
+int jvm_wait(pid_t pid, int timeout_s)
+{
+	int st = 0;
+	for (int i = 0; i < timeout_s * 10; i++) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			return st;
+		if (w < 0)
+			return -1;      /* not our child, or already reaped */
+		usleep(100000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
 struct jvm_result jvm_run(const char *const *argv, const char *const *env, int timeout_s)
 {
 	struct jvm_result r = { .exit_code = -1 };

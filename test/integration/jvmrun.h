@@ -3,6 +3,7 @@
 #define HP_JVMRUN_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 struct jvm_result {
 	int exit_code;              /* -1 if killed or not run */
@@ -27,6 +28,12 @@ double collapsed_sum(const char *path, const char *leaf, const char *frame);
 
 /* /bin/sh -c the formatted command, its output and exit code (120 s at most). */
 struct jvm_result jvm_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Waits up to timeout_s for child `pid` to end: its wait status, or -1
+ * if it did not end in time, in which case it is killed (SIGKILL) and
+ * reaped, so that a hung JVM fails its test instead of passing it and
+ * running on into the next ones. */
+int jvm_wait(pid_t pid, int timeout_s);
 
 /* The whole file, NUL-terminated and malloc'd; NULL if it cannot be read. */
 char *jvm_slurp(const char *path);

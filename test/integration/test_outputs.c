@@ -430,10 +430,8 @@ Test(jfr, read_by_jdk_and_jmc_equal_to_collapsed)
 			snprintf(java, sizeof(java), "%s", jfrtools[i][1]);
 		else
 			snprintf(java, sizeof(java), "%s/java", java_dir);
-		if (access(java, X_OK) != 0) {
-			cr_log_warn("no JDK %s at %s (scripts/setup-jdks.sh): its jfr tool not tried", jfrtools[i][0], java);
-			continue;
-		}
+		cr_assert(access(java, X_OK) == 0, "no JDK %s at %s (scripts/setup-jdks.sh installs it): its jfr tool "
+			  "cannot read the recording", jfrtools[i][0], java);
 		for (int k = 0; k < 2; k++) {
 			snprintf(cmd, sizeof(cmd), "%s -m jdk.jfr/jdk.jfr.internal.tool.Main %s %s", java,
 				 k ? "print --events heapprobe.LiveObject,jdk.ObjectAllocationSample" : "summary", jfr);

@@ -58,6 +58,19 @@ struct target {
 	char dir[64], out[128], stop[128], attach[128], profile[128];
 };
 
+/* The target of the running test, killed by the suite's fini if the test
+ * ended (a failed assertion) while it ran: no JVM outlives its test. */
+static pid_t running;
+
+static void kill_running(void)
+{
+	if (running > 0 && waitpid(running, NULL, WNOHANG) == 0) {
+		kill(running, SIGKILL);
+		waitpid(running, NULL, 0);
+	}
+	running = 0;
+}
+
 static char *slurp(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -142,6 +155,7 @@ static void start(struct target *t, const char *const *jvm_opts, const char *age
 		_exit(127);
 	}
 	cr_assert_gt(t->pid, 0);
+	running = t->pid;
 }
 
 static int jcmd(const struct target *t, const char *const *args, char **out)
@@ -227,10 +241,10 @@ static struct outcome profile_and_walk_or_exit(struct target *t, bool at_exit)
 	}
 	int fd = open(t->stop, O_WRONLY | O_CREAT, 0644);
 	close(fd);
-	int status = 0;
-	for (int i = 0; i < 600 && waitpid(t->pid, &status, WNOHANG) == 0; i++)
-		usleep(100000);
+	int status = jvm_wait(t->pid, 60);
+	running = 0;
 	o.out = slurp(t->out);
+	cr_assert(status != -1, "the target did not end within 60 s of being told to (killed):\n%s", o.out);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the target ended badly (%d):\n%s", status, o.out);
 	o.walk_longs = at_exit ? -1 : histogram_bytes(histo, "[J");
 	const char *tl = strstr(histo, "\nTotal ");
@@ -314,7 +328,7 @@ static void check_steady(const char *name, const char *const *jvm_opts, const ch
 	free(o.out);
 }
 
-TestSuite(steady, .timeout = 600);
+TestSuite(steady, .timeout = 600, .fini = kill_running);
 
 Test(steady, g1)
 {
