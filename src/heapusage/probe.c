@@ -32,6 +32,7 @@ void hp_parse_faults(struct hp_probe *p, const char *spec)
 		{ "hide-flags", HP_FAULT_HIDE_FLAGS },
 		{ "unreadable-libjvm", HP_FAULT_BAD_LIBJVM_FILE },
 		{ "corrupt-data", HP_FAULT_CORRUPT_DATA },
+		{ "corrupt-frame", HP_FAULT_CORRUPT_FRAME },
 	};
 	size_t nsyms = 0, nmodes = 0;
 	while (spec && *spec) {

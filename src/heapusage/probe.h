@@ -25,6 +25,9 @@
 #define HP_FAULT_HIDE_FLAGS      (1u << 4)   /* "hide-flags" */
 #define HP_FAULT_BAD_LIBJVM_FILE (1u << 5)   /* "unreadable-libjvm": open a non-ELF */
 #define HP_FAULT_CORRUPT_DATA    (1u << 6)   /* "corrupt-data": symbols/ data gets a bad line */
+#define HP_FAULT_CORRUPT_FRAME   (1u << 7)   /* "corrupt-frame": the agent's frame decoder answers one
+                                                bytecode index off (its checks against GetStackTrace
+                                                must catch it and turn the fast path off) */
 /* Also "hide-symbol=<mangled>" (libjvm symbol lookups miss it) and
  * "disable-mode=<name>" (the mode is disabled before init), repeatable. */
 #define HP_MAX_FAULT_NAMES 8

@@ -502,6 +502,29 @@ Test(stacks, verified_under_thread_churn_and_class_unloading)
 	jvm_result_free(&r);
 }
 
+/* The checker can fire: a decoder made to answer one bytecode index off
+ * (HEAPPROBE_FAULTS=corrupt-frame) is caught by the checks against
+ * GetStackTrace, both the default sampled ones and stacks=verify's, which
+ * turn the cache and the decoder off for the rest of the run and say why;
+ * the profile's stacks then come from GetStackTrace. */
+static void corrupt_frame_caught(const char *opts)
+{
+	static const char *const env[] = { "HEAPPROBE_FAULTS=corrupt-frame", NULL };
+	struct jvm_result r = run_churn(opts, env, 4);
+	cr_assert_eq(r.exit_code, 0, "java exited %d\n%s", r.exit_code, r.output);
+	struct stack_counts sc = stack_counts(r.output);
+	cr_assert(sc.found, "no stacks line\n%s", r.output);
+	cr_expect_geq(sc.mismatches, 1, "%s: a corrupt decoder went unnoticed\n%s", opts, r.output);
+	cr_expect(strstr(r.output, "cache and decoder OFF: a "), "%s: the fast path stayed on\n%s", opts,
+		  r.output);
+	/* Off after the first mismatch: few decodes got in before it. */
+	cr_expect_lt(sc.decoded, 1000, "%s: decoding went on after the mismatch\n%s", opts, r.output);
+	jvm_result_free(&r);
+}
+
+Test(stacks, corrupt_decoder_caught_by_verify) { corrupt_frame_caught("interval=1k,stacks=verify"); }
+Test(stacks, corrupt_decoder_caught_by_default_checks) { corrupt_frame_caught("interval=1k"); }
+
 /* Without the perfdata counter, G1 (which unloads classes only in
  * pauses) dates Method* keys by collections seen; ZGC (which unloads
  * concurrently) leaves stacks with interpreted frames uncached. */
