@@ -24,3 +24,34 @@ if ((${#missing[@]})); then
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 fi
+
+# Go >= 1.23 builds the Pyroscope server the upload tests start
+# (test/pyroscope/build.sh); bookworm's golang is 1.19. A pinned toolchain
+# from the Go module proxy (the zip GOTOOLCHAIN itself fetches), checked by
+# sha256, unpacked to /usr/local/go unless a new enough Go is there.
+GO_VERSION=1.23.4
+declare -A GO_SHA256=([amd64]=e1e33fbe9bdeed9d1eec878f90eaf9a1dc856b9197d89e6745373b8c61a57c87)
+GO_ROOT=${HP_GO_ROOT:-/usr/local/go}
+go_ok() { [ -x "$1" ] && "$1" version 2>/dev/null | grep -Eq 'go1\.(2[3-9]|[3-9][0-9])'; }
+if ! go_ok "$GO_ROOT/bin/go" && ! go_ok "$(command -v go || true)"; then
+	arch=$(dpkg --print-architecture)
+	sum=${GO_SHA256[$arch]:-}
+	[ -n "$sum" ] || { echo "setup: no pinned Go toolchain for $arch: install Go >= 1.23 as $GO_ROOT" >&2; exit 1; }
+	zip=$(mktemp /tmp/go-toolchain-XXXXXX.zip)
+	echo "setup: installing Go $GO_VERSION to $GO_ROOT"
+	curl -fsSL -o "$zip" "https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-go$GO_VERSION.linux-$arch.zip"
+	echo "$sum  $zip" | sha256sum -c --quiet - || { echo "setup: Go toolchain checksum mismatch" >&2; rm -f "$zip"; exit 1; }
+	dpkg-query -W -f='${Status}' unzip 2>/dev/null | grep -q "install ok installed" ||
+		apt-get install -y -qq --no-install-recommends unzip >/dev/null
+	tmp=$(mktemp -d)
+	unzip -q "$zip" -d "$tmp"
+	rm -f "$zip"
+	src="$tmp/golang.org/toolchain@v0.0.1-go$GO_VERSION.linux-$arch"
+	# Module zips keep no file modes: the executables get theirs back.
+	chmod +x "$src"/bin/* "$src"/pkg/tool/*/*
+	[ -e "$GO_ROOT" ] && mv "$GO_ROOT" "$GO_ROOT.old-$(date +%s)"
+	mkdir -p "$(dirname "$GO_ROOT")"
+	mv "$src" "$GO_ROOT"
+	rm -rf "$tmp"
+	go_ok "$GO_ROOT/bin/go" || { echo "setup: $GO_ROOT/bin/go does not run" >&2; exit 1; }
+fi
