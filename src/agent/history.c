@@ -1,7 +1,7 @@
 /* Live bytes per site over time, and the leak test.
  *
  * What a record holds. Each tracked sample i stands for B_i = size_i / p_i
- * bytes (p_i its probability of being sampled and kept: sampler.c), with
+ * bytes (p_i its probability of being sampled and kept: estimate.c), with
  * the Horvitz-Thompson variance term v_i = B_i (B_i - size_i), which is
  * size^2 (1 - p) / p^2. At a record, a site's verified live bytes are
  * L = sum of B_i over its samples still referenced that a marking has seen

@@ -10,7 +10,7 @@
 enum hp_format { HP_FORMAT_PPROF = 0, HP_FORMAT_COLLAPSED, HP_FORMAT_HTML, HP_FORMAT_JFR, HP_FORMAT_TEXT };
 #define HP_FORMAT_LAST HP_FORMAT_TEXT
 
-/* How a sample's stack is found (sampler.c): GetStackTrace answers cached
+/* How a sample's stack is found (sample.c): GetStackTrace answers cached
  * by the frame walker's key, checked every 1024th hit (default); every
  * hit checked; or GetStackTrace for every sample. */
 enum hp_stacks_mode { HP_STACKS_CACHE = 0, HP_STACKS_VERIFY, HP_STACKS_JVMTI };

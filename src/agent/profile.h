@@ -28,7 +28,7 @@ struct hp_prof_sample {
 	const char *class_name;     /* allocated class of the samples, "" if mixed */
 	/* Samples still referenced that no marking has seen yet (allocated
 	 * after the last marking began): maybe alive, maybe garbage not yet
-	 * found. Reported apart, never in inuse (sampler.c). */
+	 * found. Reported apart, never in inuse (estimate.c). */
 	int64_t recent_objects, recent_bytes;
 };
 

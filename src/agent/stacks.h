@@ -27,7 +27,7 @@ struct hp_site {
 	uint32_t class_id;
 	bool invalid;                   /* a frame's jmethodID failed check_id: never cached */
 	uint32_t *ids;                  /* frame ids (hp_sites_frame), leaf first */
-	/* Allocation estimate: sums of unbiased weights (see sampler.c), as
+	/* Allocation estimate: sums of unbiased weights (see estimate.c), as
 	 * the bits of doubles so that adding is one lock-free CAS loop
 	 * without libatomic's floating-point helpers. */
 	_Atomic uint64_t alloc_objects_bits, alloc_bytes_bits;

@@ -1,0 +1,332 @@
+/* The live view of a profile, and the statistics that turn samples into
+ * bytes.
+ *
+ * Sampling. HotSpot samples allocations as a Poisson process over bytes
+ * with mean interval R (SetHeapSamplingInterval): an object of S bytes is
+ * sampled with probability p(S) = 1 - exp(-S/R).
+ *
+ * Allocation estimate. Each sample stands for 1/p(S) objects and S/p(S)
+ * bytes (Horvitz-Thompson); a site's estimate is the sum over its samples.
+ * Unbias each sample, then sum, never the reverse: a site's samples have
+ * different sizes, and 1/p is not linear in S (Go's runtime/pprof
+ * scaleHeapSample, jemalloc's prof). At S = R one sample is 1.58 objects,
+ * not 1 (async-profiler's max(S, R) is 37% low there).
+ *
+ * Live estimate. Each tracked sample has a weak reference. A reference
+ * still set proves the object alive only once a marking that began after
+ * the allocation has ended (marks.h): a young collection never clears the
+ * reference of an object that died in the old generation, and a concurrent
+ * cycle treats what is allocated during it as live. So the live view
+ * ("inuse") sums, Horvitz-Thompson as above, only the samples a marking has
+ * verified; the others are reported apart as "recent" (alive or not, no
+ * marking has looked yet). Before a profile is written the agent asks for a
+ * concurrent marking when the cost allows (option mark=, marks.c), and
+ * counts the collector's own markings too. Between markings, the view is
+ * an estimate of what is alive now: each verified or recent sample counts
+ * for its probability of being alive now, from its site's survival by age
+ * learnt from the markings (survival.c); the profile says how much of the
+ * view is verified and how much estimated.
+ *
+ * Scaling, and only to live bytes. The sum over verified samples is an
+ * unbiased estimate of the live bytes of everything allocated since
+ * sampling began; scaling it to the heap's `used` adds the bias of every
+ * way `used` is not live object bytes: old garbage after a young pause
+ * (G1, +88% measured), garbage in pages a ZGC cycle did not relocate
+ * (+28..42%), whole humongous regions (G1 small regions, +10..21%), and
+ * the start-up heap that was never sampled. Only a figure the marking
+ * itself found (ZGC's mark-end live) is live object bytes, and the view is
+ * scaled to it only where that is the better estimate (choose_scale); a full
+ * GC's used is not (dead objects left as fillers, marking_figure). Objects from before sampling began (CDS
+ * archive, start-up, or the whole heap before a late attach) are left out,
+ * and the profile says how much heap was in use then.
+ *
+ * Error. The Horvitz-Thompson variance estimate for a site's live bytes is
+ * sum S^2 (1 - pi) / pi^2 over its verified samples, pi being the sample's
+ * overall inclusion probability; the 95% interval is the estimate +-1.96
+ * sqrt(variance). For small objects (S << R) the total's relative standard
+ * error is about sqrt(R / live bytes): 5% at 200 MiB live and R = 512 KiB,
+ * 2.2% at 1 GiB. Objects far larger than R are sampled with pi ~ 1: a
+ * census, weight ~1, no variance; the formula needs no special case. The
+ * interval covers sampling error, not deaths since the marking (which the
+ * request before each profile keeps to a moment).
+ */
+#include "agent/prof.h"
+
+/* ---- snapshot ------------------------------------------------------------ */
+
+void add_live(struct hp_live_entry *e, void *vctx)
+{
+	struct snap_ctx *c = vctx;
+	unsigned age = hp_marks_age(&prof.marks, e->pause_at_alloc);
+	double pi = sample_probability(e->size) / e->thin;
+	double w = 1.0 / pi, s = (double)e->size;
+	struct live_acc *a = &c->acc[e->site];
+	if (prof.keep_samples && (age == 0 || age >= c->min_age) && !c->recs_oom) {
+		if (c->nrecs == c->caprecs) {
+			size_t cap = c->caprecs ? c->caprecs * 2 : 1024;
+			struct live_rec *r = realloc(c->recs, cap * sizeof(*r));
+			if (r) {
+				c->recs = r;
+				c->caprecs = cap;
+			} else {
+				c->recs_oom = true;
+			}
+		}
+		if (c->nrecs < c->caprecs)
+			c->recs[c->nrecs++] = (struct live_rec){ e->site, e->thread, age, age > 0, e->time_ns, e->size,
+								  s * w };
+	}
+	if (age == 0) {
+		a->recent_objects += w;
+		a->recent_bytes += s * w;
+		c->recent_bytes += s * w;
+		c->recent++;
+		if (!c->estimating)
+			return;
+		/* Not judged yet: alive now with its site's survival at its age. */
+		double f = hp_survival_first(&prof.surv, e->site, NULL);
+		if (f < 0)
+			return;
+		double age_now = (double)c->now.samples - clock_at(e->time_ns, &c->now);
+		double p = hp_survival_by_age(&prof.surv, e->site, age_now);
+		if (p < 0)
+			p = hp_survival_at_age(f, c->gap, age_now);
+		double b = s * w;
+		a->rec_est += b * p;
+		a->rec_obj += w * p;
+		a->rec_var += s * s * (1.0 - pi) / (pi * pi) * p * p + b * b * p * (1 - p);
+		c->recent_estimated++;
+		return;
+	}
+	if (age < c->min_age) {
+		c->younger++;
+		return;
+	}
+	/* Verified alive by the last marking: alive now with the site's
+	 * survival over the time since that marking began. The variance adds
+	 * the Bernoulli term of not knowing which survived. */
+	double p = 1;
+	if (c->estimating) {
+		double n, g = hp_survival_next(&prof.surv, e->site, &n);
+		if (g >= 0 && n >= 8) {
+			p = hp_survival_since(g, c->gap, c->since);
+		} else {
+			/* Too few re-judgments yet: the exponential model of the
+			 * first ones (memoryless: alive at the marking, alive
+			 * now with e^{-lambda since}). */
+			double f = hp_survival_first(&prof.surv, e->site, NULL);
+			if (f >= 0)
+				p = hp_survival_at_age(f, c->gap, c->since);
+		}
+	}
+	double b = s * w;
+	a->age_bytes[age >= 8 ? 3 : age >= 4 ? 2 : age >= 2 ? 1 : 0] += b * p;
+	a->ver_raw += b;
+	a->ver_est += b * p;
+	a->ver_obj += w * p;
+	a->ver_var += s * s * (1.0 - pi) / (pi * pi) * p * p + b * b * p * (1 - p);
+	c->verified_raw += b;
+	c->counted++;
+}
+
+/* A recent sample found dead before a marking covered it: what the model
+ * expected of it alive now (finish_estimate). */
+static void add_pending(uint32_t site, int64_t born_ns, double bytes, void *vctx)
+{
+	struct snap_ctx *c = vctx;
+	if (site >= c->nslots)
+		return;
+	double p = hp_survival_by_age(&prof.surv, site, (double)c->now.samples - clock_at(born_ns, &c->now));
+	if (p > 0)
+		c->acc[site].rec_cleared += bytes * p;
+}
+
+/* Per site, the parts into the view, then the totals. Recent samples: the
+ * model's expectation over every sample allocated since the last marking,
+ * those found dead meanwhile included (the pending ones, whose ages are
+ * known), all of it among the samples still referenced, never above their
+ * bytes. (Those found dead carry what the model expected alive: leaving
+ * them out read generational collectors 25-40% low, where young
+ * collections clear the young dead; giving them the mean survival of the
+ * referenced ones, which are younger, read them 10-100% high.) Verified
+ * samples: the same with the dead since the marking at the referenced
+ * ones' mean (hp_survival_with_cleared). */
+void finish_estimate(struct snap_ctx *c, uint32_t nslots)
+{
+	c->nslots = nslots;
+	if (c->estimating)
+		hp_survival_each_pending(&prof.surv, add_pending, c);
+	for (uint32_t i = 0; i < nslots; i++) {
+		struct live_acc *a = &c->acc[i];
+		if (!(a->ver_raw > 0) && !(a->rec_est > 0))
+			continue;
+		double cv = c->estimating ? hp_survival_cleared_since(&prof.surv, i) : 0;
+		double kr = 0, kv = 0;
+		if (a->rec_est > 0)
+			kr = fmin(a->recent_bytes, a->rec_est + a->rec_cleared) / a->rec_est;
+		if (a->ver_est > 0)
+			kv = hp_survival_with_cleared(a->ver_raw, a->ver_est, cv) / a->ver_est;
+		for (int k = 0; k < 4; k++)
+			a->age_bytes[k] *= kv;
+		a->objects = a->ver_obj * kv + a->rec_obj * kr;
+		a->bytes = a->ver_est * kv + a->rec_est * kr;
+		a->var = a->ver_var * kv * kv + a->rec_var * kr * kr;
+		c->bytes += a->bytes;
+		c->var += a->var;
+		c->verified_est += a->ver_est * kv;
+		c->recent_est += a->rec_est * kr;
+	}
+}
+
+/* What the estimate between markings needs (survival.h): the time between
+ * markings and since the last began. Off (the verified samples as found,
+ * the recent ones apart) until a marking has judged samples. */
+void setup_estimate(struct snap_ctx *c)
+{
+	int64_t last;
+	double n;
+	c->estimating = false;
+	if (!prof.have_surv || !hp_marks_last_start(&prof.marks, &last) || hp_survival_first(&prof.surv, 0, &n) < 0)
+		return;
+	struct timespec mono;
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	int64_t mono_now = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec;
+	c->now = clock_now();
+	int64_t gap = hp_marks_gap_ns(&prof.marks);
+	if (gap <= 0) {
+		/* One marking so far: it judged what was allocated since sampling began. */
+		int64_t start_mono = mono_now - (c->now.ns - prof.start_realtime_ns);
+		gap = last - start_mono;
+	}
+	if (gap <= 0)
+		return;
+	c->gap_s = (double)gap / 1e9;
+	c->since_s = mono_now > last ? (double)(mono_now - last) / 1e9 : 0;
+	/* On the allocation clock: objects die as the program allocates. */
+	int64_t last_real = c->now.ns - (mono_now - last);
+	double at_last = clock_at(last_real, &c->now);
+	c->since = (double)c->now.samples - at_last;
+	c->gap = at_last - clock_at(last_real - gap, &c->now);
+	if (!(c->gap > 0))
+		return;
+	c->estimating = true;
+}
+
+/* The live bytes the marking that verified the view found, heap-wide
+ * (sampled objects or not), when it describes the same moment as the view:
+ * a ZGC cycle we requested with no pause since (its mark-end live bytes,
+ * heapusage/marking.c). Not a full GC's used after compaction: Serial and
+ * Parallel leave dead objects in place as fillers (MarkSweepDeadRatio,
+ * Parallel's dense prefix), so it is not live object bytes; measured on
+ * JDK 25 Parallel, 40-75 MiB of fillers in a 600 MiB heap, and scaling to
+ * it put the kept set 10% high (docs/steady-state.md). G1's and
+ * Shenandoah's concurrent markings keep theirs per region: none. */
+static bool marking_figure(uint64_t *live, char *what, size_t len)
+{
+	uint32_t horizon, now = pauses_now();
+	if (!hp_marks_horizon(&prof.marks, &horizon))
+		return false;
+	struct hp_marking mk = { .sz = sizeof(mk) };
+	if (hp_marking(prof.probe, &mk) == 0 && mk.live && prof.marks.requests_ok &&
+	    prof.marks.request_cover == horizon && prof.marks.request_end_pause == now) {
+		*live = mk.live;
+		snprintf(what, len, "%s", mk.live_source);
+		return true;
+	}
+	return false;
+}
+
+/* Which estimate the live view gives, and why (for the profile).
+ *
+ * The Horvitz-Thompson sum over verified samples (HT) is unbiased for
+ * what was allocated since sampling began; its relative standard error
+ * is sd/HT (about sqrt(R / live bytes) for small objects). When the
+ * marking found the live bytes M itself, M less what was never sampled
+ * has no sampling error in total, and only the per-site shares keep
+ * theirs. What was never sampled, U, lies between 0 and the heap in use
+ * when sampling began (B): taking U = B/2 errs by at most B/2. So scale
+ * to M - B/2 when that worst case is below half the sampling error
+ * (B/2 / (M - B/2) < sd / (2 HT)); otherwise (small live sets, a late
+ * attach into a big heap) the unbiased sum is the better estimate. Not
+ * when recent samples are more than 1% of the view (the figure and the
+ * view would describe different moments). */
+double choose_scale(const struct snap_ctx *c, char *out, size_t cap)
+{
+	uint64_t m;
+	char what[240];
+	double ht = c->bytes, err = ht > 0 ? sqrt(c->var) / ht : 0;
+	if (!prof.o.live)
+		return 1.0;
+	if (!marking_figure(&m, what, sizeof(what))) {
+		snprintf(out, cap, "unscaled (no live-bytes figure from that marking)");
+		return 1.0;
+	}
+	double half_base = (double)prof.baseline_bytes / 2, target = (double)m - half_base;
+	if (ht <= 0 || target <= 0) {
+		snprintf(out, cap, "unscaled (%s: %llu bytes, not above what was never sampled)", what,
+			 (unsigned long long)m);
+		return 1.0;
+	}
+	double bias = half_base / target;
+	if (c->recent_bytes > 0.01 * ht) {
+		snprintf(out, cap, "unscaled (recent samples are %.1f%% of the view: %s does not cover them)",
+			 100 * c->recent_bytes / ht, what);
+		return 1.0;
+	}
+	if (bias >= err / 2) {
+		snprintf(out, cap, "unscaled: %s found %llu bytes, but scaling to it could be off by %.1f%% (half the "
+			 "%llu bytes in use before sampling, never sampled), not below half the sum's %.1f%% "
+			 "sampling error", what, (unsigned long long)m, 100 * bias,
+			 (unsigned long long)prof.baseline_bytes, 100 * err);
+		return 1.0;
+	}
+	double scale = target / ht;
+	snprintf(out, cap, "scaled x%.4f to %s: %llu bytes live heap-wide, less half the %llu bytes in use "
+		 "before sampling began (worst-case bias %.2f%%, vs the unscaled sum's %.1f%% sampling error)",
+		 scale, what, (unsigned long long)m, (unsigned long long)prof.baseline_bytes, 100 * bias, 100 * err);
+	return scale;
+}
+
+/* What the live view covers, for the profile's comment. */
+void describe_live(char *out, size_t cap, const struct snap_ctx *c, double scale, const char *estimate)
+{
+	if (!prof.o.live) {
+		snprintf(out, cap, "live tracking off: inuse values are 0");
+		return;
+	}
+	uint32_t horizon;
+	bool have = hp_marks_horizon(&prof.marks, &horizon);
+	struct hp_marking mk = { .sz = sizeof(mk) };
+	hp_marking(prof.probe, &mk);
+	double half = 1.96 * sqrt(c->var) * scale, bytes = c->bytes * scale;
+	double all = c->verified_raw + c->recent_bytes;
+	int len = snprintf(out, cap,
+			   "inuse: %.0f bytes [95%% %.0f..%.0f] estimated alive now (Horvitz-Thompson sum, %s): %.0f of the %.0f bytes in %llu "
+			   "samples verified alive by a marking (the last began %.2f s ago on the allocation clock; "
+			   "min_age %u markings, %llu verified samples seen by fewer left out), and %.0f of the recent "
+			   "ones, by each site's survival learnt from the markings (markings %.2f s apart; none before "
+			   "a marking has judged samples); recent, not yet verified: %.0f bytes (%.1f%%) in %llu samples "
+			   "(recent_space, unscaled); ",
+			   bytes, fmax(0.0, bytes - half), bytes + half, estimate, c->verified_est * scale, c->verified_raw,
+			   (unsigned long long)c->counted, c->since_s, c->min_age, (unsigned long long)c->younger,
+			   c->recent_est * scale, c->estimating ? c->gap_s : 0.0, c->recent_bytes,
+			   all > 0 ? 100.0 * c->recent_bytes / all : 0.0, (unsigned long long)c->recent);
+	if (len < 0 || (size_t)len >= cap)
+		return;
+	if (have)
+		len += snprintf(out + len, cap - (size_t)len,
+				"markings: %llu (source: %s; %s: %llu), last covers samples before GC pause #%u of %llu; ",
+				(unsigned long long)markings_counted(), mk.source ? mk.source : "?",
+				prof.marks.canary_state[0] ? prof.marks.canary_state : "canaries not set up yet",
+				(unsigned long long)prof.marks.canary_markings, horizon,
+				(unsigned long long)atomic_load(&prof.gc_events));
+	else
+		len += snprintf(out + len, cap - (size_t)len, "no marking since sampling began (source: %s; %s); ",
+				mk.source ? mk.source : "?",
+				prof.marks.canary_state[0] ? prof.marks.canary_state : "canaries not set up yet");
+	if (len < 0 || (size_t)len >= cap)
+		return;
+	snprintf(out + len, cap - (size_t)len,
+		 "request: %s; not covered: the %llu bytes in use when sampling began (never sampled)",
+		 prof.marks.last_request, (unsigned long long)prof.baseline_bytes);
+}

@@ -1,0 +1,146 @@
+/* What each marking says of the samples: survival judgments (survival.h),
+ * sweeps of the live table, and the history's records (history.h). */
+#include "agent/prof.h"
+
+/* ---- history ------------------------------------------------------------- */
+
+static int64_t realtime_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* When the latest marking began, on CLOCK_REALTIME (the samples' clock);
+ * now if none. */
+static int64_t last_start_real(void)
+{
+	struct timespec mono;
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	int64_t mono_now = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec, real_now = realtime_ns(), start;
+	return hp_marks_last_start(&prof.marks, &start) ? real_now - (mono_now - start) : real_now;
+}
+
+struct clock_now clock_now(void)
+{
+	return (struct clock_now){ realtime_ns(), (uint64_t)hp_striped_sum(&prof.samples, memory_order_relaxed) };
+}
+
+double clock_at(int64_t real_ns, void *ctx)
+{
+	const struct clock_now *n = ctx;
+	return hp_alloc_clock_at(&prof.clock, real_ns, n->ns, n->samples);
+}
+
+/* The pending dead (survival.h) that the latest marking covers. */
+void settle_pending(void)
+{
+	uint32_t cover;
+	struct clock_now now = clock_now();
+	if (prof.have_surv && hp_marks_horizon(&prof.marks, &cover))
+		hp_survival_settle(&prof.surv, cover, clock_at(last_start_real(), &now), clock_at, &now);
+}
+
+/* A sample's age on the allocation clock when the latest marking began. */
+static double age_at_last_start(const struct hp_live_entry *e)
+{
+	struct clock_now now = clock_now();
+	return clock_at(last_start_real(), &now) - clock_at(e->time_ns, &now);
+}
+
+/* A sample's judgment by the markings, for the survival estimates: the
+ * first time a marking covers it (alive) or it is found dead before or at
+ * that, and each later marking that finds it still alive or dead. */
+static void judge(struct hp_live_entry *e, bool alive)
+{
+	if (!prof.have_surv)
+		return;
+	double var, b = entry_bytes(e, &var);
+	uint64_t m = markings_counted();
+	bool covered = hp_marks_age(&prof.marks, e->pause_at_alloc) > 0;
+	if (!alive) {
+		hp_survival_judge(&prof.surv, e->site, b, e->judged == 0, false);
+		if (e->judged == 0 && !covered)
+			hp_survival_pend(&prof.surv, e->site, e->pause_at_alloc, e->time_ns, b);
+		else if (e->judged == 0)
+			hp_survival_judge_age(&prof.surv, e->site, b, age_at_last_start(e), false);
+		else if (e->judged == (uint32_t)m)
+			hp_survival_cleared(&prof.surv, e->site, b);
+		return;
+	}
+	if (e->judged >= (uint32_t)m || !covered)
+		return;         /* no marking has looked since the last judgment */
+	if (e->judged == 0)
+		hp_survival_judge_age(&prof.surv, e->site, b, age_at_last_start(e), true);
+	hp_survival_judge(&prof.surv, e->site, b, e->judged == 0, true);
+	e->judged = (uint32_t)m;
+}
+
+/* A sample found dead by any sweep: its bytes are freed, and if it was
+ * counted at the last marking record, its going is part of the change. */
+void hist_dead(struct hp_live_entry *e, void *ctx)
+{
+	judge(e, false);
+	if (!prof.have_history)
+		return;
+	double var, b = entry_bytes(e, &var);
+	hp_history_dead(&prof.history, e->site, b, var, hp_marks_age(&prof.marks, e->pause_at_alloc),
+			markings_counted());
+}
+
+static void sweep_alive(struct hp_live_entry *e, void *ctx)
+{
+	judge(e, true);
+}
+
+static void hist_alive(struct hp_live_entry *e, void *ctx)
+{
+	judge(e, true);
+	double var, b = entry_bytes(e, &var);
+	hp_history_alive(&prof.history, e->site, b, var, hp_marks_age(&prof.marks, e->pause_at_alloc),
+			 *(const uint64_t *)ctx);
+}
+
+/* The collector's own markings a canary shows (single-generation ZGC and
+ * Shenandoah), and a new epoch of the survival sums for each new marking.
+ * Dump lock held. */
+void markings_tick(JNIEnv *jni)
+{
+	if (!prof.canary_tried && prof.o.live) {
+		hp_marks_canary_setup(&prof.marks, prof.probe, jni, &prof.gc_events);
+		prof.canary_tried = true;
+	}
+	hp_marks_canary_check(&prof.marks, jni, &prof.gc_events);
+	uint64_t m = markings_counted();
+	if (prof.have_surv && prof.surv_markings < m) {
+		for (; prof.surv_markings < m; prof.surv_markings++)
+			hp_survival_next_epoch(&prof.surv);
+		settle_pending();
+	}
+}
+
+/* After collections (agent thread) and after a requested marking (before
+ * a profile): frees dead samples' references, and records the history
+ * when a marking completed since the last record or a young record is due.
+ * Dump lock held. */
+void history_tick(JNIEnv *jni, bool profile)
+{
+	if (!prof.o.live || !prof.sites.slots)
+		return;
+	markings_tick(jni);
+	uint64_t m = markings_counted();
+	int64_t now = realtime_ns();
+	uint64_t pauses = atomic_load(&prof.gc_events);
+	if (!prof.have_history || !hp_history_due(&prof.history, m, now, pauses, profile)) {
+		hp_live_sweep(&prof.live, jni, sweep_alive, hist_dead, NULL);
+		return;
+	}
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	hp_live_sweep(&prof.live, jni, hist_alive, hist_dead, &m);
+	struct hp_heap_usage u = { .sz = sizeof(u) };
+	uint64_t heap = hp_heap_usage(prof.probe, HP_USAGE_POST_GC | HP_USAGE_NO_JNI, &u) == 0 ? u.live : 0;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	uint64_t spent = (uint64_t)((c1.tv_sec - c0.tv_sec) * 1000000000 + (c1.tv_nsec - c0.tv_nsec));
+	hp_history_record(&prof.history, m, now, pauses, heap, spent);
+}

@@ -1,0 +1,242 @@
+/* The sampler's state and the functions its files share (internal: not
+ * part of the API). One profiler per process: `prof`, defined in sampler.c.
+ * The files, one concern each:
+ *   sampler.c   start and stop, the agent thread, dump and the profile's
+ *               writing, status, the exit marking
+ *   sample.c    the allocation callback: stack (cache, decoder, checker),
+ *               site, live reference; the GC callback
+ *   walker.c    setting up the stack walker, decoder and chunk reader
+ *   judge.c     what each marking says of the samples: survival
+ *               judgments, sweeps, history records
+ *   estimate.c  the live view: verified and estimated bytes, the scale
+ *   events.c    per-sample events for format=jfr */
+#ifndef HP_AGENT_PROF_H
+#define HP_AGENT_PROF_H
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <semaphore.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/history.h"
+#include "agent/live.h"
+#include "agent/marks.h"
+#include "agent/profile.h"
+#include "agent/samplelog.h"
+#include "agent/upload.h"
+#include "agent/stackcache.h"
+#include "agent/stacks.h"
+#include "agent/stripe.h"
+#include "agent/survival.h"
+#include "heapusage/marking.h"
+#include "heapusage/probe.h"
+#include "heapusage/symdata.h"
+#include "vmstructs/framedecode.h"
+#include "vmstructs/framewalk.h"
+#include "vmstructs/safefetch.h"
+#include "vmstructs/stackchunk.h"
+#include "vmstructs/symtab.h"
+#include "agent/sampler.h"
+
+#define MAX_SITES 65536
+#define STACK_CACHE_SLOTS 32768       /* 256 KiB */
+#define STACK_CACHE_BYTES (2u << 20)  /* ~43k stacks of 48 bytes */
+
+struct profiler {
+	JavaVM *vm;
+	jvmtiEnv *jvmti;
+	struct hp_probe *probe;
+	struct hp_agent_options o;
+	struct hp_sites sites;
+	struct hp_live live;
+	struct hp_samplelog log;        /* threads and allocation samples, for format=jfr */
+	bool keep_samples;              /* format=jfr: samples keep their time and thread */
+	/* upload=: the server pusher, and per site slot the allocation totals
+	 * of the last upload (the server wants allocations per period). */
+	struct hp_upload *upload;
+	double *up_objects, *up_bytes;
+	uint32_t up_nslots;
+	int64_t up_from_s;
+	sem_t wake;
+	_Atomic int running;            /* sampling on */
+	_Atomic int stopping;           /* agent thread must leave */
+	_Atomic int thread_alive;
+	/* Counters every allocating thread bumps: one cache line per thread
+	 * stripe, so that 4 threads on 2 CPUs do not pass lines around. */
+	struct hp_striped_counter in_callbacks;     /* SampledObjectAlloc calls under way */
+	struct hp_striped_counter samples, cache_hits;
+	_Atomic int gc_pending;
+	_Atomic uint64_t gc_events;
+	int64_t start_realtime_ns;
+	uint64_t baseline_bytes;        /* heap in use when sampling began: never sampled, not in the view */
+	/* Markings and what they verified (marks.h); written by the GC callback
+	 * and, for requests, under dump_lock. */
+	struct hp_marks marks;
+	/* Live bytes per site over time (history.h); under dump_lock. */
+	struct hp_history history;
+	bool have_history;
+	/* Survival per site learnt from the markings (survival.h): the view
+	 * between markings. Under dump_lock. */
+	struct hp_survival surv;
+	bool have_surv;
+	uint64_t surv_markings;         /* markings_counted() at the last epoch */
+	bool canary_tried;
+	/* The allocation clock of the estimate (survival.h): samples taken by
+	 * the end of each pause. */
+	struct hp_alloc_clock clock;
+	jobject exit_hook;              /* shutdown hook Thread whose start asks for a last marking */
+	pthread_mutex_t dump_lock;
+	bool have_lines;
+	/* Stacks from the cache keyed by the frame walk (stackcache.h); off
+	 * until the walker is set up at VM init or attach. */
+	struct hp_framewalk walk;
+	struct hp_stackcache stack_cache;
+	_Atomic int walk_ready;
+	char walk_reason[320];          /* why stacks come from GetStackTrace alone (err + prefix) */
+	struct hp_stackchunk chunks;    /* virtual thread frames past the return barrier */
+	char chunk_reason[320];         /* why they are not read, or "" */
+	struct hp_safefetch safefetch;  /* how the chunks' heap words are read */
+	_Atomic(const volatile int64_t *) classes_unloaded;
+	/* Class redefinitions (JvmtiExport::_redefinition_count, JDK 17+; on
+	 * JDK 11 only the bool _has_redefined_a_class, after which nothing
+	 * is cached): stale every cached stack. NULL without .symtab. */
+	const volatile uint64_t *redefinitions;
+	const volatile uint8_t *has_redefined;
+	bool unloads_in_pauses;         /* the collector unloads classes only in pauses */
+	_Atomic uint64_t walk_failed[HP_FW_RESULTS + 1];   /* by -result - 1; last: WALK_NO_EPOCH */
+	/* Stacks decoded from the walk on a cache miss (framedecode.h), so
+	 * GetStackTrace runs only for what the decoder cannot name and as the
+	 * one-in-HP_DECODE_CHECK_EVERY (later one-in-HP_DECODE_CHECK_LATER)
+	 * checker. Set up with the walker. */
+	struct hp_framedecode decode;
+	_Atomic int decode_ready;
+	char decode_reason[320];        /* why misses go to GetStackTrace */
+	uintptr_t enter_special;        /* jmethodID of Continuation.enterSpecial (JDK 21+), or 0 */
+	_Atomic uint64_t decoded, decode_checked, asked;
+	_Atomic uint64_t asked_invalid;   /* GetStackTrace answers holding an invalid jmethodID */
+	_Atomic uint64_t checks_overtaken; /* checks voided by a redefinition in between */
+	_Atomic uint64_t decode_failed[HP_FD_RESULTS], method_failed[HP_METHOD_RESULTS];
+	/* The last profile written (status): where, when, why; or the last
+	 * failure. Under dump_lock. */
+	char last_written[PATH_MAX + 64];
+	char last_why[64];
+	int64_t last_write_ns;
+	char last_error[512];
+	uint64_t profiles_written;
+};
+
+extern struct profiler prof;
+
+/* walk_failed's last slot: a key naming a Method* with no epoch to date it. */
+#define WALK_NO_EPOCH (-(HP_FW_RESULTS + 1))
+
+/* A reading of the allocation clock now, and the clock at a moment. */
+struct clock_now {
+	int64_t ns;
+	uint64_t samples;
+};
+
+struct live_acc {
+	double objects, bytes, var;
+	double recent_objects, recent_bytes;
+	double age_bytes[4];            /* verified bytes by markings survived: 1, 2-3, 4-7, 8+ */
+	/* The estimate's parts before finish_estimate: bytes still
+	 * referenced (raw) and expected alive now (est), recent and verified. */
+	double rec_est, rec_obj, rec_var;
+	double rec_cleared;             /* expected alive now among the recent samples found dead (0 in truth) */
+	double ver_raw, ver_est, ver_obj, ver_var;
+};
+
+/* A live sample as the JFR writer wants it (format=jfr only). */
+struct live_rec {
+	uint32_t slot, thread, markings;
+	bool verified;
+	int64_t time_ns;
+	uint64_t size;
+	double weight;                  /* bytes, before the view's scale */
+};
+
+struct snap_ctx {
+	struct live_acc *acc;
+	struct live_rec *recs;          /* format=jfr: every sample counted in the view or recent */
+	size_t nrecs, caprecs;
+	bool recs_oom;
+	uint32_t min_age;               /* in the view: verified by >= min_age markings (>= 1) */
+	uint64_t counted, recent, younger;      /* samples: in the view, not verified, verified < min_age */
+	double bytes, var, recent_bytes;        /* totals */
+	/* The estimate of what is alive now (survival.h): the verified bytes
+	 * as the marking found them and after their survival since, and the
+	 * recent bytes counted by their sites' survival at their age. */
+	bool estimating;                /* survival known (a marking has judged samples) */
+	uint32_t nslots;
+	double gap_s, since_s;          /* between markings; since the last one began (seconds of wall time) */
+	double gap, since;              /* the same on the allocation clock (samples) */
+	struct clock_now now;
+	double verified_raw, verified_est, recent_est;
+	uint64_t recent_estimated;      /* recent samples counted through the estimate */
+};
+
+/* Per-sample events being built for a format=jfr profile (events.c). */
+struct events {
+	struct hp_prof_event *events;
+	size_t n, cap;
+	struct hp_prof_thread *threads;
+	size_t nthreads;
+	struct hp_prof_heap heap;
+	bool have_heap;
+	struct hp_alloc_rec *allocs;
+	size_t nallocs, capallocs;
+	bool oom;
+};
+
+/* sampler.c */
+void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint32_t pauses_now(void);
+double sample_probability(uint64_t size);
+double entry_bytes(const struct hp_live_entry *e, double *var);
+uint64_t markings_counted(void);
+bool heap_figure(struct hp_prof_heap *out, int64_t now_ns);
+
+/* sample.c */
+uint64_t method_version(void *ctx, jmethodID id);
+int check_jmid(void *ctx, jmethodID id);
+bool overtaken(uint64_t redef_before, const uint64_t *key, const uintptr_t *aux, int nkey, const uint64_t *epoch,
+	       const jvmtiFrameInfo *asked, jint nasked);
+void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
+			      jlong size);
+void JNICALL on_gc_finish(jvmtiEnv *jvmti);
+
+/* walker.c */
+void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass);
+void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni);
+void describe_stacks(char *out, size_t cap);
+
+/* judge.c */
+struct clock_now clock_now(void);
+double clock_at(int64_t real_ns, void *ctx);
+void settle_pending(void);
+void hist_dead(struct hp_live_entry *e, void *ctx);
+void markings_tick(JNIEnv *jni);
+void history_tick(JNIEnv *jni, bool profile);
+
+/* estimate.c */
+void add_live(struct hp_live_entry *e, void *vctx);
+void finish_estimate(struct snap_ctx *c, uint32_t nslots);
+void setup_estimate(struct snap_ctx *c);
+double choose_scale(const struct snap_ctx *c, char *out, size_t cap);
+void describe_live(char *out, size_t cap, const struct snap_ctx *c, double scale, const char *estimate);
+
+/* events.c */
+int build_events(struct events *ev, struct snap_ctx *ctx, const struct hp_prof_sample *samples,
+		 const uint32_t *slot_sample, uint32_t nslots, double scale, int64_t now_ns);
+void free_events(struct events *ev);
+
+#endif

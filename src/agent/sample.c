@@ -1,0 +1,374 @@
+/* The allocation callback (SampledObjectAlloc): the sample's stack from
+ * the cache, the decoder or GetStackTrace (and the checks of the first two
+ * against the last), its site, its live reference; and the GC callback. */
+#include "agent/prof.h"
+
+/* Where a sample's time goes, for work on the per-sample cost: built with
+ * -DHP_SAMPLE_TIMING=ON, the agent prints the mean TSC cycles of each step
+ * at exit (wall cycles on the allocating thread: they include preemption). */
+#ifdef HP_SAMPLE_TIMING
+#include <x86intrin.h>
+enum { T_STACK, T_CLASS, T_SITE, T_LIVE, T_STEPS };
+static _Atomic uint64_t step_cycles[T_STEPS], timed_samples;
+#define STEP_START() uint64_t step_t = __rdtsc()
+#define STEP_END(k)                                                                                \
+	do {                                                                                       \
+		uint64_t now_ = __rdtsc();                                                         \
+		atomic_fetch_add_explicit(&step_cycles[k], now_ - step_t, memory_order_relaxed);   \
+		step_t = now_;                                                                     \
+	} while (0)
+__attribute__((destructor)) static void print_step_cycles(void)
+{
+	uint64_t n = atomic_load(&timed_samples);
+	if (n)
+		fprintf(stderr, "heapprobe sample timing: %llu samples, mean TSC cycles: stack %.0f, "
+			"remembered site %.0f, class id + site %.0f, live ref %.0f\n", (unsigned long long)n,
+			(double)step_cycles[T_STACK] / n, (double)step_cycles[T_CLASS] / n,
+			(double)step_cycles[T_SITE] / n, (double)step_cycles[T_LIVE] / n);
+}
+#else
+#define STEP_START() (void)0
+#define STEP_END(k) (void)0
+#endif
+
+/* Hits since this thread last checked a cached stack against
+ * GetStackTrace, and decodes since it last checked a decoded one. */
+static __thread uint32_t hits_since_check, decodes_since_check;
+
+/* One decoded stack in HP_DECODE_CHECK_EVERY per thread is compared with
+ * GetStackTrace (every one with stacks=verify) until the run has checked
+ * HP_DECODE_CHECKS_FIRST of them, then one in HP_DECODE_CHECK_LATER.
+ * Decodes happen on cache misses only, so at first this is ~1.5% of the
+ * samples of a workload whose every stack is new (javac), and less
+ * elsewhere. A check is a GetStackTrace (~14 us on javac's 30-60 frames):
+ * one in 64 throughout was ~6% of javac's callback. A decoder wrong for a
+ * JVM is wrong from its first stacks (frame layouts, scope data and
+ * Method fields are per release), which the first 64 checks, over the
+ * first ~4k decoded stacks, see as before; one in 512 then keeps watching
+ * for the rest of the run (a mismatch still turns the fast path off). */
+#define HP_DECODE_CHECK_EVERY 64
+#define HP_DECODE_CHECKS_FIRST 64
+#define HP_DECODE_CHECK_LATER 512
+
+_Static_assert(sizeof(struct hp_java_frame) == sizeof(jvmtiFrameInfo) &&
+		       __builtin_offsetof(struct hp_java_frame, location) == __builtin_offsetof(jvmtiFrameInfo, location),
+	       "hp_java_frame is laid out as jvmtiFrameInfo");
+
+/* The index of the first frame where two stacks differ, or -1 if they
+ * are the same. */
+static jint first_difference(const jvmtiFrameInfo *a, jint na, const jvmtiFrameInfo *b, jint nb)
+{
+	jint i = 0;
+	while (i < na && i < nb && a[i].method == b[i].method && a[i].location == b[i].location)
+		i++;
+	return i == na && i == nb ? -1 : i;
+}
+
+/* The cached stack for this sample's walk key, or NULL (key and its
+ * length, or a negative hp_fw_result, left in key/nkey for the insert). */
+static struct hp_stack_entry *cached_stack(JNIEnv *jni, uint64_t *key, uintptr_t *aux, int cap, int *nkey,
+						 bool *interpreted, uint64_t *epoch, uint64_t *redefs, bool *cacheable)
+{
+	*cacheable = false;
+	*nkey = HP_FW_NO_JAVA_FRAMES;
+	if (!atomic_load_explicit(&prof.walk_ready, memory_order_acquire) ||
+	    atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed))
+		return NULL;
+	/* The epoch of keys holding a Method*: the classes-unloaded counter;
+	 * without it (-XX:-UsePerfData), collections seen, where classes are
+	 * only unloaded inside a pause (a Method* is reused only after its
+	 * class is unloaded, and mutators run again only after the pause's
+	 * GarbageCollectionFinish has counted it); else none. */
+	const volatile int64_t *unloaded = atomic_load_explicit(&prof.classes_unloaded, memory_order_relaxed);
+	bool have_epoch = unloaded || prof.unloads_in_pauses;
+	*epoch = unloaded ? (uint64_t)*unloaded : (1ull << 63) | atomic_load_explicit(&prof.gc_events, memory_order_acquire);
+	*nkey = hp_framewalk_key(&prof.walk, jni, (int)prof.o.depth, key, cap, interpreted, aux);
+	if (*nkey <= 0) {
+		atomic_fetch_add_explicit(&prof.walk_failed[*nkey < 0 ? -*nkey - 1 : 0], 1, memory_order_relaxed);
+		return NULL;
+	}
+	if (*interpreted && !have_epoch) {
+		/* A Method* key with no way to see it go stale: not cached,
+		 * but decoded (methods.h re-checks each Method at every use). */
+		atomic_fetch_add_explicit(&prof.walk_failed[-WALK_NO_EPOCH - 1], 1, memory_order_relaxed);
+		return NULL;
+	}
+	*redefs = prof.redefinitions ? *prof.redefinitions : 0;
+	if (prof.has_redefined && *prof.has_redefined) {
+		/* JDK 11 after a redefinition: no count to date entries by */
+		atomic_fetch_add_explicit(&prof.walk_failed[-WALK_NO_EPOCH - 1], 1, memory_order_relaxed);
+		return NULL;
+	}
+	*cacheable = true;
+	return hp_stackcache_find(&prof.stack_cache, key, (uint32_t)*nkey, *epoch, *redefs);
+}
+
+/* Class redefinitions so far: the count (JDK 17+), the flag (JDK 11), 0
+ * when neither is known. */
+static inline uint64_t redefinitions_now(void)
+{
+	return prof.redefinitions ? *prof.redefinitions : prof.has_redefined ? *prof.has_redefined : 0;
+}
+
+/* The version of a jmethodID's method for hp_sites (stacks.h): the Method
+ * it names, read safely, once any class was redefined (a redefined method
+ * keeps its jmethodID, pointed at the new Method); 0 before, or where a
+ * jmethodID is not a Method** (JDK 26's table kind). */
+uint64_t method_version(void *ctx, jmethodID id)
+{
+	(void)ctx;
+	if (redefinitions_now() == 0 || !atomic_load_explicit(&prof.decode_ready, memory_order_acquire) ||
+	    !prof.decode.methods.jmid_is_pointer)
+		return 0;
+	uintptr_t m = 0;
+	return hp_safefetch_read(prof.decode.methods.fetch, &m, (uintptr_t)id, sizeof(m)) ? 0 : m;
+}
+
+/* Whether a jmethodID from GetStackTrace may be given to JVMTI (see
+ * hp_methods_check_id); without the decoder's layout, trusted. */
+int check_jmid(void *ctx, jmethodID id)
+{
+	(void)ctx;
+	if (!atomic_load_explicit(&prof.decode_ready, memory_order_acquire) || !prof.decode.methods.jmid_is_pointer)
+		return 0;
+	/* The race that hands out bad jmethodIDs needs a redefinition (the
+	 * jmethodID cache grows outside a safepoint only after one): with the
+	 * count known and still 0, nothing to check (~10 system calls saved
+	 * per new method). */
+	if ((prof.redefinitions || prof.has_redefined) && redefinitions_now() == 0)
+		return 0;
+	return hp_methods_check_id(&prof.decode.methods, (uintptr_t)id);
+}
+
+
+/* A fast answer that differs from GetStackTrace's is no evidence against
+ * the fast path when a class was redefined in between (the callback runs
+ * in native state: a redefinition's safepoint can pass between the two,
+ * and a method that became obsolete gets a jmethodID of its own), or when
+ * decoding the same frames again now gives GetStackTrace's answer (JDK
+ * 11, whose flag says only that some class was redefined once). Counted. */
+bool overtaken(uint64_t redef_before, const uint64_t *key, const uintptr_t *aux, int nkey,
+		      const uint64_t *epoch, const jvmtiFrameInfo *asked, jint nasked)
+{
+	bool moved = redefinitions_now() != redef_before;
+	if (!moved && key && prof.has_redefined && *prof.has_redefined) {
+		jvmtiFrameInfo again[prof.o.depth];
+		int mr, nd = hp_framedecode(&prof.decode, key, aux, nkey, *epoch, prof.enter_special,
+					    (struct hp_java_frame *)again, (int)prof.o.depth, &mr);
+		moved = nd < 0 || first_difference(asked, nasked, again, nd) < 0;
+	}
+	if (moved)
+		atomic_fetch_add_explicit(&prof.checks_overtaken, 1, memory_order_relaxed);
+	return moved;
+}
+
+/* Names the frame where a decoded stack and GetStackTrace's differ. */
+static void name_frame(jvmtiEnv *jvmti, const jvmtiFrameInfo *f, jint n, jint at, char *out, size_t cap)
+{
+	char *name = NULL, *cls_sig = NULL;
+	jclass cls = NULL;
+	if (at >= n) {
+		snprintf(out, cap, "none: the other stack is longer");
+		return;
+	}
+	if (check_jmid(NULL, f[at].method)) {
+		snprintf(out, cap, "an invalid jmethodID %p", (void *)f[at].method);
+		return;
+	}
+	if ((*jvmti)->GetMethodName(jvmti, f[at].method, &name, NULL, NULL) == JVMTI_ERROR_NONE &&
+	    (*jvmti)->GetMethodDeclaringClass(jvmti, f[at].method, &cls) == JVMTI_ERROR_NONE && cls)
+		(*jvmti)->GetClassSignature(jvmti, cls, &cls_sig, NULL);
+	snprintf(out, cap, "%s.%s bci %lld", cls_sig ? cls_sig : "?", name ? name : "?", (long long)f[at].location);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)cls_sig);
+}
+
+/* The fast path is wrong somewhere: off for the rest of the run, with the
+ * frame that differed. GetStackTrace's frame is named through JVMTI; the
+ * fast path's is shown raw (jmethodID and location): a wrong answer may
+ * hold a jmethodID whose method is gone, which JVMTI must not be given. */
+static void fast_path_mismatch(jvmtiEnv *jvmti, const char *what, const jvmtiFrameInfo *asked, jint n,
+			       const jvmtiFrameInfo *fast, jint nfast)
+{
+	jint at = first_difference(asked, n, fast, nfast);
+	char want[256], got[96];
+	for (jint i = at; i < n; i++)
+		if (check_jmid(NULL, asked[i].method)) {
+			/* GetStackTrace's own answer is broken (a jmethodID
+			 * read from a freed cache, under class redefinition):
+			 * no evidence against the fast path. */
+			atomic_fetch_add_explicit(&prof.asked_invalid, 1, memory_order_relaxed);
+			return;
+		}
+	name_frame(jvmti, asked, n, at, want, sizeof(want));
+	if (at < nfast)
+		snprintf(got, sizeof(got), "jmethodID %p location %lld (GetStackTrace's: %p)", (void *)fast[at].method,
+			 (long long)fast[at].location, at < n ? (void *)asked[at].method : NULL);
+	else
+		snprintf(got, sizeof(got), "ends there");
+	atomic_fetch_add_explicit(&prof.stack_cache.mismatches, 1, memory_order_relaxed);
+	hp_stackcache_disable(&prof.stack_cache, "a %s stack (%d frames) differed from GetStackTrace (%d frames) at "
+			      "frame %d: GetStackTrace has %s, the %s stack %s", what, (int)nfast, (int)n, (int)at, want,
+			      what, got);
+}
+
+static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
+			  uint64_t size)
+{
+	jvmtiFrameInfo frames_buf[prof.o.depth], asked_buf[prof.o.depth];
+	const jvmtiFrameInfo *frames = frames_buf;
+	jint n = 0, nasked = 0;
+	uint64_t key[2 * prof.o.depth + 16], epoch = 0, redefs = 0;
+	uintptr_t aux[prof.o.depth + 8];
+	int nkey;
+	bool interpreted = false, asked = false, have = false, cacheable;
+	uint64_t redef_before = redefinitions_now();
+	STEP_START();
+	struct hp_stack_entry *hit = cached_stack(jni, key, aux, (int)(sizeof(key) / sizeof(key[0])), &nkey,
+							&interpreted, &epoch, &redefs, &cacheable);
+	bool check = hit && (prof.o.stacks == HP_STACKS_VERIFY || ++hits_since_check >= HP_STACKCACHE_VERIFY_EVERY);
+	bool fast_on = !atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed);
+	bool check_decode = false;
+	if (hit && !check) {
+		hp_sites_raw(&prof.sites, hit->ids, hit->nframes, frames_buf);
+		n = (jint)hit->nframes;
+		have = true;
+		atomic_fetch_add_explicit(&prof.cache_hits.s[hp_thread_stripe()].v, 1, memory_order_relaxed);
+	} else if (!hit && nkey > 0 && fast_on && atomic_load_explicit(&prof.decode_ready, memory_order_acquire)) {
+		int mr = 0;
+		int nd = hp_framedecode(&prof.decode, key, aux, nkey, epoch, prof.enter_special,
+					(struct hp_java_frame *)frames_buf, (int)prof.o.depth, &mr);
+		if (nd > 0) {
+			n = nd;
+			have = true;
+			if (prof.probe && (prof.probe->faults & HP_FAULT_CORRUPT_FRAME))
+				frames_buf[0].location++;       /* HEAPPROBE_FAULTS=corrupt-frame */
+			atomic_fetch_add_explicit(&prof.decoded, 1, memory_order_relaxed);
+			uint32_t every = atomic_load_explicit(&prof.decode_checked, memory_order_relaxed) <
+							 HP_DECODE_CHECKS_FIRST
+						 ? HP_DECODE_CHECK_EVERY
+						 : HP_DECODE_CHECK_LATER;
+			check_decode = prof.o.stacks == HP_STACKS_VERIFY || ++decodes_since_check >= every;
+		} else if (nd < 0) {
+			atomic_fetch_add_explicit(&prof.decode_failed[-nd - 1], 1, memory_order_relaxed);
+			if (nd == HP_FD_METHOD && mr < 0)
+				atomic_fetch_add_explicit(&prof.method_failed[-mr - 1], 1, memory_order_relaxed);
+		}
+	}
+	if (!have || check || check_decode) {
+		/* The event's own jthread, not NULL ("current thread"),
+		 * though both name the allocating thread: on JDK 21 builds a
+		 * NULL thread makes GetStackTrace disable virtual-thread mount
+		 * transitions for ALL threads (JvmtiVTMSTransitionDisabler: a
+		 * global monitor and a walk of every JavaThread) where a named
+		 * platform or virtual thread costs a no-op or one thread. */
+		asked = (*jvmti)->GetStackTrace(jvmti, thread, 0, (jint)prof.o.depth, asked_buf, &nasked) ==
+			JVMTI_ERROR_NONE;
+		atomic_fetch_add_explicit(&prof.asked, 1, memory_order_relaxed);
+		if (!asked)
+			nasked = 0;
+		if (!have) {
+			frames = asked_buf;
+			n = nasked;
+			have = asked;
+		}
+	}
+	if (check) {
+		hits_since_check = 0;
+		hp_sites_raw(&prof.sites, hit->ids, hit->nframes, frames_buf);
+		if (asked && first_difference(asked_buf, nasked, frames_buf, (jint)hit->nframes) >= 0 &&
+		    !overtaken(redef_before, NULL, NULL, 0, NULL, asked_buf, nasked))
+			fast_path_mismatch(jvmti, "cached", asked_buf, nasked, frames_buf, (jint)hit->nframes);
+		else if (asked)
+			atomic_fetch_add_explicit(&prof.stack_cache.verified, 1, memory_order_relaxed);
+		if (!asked) {
+			frames = frames_buf;
+			n = (jint)hit->nframes;
+		}
+	} else if (check_decode) {
+		decodes_since_check = 0;
+		if (asked && first_difference(asked_buf, nasked, frames_buf, n) >= 0) {
+			if (!overtaken(redef_before, key, aux, nkey, &epoch, asked_buf, nasked))
+				fast_path_mismatch(jvmti, "decoded", asked_buf, nasked, frames_buf, n);
+			frames = asked_buf;     /* GetStackTrace's answer, not the other */
+			n = nasked;
+		} else if (asked) {
+			atomic_fetch_add_explicit(&prof.decode_checked, 1, memory_order_relaxed);
+		}
+	}
+	if (!hit && cacheable)
+		atomic_fetch_add_explicit(&prof.stack_cache.misses, 1, memory_order_relaxed);
+	STEP_END(T_STACK);
+	/* A cached stack whose samples had this class before knows its site. */
+	struct hp_site *site = hit && !check ? hp_stackcache_memo_site(hit, jni, klass) : NULL;
+	STEP_END(T_CLASS);
+	if (!site) {
+		uint32_t class_id = hp_sites_class_id(&prof.sites, jvmti, klass);
+		site = hp_sites_intern(&prof.sites, jvmti, jni, frames, n, class_id);
+		if (hit && !check && site)
+			hp_stackcache_memo(hit, jni, klass, site);
+	}
+	STEP_END(T_SITE);
+	atomic_fetch_add_explicit(&prof.samples.s[hp_thread_stripe()].v, 1, memory_order_relaxed);
+	if (!site)
+		return;
+	if (!hit && have && cacheable && !site->invalid &&
+	    !atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed))
+		hp_stackcache_insert(&prof.stack_cache, key, (uint32_t)nkey, interpreted, epoch, redefs, site->ids,
+				     site->nframes);
+	double w = 1.0 / sample_probability(size);
+	atomic_fetch_add_explicit(&site->samples, 1, memory_order_relaxed);
+	hp_atomic_add_double(&site->alloc_objects_bits, w);
+	hp_atomic_add_double(&site->alloc_bytes_bits, w * (double)size);
+	uint32_t slot = (uint32_t)(site - prof.sites.slots), th = HP_SAMPLELOG_NO_THREAD;
+	int64_t now_ns = 0;
+	if (prof.keep_samples) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		now_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+		th = hp_samplelog_thread(&prof.log, jvmti, jni, thread);
+		hp_samplelog_alloc(&prof.log, &(struct hp_alloc_rec){ slot, th, now_ns, size, w * (double)size });
+	} else if (prof.o.live) {
+		/* The sample's age for the estimate between markings
+		 * (survival.h): the coarse clock (a few ns, 1-4 ms ticks). */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+		now_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	}
+	if (prof.o.live)
+		hp_live_add(&prof.live, jni, object, slot, size, pauses_now(), now_ns, th);
+	STEP_END(T_LIVE);
+#ifdef HP_SAMPLE_TIMING
+	atomic_fetch_add_explicit(&timed_samples, 1, memory_order_relaxed);
+#endif
+}
+
+void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
+				     jlong size)
+{
+	/* Dekker-style with hp_profiler_stop: both sides use seq_cst, so
+	 * either stop sees this callback counted or the callback sees
+	 * running == 0 (acquire/release alone does not order a store before a
+	 * later load). */
+	_Atomic int64_t *in = &prof.in_callbacks.s[hp_thread_stripe()].v;
+	atomic_fetch_add(in, 1);
+	if (atomic_load(&prof.running) && size > 0)
+		record_sample(jvmti, jni, thread, object, klass, (uint64_t)size);
+	atomic_fetch_sub(in, 1);
+}
+
+/* GC callback rules: no JNI, no allocation, no blocking lock. sem_post is
+ * none of those (and async-signal-safe). */
+void JNICALL on_gc_finish(jvmtiEnv *jvmti)
+{
+	/* The world is stopped: no sample is allocated between the two. */
+	uint64_t before = atomic_load_explicit(&prof.gc_events, memory_order_relaxed);
+	hp_marks_on_gc(&prof.marks, prof.probe, (uint32_t)before);
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	hp_alloc_clock_tick(&prof.clock, (int64_t)t.tv_sec * 1000000000 + t.tv_nsec,
+			    (uint64_t)hp_striped_sum(&prof.samples, memory_order_relaxed));
+	atomic_fetch_add_explicit(&prof.gc_events, 1, memory_order_release);
+	atomic_store_explicit(&prof.gc_pending, 1, memory_order_release);
+	sem_post(&prof.wake);
+}
