@@ -1,8 +1,9 @@
 /* The sampler's state and the functions its files share (internal: not
  * part of the API). One profiler per process: `prof`, defined in sampler.c.
  * The files, one concern each:
- *   sampler.c   start and stop, the agent thread, dump and the profile's
- *               writing, status, the exit marking
+ *   sampler.c   start and stop, the agent thread, dump, the exit marking
+ *   snapshot.c  a profile built and written to each format, upload=
+ *   status.c    the heapprobe command's answers: status, top
  *   sample.c    the allocation callback: stack (cache, decoder, checker),
  *               site, live reference; the GC callback
  *   walker.c    setting up the stack walker, decoder and chunk reader
@@ -184,6 +185,14 @@ struct snap_ctx {
 	uint64_t recent_estimated;      /* recent samples counted through the estimate */
 };
 
+/* What a snapshot is for, when not the configured outputs: a command's
+ * own file= and format= (dump, stop), or the top sites as text (top=N). */
+struct snap_req {
+	const struct hp_agent_options *dest;    /* file= and format(s) of this write; NULL: the profiler's */
+	FILE *top;                              /* top=N: lines to here instead of any file */
+	unsigned top_n;
+};
+
 /* Per-sample events being built for a format=jfr profile (events.c). */
 struct events {
 	struct hp_prof_event *events;
@@ -226,6 +235,14 @@ void settle_pending(void);
 void hist_dead(struct hp_live_entry *e, void *ctx);
 void markings_tick(JNIEnv *jni);
 void history_tick(JNIEnv *jni, bool profile);
+
+/* snapshot.c: writes a profile (dump lock held); stop_upload ends upload= */
+int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, const struct snap_req *req);
+void stop_upload(void);
+
+/* status.c: the top sites as the command's tab-separated lines */
+void write_top(FILE *out, unsigned n, const struct hp_profile *p, const struct snap_ctx *c, double scale,
+	       const char *estimate);
 
 /* estimate.c */
 void add_live(struct hp_live_entry *e, void *vctx);
