@@ -298,7 +298,7 @@ void describe_live(char *out, size_t cap, const struct snap_ctx *c, double scale
 	bool have = hp_marks_horizon(&prof.marks, &horizon);
 	struct hp_marking mk = { .sz = sizeof(mk) };
 	hp_marking(prof.probe, &mk);
-	double half = 1.96 * sqrt(c->var) * scale, bytes = c->bytes * scale;
+	double half = hp_ht_half95(c->var) * scale, bytes = c->bytes * scale;
 	double all = c->verified_raw + c->recent_bytes;
 	int len = snprintf(out, cap,
 			   "inuse: %.0f bytes [95%% %.0f..%.0f] estimated alive now (Horvitz-Thompson sum, %s): %.0f of the %.0f bytes in %llu "

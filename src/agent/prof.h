@@ -33,6 +33,7 @@
 #include "agent/profile.h"
 #include "agent/samplelog.h"
 #include "agent/upload.h"
+#include "agent/weights.h"
 #include "agent/stackcache.h"
 #include "agent/stacks.h"
 #include "agent/stripe.h"

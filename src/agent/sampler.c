@@ -26,24 +26,16 @@ uint32_t pauses_now(void)
 	return (uint32_t)atomic_load_explicit(&prof.gc_events, memory_order_acquire);
 }
 
-/* P(sample | object of `size` bytes) at mean interval R. */
+/* P(sample | object of `size` bytes) at the profiler's interval (weights.h). */
 double sample_probability(uint64_t size)
 {
-	double r = (double)prof.o.interval;
-	if (r <= 0)
-		return 1.0;
-	double p = -expm1(-(double)size / r);
-	return p > 0 ? p : 1e-12;
+	return hp_sample_probability(size, (double)prof.o.interval);
 }
 
-/* A tracked sample's Horvitz-Thompson bytes B = size / pi and variance
- * term size^2 (1 - pi) / pi^2 = B (B - size); pi = P(sampled) / thinning. */
+/* A tracked sample's Horvitz-Thompson bytes and variance term (weights.h). */
 double entry_bytes(const struct hp_live_entry *e, double *var)
 {
-	double pi = sample_probability(e->size) / e->thin;
-	double b = (double)e->size / pi;
-	*var = b * (b - (double)e->size);
-	return b;
+	return hp_ht_bytes(e->size, e->thin, (double)prof.o.interval, var);
 }
 
 /* Markings the rings have counted (the count hp_marks_age is relative to). */

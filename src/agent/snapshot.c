@@ -378,7 +378,7 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 		const struct live_acc *a = &ctx.acc[i];
 		out->inuse_objects = llround(a->objects * scale);
 		out->inuse_bytes = llround(a->bytes * scale);
-		double half = 1.96 * sqrt(a->var) * scale;
+		double half = hp_ht_half95(a->var) * scale;
 		out->inuse_bytes_lo = llround(fmax(0.0, a->bytes * scale - half));
 		out->inuse_bytes_hi = llround(a->bytes * scale + half);
 		out->recent_objects = llround(a->recent_objects);

@@ -31,7 +31,7 @@ void write_top(FILE *out, unsigned n, const struct hp_profile *p, const struct s
 		fprintf(out, "heap\t0\tnone\tno collection yet\t0\n");
 	struct hp_marking mk = { .sz = sizeof(mk) };
 	hp_marking(prof.probe, &mk);
-	double half = 1.96 * sqrt(c->var) * scale, bytes = c->bytes * scale;
+	double half = hp_ht_half95(c->var) * scale, bytes = c->bytes * scale;
 	/* The estimate text without tabs (it has none; newlines neither). */
 	fprintf(out, "view\t%.0f\t%.0f\t%.0f\t%.0f\t%llu\t%llu\t%s\n", bytes, fmax(0.0, bytes - half), bytes + half,
 		c->recent_bytes, (unsigned long long)hp_striped_sum(&prof.samples, memory_order_relaxed),
