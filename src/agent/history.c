@@ -149,14 +149,6 @@ bool hp_history_due(const struct hp_history *h, uint64_t markings_now, int64_t n
 	return pauses_now != h->pauses_seen && now_ns - h->last_young_ns >= 1000000000;
 }
 
-void hp_history_discard_alive(struct hp_history *h)
-{
-	for (uint32_t i = 0; i < h->nacc; i++) {
-		struct hp_hist_acc *a = &h->acc[i];
-		a->live = a->var = a->recent = a->added_var = 0;
-	}
-}
-
 static int by_weight_desc(const void *x, const void *y)
 {
 	const struct hp_hist_site *a = x, *b = y;

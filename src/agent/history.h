@@ -95,9 +95,6 @@ bool hp_history_due(const struct hp_history *h, uint64_t markings_now, int64_t n
  * one, and clears the per-record accumulators. */
 void hp_history_record(struct hp_history *h, uint64_t markings_now, int64_t now_ns, uint64_t pauses_now,
 		       uint64_t heap_used, uint64_t spent_ns);
-/* Alive accumulators are kept only during a recording sweep: a sweep that
- * does not record calls this after (deaths stay pending). */
-void hp_history_discard_alive(struct hp_history *h);
 
 /* A leak suspect: a site whose verified live bytes rose over the window
  * and are still rising (history.c: the test). */

@@ -63,12 +63,6 @@ static int heap_class_index(const char *heap_class)
 	return -1;
 }
 
-enum hp_gc_kind hp_gc_kind_of_heap_class(const char *heap_class)
-{
-	int i = heap_class_index(heap_class);
-	return i < 0 ? HP_GC_UNKNOWN : heap_classes[i].kind;
-}
-
 bool hp_vtable_class_name(const char *sym, char *out, size_t cap)
 {
 	/* Itanium ABI: _ZTV <length> <identifier> for a class at global scope. */

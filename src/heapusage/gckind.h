@@ -39,8 +39,6 @@ int hp_heap_detect(const struct hp_vms *vms, const struct hp_symtab *syms, const
 /* "_ZTV15G1CollectedHeap" -> "G1CollectedHeap". false if not a plain vtable name. */
 bool hp_vtable_class_name(const char *sym, char *out, size_t cap);
 
-enum hp_gc_kind hp_gc_kind_of_heap_class(const char *heap_class);
-
 /* The collector's name in symbols/ keys: "g1", ..., "z" for single-
  * generation ZGC and "zgen" for generational ZGC. */
 const char *hp_gc_data_key(const struct hp_heap_info *heap);

@@ -211,12 +211,6 @@ static void heap_summary_fini(struct hp_probe *p)
 	p->mode_state[HP_MODE_HEAP_SUMMARY_CALL] = NULL;
 }
 
-const char *hp_hscall_symbol(struct hp_probe *p, enum hp_mode mode)
-{
-	const struct call_state *s = p->mode_state[mode];
-	return s ? s->symbol : "";
-}
-
 const struct hp_mode_ops hp_mode_memory_usage_call = {
 	.mode = HP_MODE_MEMORY_USAGE_CALL,
 	.needs_jni = false,
