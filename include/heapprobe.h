@@ -289,11 +289,15 @@ typedef void (*hp_marking_callback)(const struct hp_marking *m, void *ctx);
 HP_API int hp_set_marking_callback(struct hp_probe *probe, hp_marking_callback cb, void *ctx);
 
 #define HP_MARK_ALLOW_FULL (1u << 0)   /* no concurrent marking (Serial, Parallel): a full GC */
+/* The same full GC, only where System.gc() would make one: not with
+ * -XX:+DisableExplicitGC (the agent's last marking at exit). Since 0.3. */
+#define HP_MARK_FULL_UNLESS_DISABLED (1u << 1)
 
 /* Asks the collector for a marking and returns once it has completed: a
  * concurrent cycle on G1 (System.gc() with ExplicitGCInvokesConcurrent set
  * for the call), ZGC and Shenandoah; a stop-the-world full collection only
- * with HP_MARK_ALLOW_FULL. Blocks the calling thread for the cycle (tens of
+ * with HP_MARK_ALLOW_FULL, or HP_MARK_FULL_UNLESS_DISABLED without
+ * -XX:+DisableExplicitGC. Blocks the calling thread for the cycle (tens of
  * ms to seconds on large heaps); other threads run. Call from a thread
  * attached to the VM, never from a GC callback, never after VMDeath (the
  * collector's threads have stopped by then). 0 (why = "concurrent cycle" or

@@ -39,7 +39,7 @@ static uint32_t ring_latest(const struct hp_mark_ring *r, bool *have)
 
 /* One writer per ring (see marks.h). Covers never decrease: a later
  * marking began after an earlier one ended, so it covers all it did. */
-static void ring_push(struct hp_mark_ring *r, uint32_t cover, int64_t start_ns)
+static void ring_push(struct hp_mark_ring *r, uint32_t cover, int64_t start_ns, uint32_t done)
 {
 	bool have;
 	uint32_t last = ring_latest(r, &have);
@@ -48,6 +48,7 @@ static void ring_push(struct hp_mark_ring *r, uint32_t cover, int64_t start_ns)
 	uint64_t n = atomic_load_explicit(&r->n, memory_order_relaxed);
 	atomic_store_explicit(&r->cover[n % HP_MARKS_RING], cover, memory_order_relaxed);
 	atomic_store_explicit(&r->start_ns[n % HP_MARKS_RING], start_ns, memory_order_relaxed);
+	atomic_store_explicit(&r->done[n % HP_MARKS_RING], done, memory_order_relaxed);
 	atomic_store_explicit(&r->n, n + 1, memory_order_release);
 }
 
@@ -71,6 +72,7 @@ static void ring_clear(struct hp_mark_ring *r)
 	for (int i = 0; i < HP_MARKS_RING; i++) {
 		atomic_store(&r->cover[i], 0);
 		atomic_store(&r->start_ns[i], 0);
+		atomic_store(&r->done[i], 0);
 	}
 	atomic_store(&r->n, 0);
 }
@@ -115,7 +117,7 @@ void hp_marks_observe(struct hp_marks *m, uint64_t full, uint64_t concurrent, ui
 	int64_t start = was_full ? now : atomic_load_explicit(&m->pause_end_ns[(cover + 1) % HP_PAUSE_RING],
 							      memory_order_relaxed);
 	int64_t floor_ns = __atomic_load_n(&m->last_completion_ns, __ATOMIC_RELAXED);
-	ring_push(&m->seen, cover, start > floor_ns && start <= now ? start : floor_ns);
+	ring_push(&m->seen, cover, start > floor_ns && start <= now ? start : floor_ns, pauses_before + 1);
 	m->count_seen = counted;
 	m->full_seen = full;
 	if (was_full)
@@ -162,7 +164,7 @@ static void marks_requested_at(struct hp_marks *m, uint32_t at_request, uint64_t
 		while (was < request_ns && !atomic_compare_exchange_weak(t, &was, request_ns))
 			;
 	} else {
-		ring_push(&m->requested, at_request, request_ns);
+		ring_push(&m->requested, at_request, request_ns, pauses_now);
 	}
 	__atomic_store_n(&m->last_completion, pauses_now, __ATOMIC_RELAXED);
 	__atomic_store_n(&m->last_completion_ns, mono_ns(), __ATOMIC_RELAXED);
@@ -188,7 +190,7 @@ bool hp_marks_may_request(struct hp_marks *m)
 	return false;
 }
 
-int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, bool allow_full, const _Atomic uint64_t *pauses)
+int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags, const _Atomic uint64_t *pauses)
 {
 	/* Always a new marking, even when the last one began after every
 	 * sample: objects may have died since it began, and a profile asked
@@ -199,7 +201,7 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, bool allow_full
 	char why[200] = "";
 	int64_t request_ns = mono_ns();
 	uint64_t t0 = (uint64_t)request_ns;
-	int rc = hp_request_marking(probe, allow_full ? HP_MARK_ALLOW_FULL : 0, why, sizeof(why));
+	int rc = hp_request_marking(probe, flags, why, sizeof(why));
 	uint64_t dt = (uint64_t)mono_ns() - t0;
 	m->requests++;
 	if (rc) {
@@ -261,6 +263,24 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 		snprintf(m->canary_state, sizeof(m->canary_state), "off: markings hidden (HEAPPROBE_FAULTS)");
 		return;
 	}
+	if (g.kind == HP_GC_G1) {
+		jclass cls = (*jni)->FindClass(jni, "java/lang/Object");
+		m->object_class = cls ? (*jni)->NewGlobalRef(jni, cls) : NULL;
+		if ((*jni)->ExceptionCheck(jni))
+			(*jni)->ExceptionClear(jni);
+		if (cls)
+			(*jni)->DeleteLocalRef(jni, cls);
+		if (!m->object_class) {
+			snprintf(m->canary_state, sizeof(m->canary_state), "counted by its perfdata; their start not "
+				 "known (no java.lang.Object for canaries)");
+			return;
+		}
+		m->g1_mode = m->canary_on = true;
+		m->g1_looked_n = atomic_load(&m->seen.n);
+		snprintf(m->canary_state, sizeof(m->canary_state), "counted by its perfdata, their start found by "
+			 "canary objects aged into the old generation (cycles whose start they found)");
+		return;
+	}
 	if ((g.kind != HP_GC_Z && g.kind != HP_GC_SHENANDOAH) || g.generational != 0) {
 		snprintf(m->canary_state, sizeof(m->canary_state), "%s",
 			 g.kind == HP_GC_Z || g.kind == HP_GC_SHENANDOAH
@@ -277,10 +297,100 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 	canary_make(m, jni, pauses);
 }
 
+/* A pause-end time still in the ring for pause count p, or 0. */
+static int64_t pause_end_at(const struct hp_marks *m, uint32_t p, uint32_t now)
+{
+	return now - p < HP_PAUSE_RING ? atomic_load(&m->pause_end_ns[p % HP_PAUSE_RING]) : 0;
+}
+
+/* G1 (marks.h): cleared old canaries give the newest seen cycle its cover
+ * and start; then the aged canaries are released and one is made. */
+static void g1_canaries(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses)
+{
+	uint32_t pause = (uint32_t)atomic_load(pauses);
+	bool found = false;
+	uint32_t rel = 0;
+	for (unsigned i = 0; i < m->g1_nold;) {
+		if ((*jni)->IsSameObject(jni, m->g1_old[i].ref, NULL)) {
+			if (!found || m->g1_old[i].pause > rel)
+				rel = m->g1_old[i].pause;
+			found = true;
+			(*jni)->DeleteWeakGlobalRef(jni, m->g1_old[i].ref);
+			memmove(&m->g1_old[i], &m->g1_old[i + 1], sizeof(m->g1_old[0]) * (m->g1_nold - i - 1));
+			m->g1_nold--;
+		} else {
+			i++;
+		}
+	}
+	uint64_t n = atomic_load_explicit(&m->seen.n, memory_order_acquire);
+	if (n > m->g1_looked_n) {
+		size_t k = (size_t)((n - 1) % HP_MARKS_RING);
+		uint32_t done = atomic_load(&m->seen.done[k]);
+		bool have = m->g1_have_rel;
+		uint32_t best = m->g1_rel;
+		if (found && pause <= done + 1) {       /* no mixed collection since this cycle's Cleanup */
+			if (!have || rel > best)
+				best = rel;
+			have = true;
+			found = false;
+		}
+		_Atomic uint32_t *c = &m->seen.cover[k];
+		uint32_t old = atomic_load(c);
+		if (have && best > old && best < done) {
+			while (old < best && !atomic_compare_exchange_weak(c, &old, best))
+				;
+			int64_t t = pause_end_at(m, best + 1, pause);
+			_Atomic int64_t *s = &m->seen.start_ns[k];
+			int64_t was = atomic_load(s);
+			while (t > was && !atomic_compare_exchange_weak(s, &was, t))
+				;
+			m->canary_markings++;
+		}
+		m->g1_looked_n = n;
+		m->g1_have_rel = false;
+	}
+	if (found) {            /* for the next cycle: released before it began */
+		if (!m->g1_have_rel || rel > m->g1_rel)
+			m->g1_rel = rel;
+		m->g1_have_rel = true;
+	}
+	/* Release the aged: strong to weak. */
+	while (m->g1_naging && pause - m->g1_aging[0].pause >= HP_G1_AGE_PAUSES) {
+		if (m->g1_nold == HP_G1_OLD) {
+			(*jni)->DeleteWeakGlobalRef(jni, m->g1_old[0].ref);
+			memmove(&m->g1_old[0], &m->g1_old[1], sizeof(m->g1_old[0]) * (HP_G1_OLD - 1));
+			m->g1_nold--;
+		}
+		jweak w = (*jni)->NewWeakGlobalRef(jni, m->g1_aging[0].ref);
+		if ((*jni)->ExceptionCheck(jni))
+			(*jni)->ExceptionClear(jni);
+		(*jni)->DeleteGlobalRef(jni, m->g1_aging[0].ref);
+		memmove(&m->g1_aging[0], &m->g1_aging[1], sizeof(m->g1_aging[0]) * (m->g1_naging - 1));
+		m->g1_naging--;
+		if (w)
+			m->g1_old[m->g1_nold++] = (struct hp_canary){ w, pause };
+	}
+	/* One made per pause, while there is room. */
+	if (m->g1_naging < HP_G1_AGING && (!m->g1_naging || m->g1_aging[m->g1_naging - 1].pause != pause)) {
+		jobject o = (*jni)->AllocObject(jni, m->object_class);
+		jobject g = o ? (*jni)->NewGlobalRef(jni, o) : NULL;
+		if ((*jni)->ExceptionCheck(jni))
+			(*jni)->ExceptionClear(jni);
+		if (o)
+			(*jni)->DeleteLocalRef(jni, o);
+		if (g)
+			m->g1_aging[m->g1_naging++] = (struct hp_canary){ g, pause };
+	}
+}
+
 int hp_marks_canary_check(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses)
 {
 	if (!m->canary_on)
 		return 0;
+	if (m->g1_mode) {
+		g1_canaries(m, jni, pauses);
+		return 0;
+	}
 	/* Canaries are dead objects: a marking that clears one clears every
 	 * older one too. Find the newest cleared. */
 	int newest = -1;
@@ -294,7 +404,8 @@ int hp_marks_canary_check(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_
 		uint32_t cover = m->canary[newest].pause;
 		int64_t start = atomic_load(&m->pause_end_ns[(cover + 1) % HP_PAUSE_RING]);
 		int64_t made = atomic_load(&m->pause_end_ns[cover % HP_PAUSE_RING]);
-		ring_push(&m->requested, cover, start > made ? start : made > 0 ? made : mono_ns());
+		ring_push(&m->requested, cover, start > made ? start : made > 0 ? made : mono_ns(),
+			  (uint32_t)atomic_load(pauses));
 		m->canary_markings++;
 		counted = 1;
 		for (int i = 0; i <= newest; i++)
@@ -308,8 +419,8 @@ int hp_marks_canary_check(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_
 
 void hp_marks_canary_rearm(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses)
 {
-	if (!m->canary_on)
-		return;
+	if (!m->canary_on || m->g1_mode)
+		return;         /* G1's: a requested cycle's clearings only bound the next own cycle lower */
 	for (unsigned i = 0; i < m->ncanary; i++)
 		(*jni)->DeleteWeakGlobalRef(jni, m->canary[i].ref);
 	m->ncanary = 0;
@@ -320,8 +431,15 @@ void hp_marks_canary_free(struct hp_marks *m, JNIEnv *jni)
 {
 	for (unsigned i = 0; jni && i < m->ncanary; i++)
 		(*jni)->DeleteWeakGlobalRef(jni, m->canary[i].ref);
-	m->ncanary = 0;
-	m->canary_on = false;
+	for (unsigned i = 0; jni && i < m->g1_naging; i++)
+		(*jni)->DeleteGlobalRef(jni, m->g1_aging[i].ref);
+	for (unsigned i = 0; jni && i < m->g1_nold; i++)
+		(*jni)->DeleteWeakGlobalRef(jni, m->g1_old[i].ref);
+	if (jni && m->object_class)
+		(*jni)->DeleteGlobalRef(jni, m->object_class);
+	m->object_class = NULL;
+	m->ncanary = m->g1_naging = m->g1_nold = 0;
+	m->canary_on = m->g1_mode = m->g1_have_rel = false;
 }
 
 /* ---- times --------------------------------------------------------------- */

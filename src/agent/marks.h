@@ -23,6 +23,7 @@ struct hp_mark_ring {
 	_Atomic uint32_t cover[HP_MARKS_RING];  /* non-decreasing in order of completion */
 	_Atomic int64_t start_ns[HP_MARKS_RING]; /* CLOCK_MONOTONIC: when the marking began, at the latest
 						    (the end of the pause its cover names, or the request) */
+	_Atomic uint32_t done[HP_MARKS_RING];   /* pause count when it was seen to end */
 	_Atomic uint64_t n;                     /* markings pushed */
 };
 
@@ -59,7 +60,33 @@ struct hp_marks {
 	} canary[HP_CANARIES];
 	unsigned ncanary;
 	bool canary_on;
-	uint64_t canary_markings;               /* markings they showed */
+	uint64_t canary_markings;               /* markings they showed (G1: cycles whose start they found) */
+	/* G1's canaries. Its own cycles are counted by perfdata at Cleanup,
+	 * and their start is not known: the cover is then a lower bound (the
+	 * end of the previous marking), ages at judgment come out young and
+	 * the view low between markings. A dead young canary would be cleared
+	 * by any young collection, so these are held by a strong reference
+	 * for HP_G1_AGE_PAUSES pauses (past the largest tenuring threshold,
+	 * 15: then in the old generation), then released to a weak one,
+	 * recording the pause count. An old canary is cleared only by a
+	 * marking that began after its release (at Remark), a full collection,
+	 * or a mixed collection; mixed ones come only after a cycle's Cleanup
+	 * (the first collection after it is the young-only Prepare Mixed),
+	 * before the next cycle begins. So the newest release among the
+	 * canaries found cleared by a look at most one pause after a cycle's
+	 * Cleanup is a cover of that cycle; one found later is kept for the
+	 * next cycle (its release came before that one began). Dump lock. */
+#define HP_G1_AGING 48
+#define HP_G1_OLD 64
+#define HP_G1_AGE_PAUSES 40
+	struct hp_canary g1_aging[HP_G1_AGING];         /* .ref strong; .pause made; oldest first */
+	struct hp_canary g1_old[HP_G1_OLD];             /* .ref weak; .pause released; oldest first */
+	unsigned g1_naging, g1_nold;
+	bool g1_mode;
+	bool g1_have_rel;                       /* a cleared canary's release not yet applied */
+	uint32_t g1_rel;                        /* ... the newest */
+	uint64_t g1_looked_n;                   /* seen entries looked at */
+	jclass object_class;                    /* global reference to java.lang.Object (G1 canaries) */
 	/* End of each pause (CLOCK_MONOTONIC ns) by pause count mod the ring:
 	 * a marking's start is the end of the pause its cover names (or later). */
 #define HP_PAUSE_RING 64
@@ -109,11 +136,12 @@ unsigned hp_marks_age(const struct hp_marks *m, uint32_t pause_at_alloc);
 bool hp_marks_horizon(const struct hp_marks *m, uint32_t *cover);
 
 /* Asks for a marking (hp_request_marking) if samples exist that no marking
- * has seen, and records its cover. `pauses` is the profiler's live pause
+ * has seen, and records its cover; flags as hp_request_marking's (HP_MARK_*).
+ * `pauses` is the profiler's live pause
  * counter. Blocks for the marking. Returns 0 if one completed, 1 if none was
  * needed, else a negative errno; m->last_request says what happened. Call
  * with the dump lock held, from a JVM thread, never after VMDeath. */
-int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, bool allow_full, const _Atomic uint64_t *pauses);
+int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags, const _Atomic uint64_t *pauses);
 
 /* For periodic profiles: false (and m->last_request says why) if asking
  * now would spend more than 1/HP_MARKS_DUTY of the wall clock in requested

@@ -34,8 +34,9 @@
  *    the duration of the call through its address in the flag table and
  *    put back after: a System.gc() another thread makes meanwhile is also
  *    concurrent, the only side effect.
- *  - Serial, Parallel (no concurrent marking): only with HP_MARK_ALLOW_FULL,
- *    a full collection through JVMTI ForceGarbageCollection.
+ *  - Serial, Parallel (no concurrent marking): only with HP_MARK_ALLOW_FULL
+ *    (or HP_MARK_FULL_UNLESS_DISABLED without -XX:+DisableExplicitGC), a
+ *    full collection through JVMTI ForceGarbageCollection.
  * -XX:+DisableExplicitGC turns System.gc() off, and with it every
  * concurrent request (we do not lift the user's switch).
  */
@@ -387,7 +388,7 @@ static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t
 		rc = call_system_gc(jni, why, len);
 		if (heap->kind == HP_GC_G1 && !was)
 			__atomic_store_n(explicit_conc, false, __ATOMIC_SEQ_CST);
-	} else if (flags & HP_MARK_ALLOW_FULL) {
+	} else if ((flags & HP_MARK_ALLOW_FULL) || ((flags & HP_MARK_FULL_UNLESS_DISABLED) && !(disable && *disable))) {
 		jvmtiError e = p->jvmti ? (*p->jvmti)->ForceGarbageCollection(p->jvmti) : JVMTI_ERROR_NOT_AVAILABLE;
 		rc = e == JVMTI_ERROR_NONE ? 0 : hp_fail(why, len, -EIO, "JVMTI ForceGarbageCollection failed (%d)", e);
 	} else if (disable && *disable && heap->kind != HP_GC_SERIAL && heap->kind != HP_GC_PARALLEL) {
