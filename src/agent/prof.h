@@ -40,7 +40,7 @@
 #include "agent/survival.h"
 #include "heapusage/marking.h"
 #include "heapusage/probe.h"
-#include "heapusage/symdata.h"
+#include "vmstructs/symdata.h"
 #include "vmstructs/framedecode.h"
 #include "vmstructs/framewalk.h"
 #include "vmstructs/safefetch.h"

@@ -52,7 +52,7 @@
 #include "heapusage/layout.h"
 #include "heapusage/perfdata.h"
 #include "heapusage/probe.h"
-#include "heapusage/symdata.h"
+#include "vmstructs/symdata.h"
 #include "vmstructs/errmsg.h"
 #include "vmstructs/safemem.h"
 

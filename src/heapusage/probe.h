@@ -8,7 +8,7 @@
 #include "heapusage/gcthread.h"
 #include "heapusage/gckind.h"
 #include "heapusage/modes.h"
-#include "heapusage/symdata.h"
+#include "vmstructs/symdata.h"
 #include "vmstructs/libjvm.h"
 #include "vmstructs/symtab.h"
 #include "vmstructs/vmflags.h"

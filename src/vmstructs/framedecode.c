@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "heapusage/symdata.h"
+#include "vmstructs/symdata.h"
 #include "vmstructs/errmsg.h"
 #include "vmstructs/framewalk.h"
 #include "vmstructs/safemem.h"

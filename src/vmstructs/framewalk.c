@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heapusage/symdata.h"
+#include "vmstructs/symdata.h"
 #include "vmstructs/errmsg.h"
 #include "vmstructs/frame_arch.h"
 #include "vmstructs/libjvm.h"

@@ -1,4 +1,4 @@
-#include "heapusage/symdata.h"
+#include "vmstructs/symdata.h"
 
 #include <ctype.h>
 #include <errno.h>
