@@ -222,6 +222,19 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags,
 
 /* ---- the canaries -------------------------------------------------------- */
 
+/* A new java.lang.Object held only by a weak global reference (weak) or a
+ * global one; NULL on failure, no exception left pending. */
+static jobject new_canary(JNIEnv *jni, jclass object_class, bool weak)
+{
+	jobject o = object_class ? (*jni)->AllocObject(jni, object_class) : NULL;
+	jobject ref = !o ? NULL : weak ? (*jni)->NewWeakGlobalRef(jni, o) : (*jni)->NewGlobalRef(jni, o);
+	if ((*jni)->ExceptionCheck(jni))
+		(*jni)->ExceptionClear(jni);
+	if (o)
+		(*jni)->DeleteLocalRef(jni, o);
+	return ref;
+}
+
 static void canary_make(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses)
 {
 	/* Its pause count is read before the object is made: a marking that
@@ -235,18 +248,9 @@ static void canary_make(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t 
 		 * marking clears anyway, and replace the newest. */
 		(*jni)->DeleteWeakGlobalRef(jni, m->canary[--m->ncanary].ref);
 	}
-	jclass cls = (*jni)->FindClass(jni, "java/lang/Object");
-	jobject o = cls ? (*jni)->AllocObject(jni, cls) : NULL;
-	jweak ref = o ? (*jni)->NewWeakGlobalRef(jni, o) : NULL;
-	if ((*jni)->ExceptionCheck(jni))
-		(*jni)->ExceptionClear(jni);
-	if (o)
-		(*jni)->DeleteLocalRef(jni, o);
-	if (cls)
-		(*jni)->DeleteLocalRef(jni, cls);
-	if (!ref)
-		return;
-	m->canary[m->ncanary++] = (struct hp_canary){ ref, pause };
+	jweak ref = new_canary(jni, m->object_class, true);
+	if (ref)
+		m->canary[m->ncanary++] = (struct hp_canary){ ref, pause };
 }
 
 void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *jni, const _Atomic uint64_t *pauses)
@@ -263,18 +267,19 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 		snprintf(m->canary_state, sizeof(m->canary_state), "off: markings hidden (HEAPPROBE_FAULTS)");
 		return;
 	}
-	if (g.kind == HP_GC_G1) {
+	if (!m->object_class) {
 		jclass cls = (*jni)->FindClass(jni, "java/lang/Object");
 		m->object_class = cls ? (*jni)->NewGlobalRef(jni, cls) : NULL;
 		if ((*jni)->ExceptionCheck(jni))
 			(*jni)->ExceptionClear(jni);
 		if (cls)
 			(*jni)->DeleteLocalRef(jni, cls);
-		if (!m->object_class) {
-			snprintf(m->canary_state, sizeof(m->canary_state), "counted by its perfdata; their start not "
-				 "known (no java.lang.Object for canaries)");
-			return;
-		}
+	}
+	if (!m->object_class) {
+		snprintf(m->canary_state, sizeof(m->canary_state), "off: no java.lang.Object to make canaries of");
+		return;
+	}
+	if (g.kind == HP_GC_G1) {
 		m->g1_mode = m->canary_on = true;
 		m->g1_looked_n = atomic_load(&m->seen.n);
 		snprintf(m->canary_state, sizeof(m->canary_state), "counted by its perfdata, their start found by "
@@ -372,12 +377,7 @@ static void g1_canaries(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t 
 	}
 	/* One made per pause, while there is room. */
 	if (m->g1_naging < HP_G1_AGING && (!m->g1_naging || m->g1_aging[m->g1_naging - 1].pause != pause)) {
-		jobject o = (*jni)->AllocObject(jni, m->object_class);
-		jobject g = o ? (*jni)->NewGlobalRef(jni, o) : NULL;
-		if ((*jni)->ExceptionCheck(jni))
-			(*jni)->ExceptionClear(jni);
-		if (o)
-			(*jni)->DeleteLocalRef(jni, o);
+		jobject g = new_canary(jni, m->object_class, false);
 		if (g)
 			m->g1_aging[m->g1_naging++] = (struct hp_canary){ g, pause };
 	}

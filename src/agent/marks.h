@@ -86,7 +86,7 @@ struct hp_marks {
 	bool g1_have_rel;                       /* a cleared canary's release not yet applied */
 	uint32_t g1_rel;                        /* ... the newest */
 	uint64_t g1_looked_n;                   /* seen entries looked at */
-	jclass object_class;                    /* global reference to java.lang.Object (G1 canaries) */
+	jclass object_class;                    /* global reference to java.lang.Object (canaries) */
 	/* End of each pause (CLOCK_MONOTONIC ns) by pause count mod the ring:
 	 * a marking's start is the end of the pause its cover names (or later). */
 #define HP_PAUSE_RING 64
