@@ -224,9 +224,13 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags,
 
 /* A new java.lang.Object held only by a weak global reference (weak) or a
  * global one; NULL on failure, no exception left pending. */
+_Thread_local bool hp_marks_allocating;
+
 static jobject new_canary(JNIEnv *jni, jclass object_class, bool weak)
 {
+	hp_marks_allocating = true;
 	jobject o = object_class ? (*jni)->AllocObject(jni, object_class) : NULL;
+	hp_marks_allocating = false;
 	jobject ref = !o ? NULL : weak ? (*jni)->NewWeakGlobalRef(jni, o) : (*jni)->NewGlobalRef(jni, o);
 	if ((*jni)->ExceptionCheck(jni))
 		(*jni)->ExceptionClear(jni);

@@ -99,6 +99,10 @@ struct hp_marks {
  * show (returns 1) and makes a canary for the pauses since; rearm drops
  * them without counting (after a request, which has been counted). Dump lock held, on a
  * thread attached to the VM, never in a GC callback. */
+/* True on a thread while it makes a canary: the sampler leaves its
+ * allocation out (the agent's own objects are not the program's). */
+extern _Thread_local bool hp_marks_allocating;
+
 void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *jni, const _Atomic uint64_t *pauses);
 int hp_marks_canary_check(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses);
 void hp_marks_canary_rearm(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses);

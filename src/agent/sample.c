@@ -350,6 +350,8 @@ void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
 	 * either stop sees this callback counted or the callback sees
 	 * running == 0 (acquire/release alone does not order a store before a
 	 * later load). */
+	if (hp_marks_allocating)
+		return;         /* a canary (marks.h): the agent's object, not the program's */
 	_Atomic int64_t *in = &prof.in_callbacks.s[hp_thread_stripe()].v;
 	atomic_fetch_add(in, 1);
 	if (atomic_load(&prof.running) && size > 0)
