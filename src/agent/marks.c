@@ -147,22 +147,29 @@ bool hp_marks_horizon(const struct hp_marks *m, uint32_t *cover)
 	return a || b;
 }
 
+/* Raises seen entry k's cover and start to at least these (a max, by CAS:
+ * the slot is published and the GC callback only writes the next one, so
+ * a max here cannot be lost). */
+static void seen_raise(struct hp_marks *m, uint64_t k, uint32_t cover, int64_t start_ns)
+{
+	_Atomic uint32_t *c = &m->seen.cover[k % HP_MARKS_RING];
+	uint32_t old = atomic_load(c);
+	while (old < cover && !atomic_compare_exchange_weak(c, &old, cover))
+		;
+	_Atomic int64_t *t = &m->seen.start_ns[k % HP_MARKS_RING];
+	int64_t was = atomic_load(t);
+	while (was < start_ns && !atomic_compare_exchange_weak(t, &was, start_ns))
+		;
+}
+
 static void marks_requested_at(struct hp_marks *m, uint32_t at_request, uint64_t seen_before, uint32_t pauses_now,
 			       int64_t request_ns)
 {
 	uint64_t seen_after = atomic_load(&m->seen.n);
 	if (seen_after > seen_before) {
 		/* The GC callback saw it end (G1, full collections): give its
-		 * entry the exact cover. The slot is published; the callback only
-		 * writes the next one, so a max here cannot be lost. */
-		_Atomic uint32_t *c = &m->seen.cover[(seen_after - 1) % HP_MARKS_RING];
-		uint32_t old = atomic_load(c);
-		while (old < at_request && !atomic_compare_exchange_weak(c, &old, at_request))
-			;
-		_Atomic int64_t *t = &m->seen.start_ns[(seen_after - 1) % HP_MARKS_RING];
-		int64_t was = atomic_load(t);
-		while (was < request_ns && !atomic_compare_exchange_weak(t, &was, request_ns))
-			;
+		 * entry the exact cover. */
+		seen_raise(m, seen_after - 1, at_request, request_ns);
 	} else {
 		ring_push(&m->requested, at_request, request_ns, pauses_now);
 	}
@@ -222,10 +229,10 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags,
 
 /* ---- the canaries -------------------------------------------------------- */
 
-/* A new java.lang.Object held only by a weak global reference (weak) or a
- * global one; NULL on failure, no exception left pending. */
 _Thread_local bool hp_marks_allocating;
 
+/* A new java.lang.Object held only by a weak global reference (weak) or a
+ * global one; NULL on failure, no exception left pending. */
 static jobject new_canary(JNIEnv *jni, jclass object_class, bool weak)
 {
 	hp_marks_allocating = true;
@@ -343,16 +350,8 @@ static void g1_canaries(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t 
 			have = true;
 			found = false;
 		}
-		_Atomic uint32_t *c = &m->seen.cover[k];
-		uint32_t old = atomic_load(c);
-		if (have && best > old && best < done) {
-			while (old < best && !atomic_compare_exchange_weak(c, &old, best))
-				;
-			int64_t t = pause_end_at(m, best + 1, pause);
-			_Atomic int64_t *s = &m->seen.start_ns[k];
-			int64_t was = atomic_load(s);
-			while (t > was && !atomic_compare_exchange_weak(s, &was, t))
-				;
+		if (have && best > atomic_load(&m->seen.cover[k]) && best < done) {
+			seen_raise(m, n - 1, best, pause_end_at(m, best + 1, pause));
 			m->canary_markings++;
 		}
 		m->g1_looked_n = n;

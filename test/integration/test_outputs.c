@@ -597,13 +597,7 @@ Test(upload, pyroscope_server_round_trip_and_outage)
 	FILE *sf = fopen(stopfile, "w");
 	if (sf)
 		fclose(sf);
-	int st = -1;
-	for (int i = 0; i < 600 && waitpid(jvm, &st, WNOHANG) == 0; i++)
-		usleep(100000);
-	if (waitpid(jvm, &st, WNOHANG) == 0) {
-		kill(jvm, SIGKILL);
-		waitpid(jvm, &st, 0);
-	}
+	int st = jvm_wait(jvm, 60);
 	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "JVM status %d; log %s", st, jlog);
 	sleep(2);
 

@@ -263,20 +263,13 @@ static pid_t start_target(const char *stopfile, const char *const *jvm_opts)
 }
 
 /* Asks the target to exit and waits for it (killed after 30 s): its exit
- * status for waitpid's macros. */
+ * status for waitpid's macros, -1 (not WIFEXITED) if it had to be killed. */
 static int end_target(pid_t pid, const char *stopfile)
 {
 	FILE *f = fopen(stopfile, "w");
 	if (f)
 		fclose(f);
-	int status = 0;
-	for (int i = 0; i < 300 && waitpid(pid, &status, WNOHANG) == 0; i++)
-		usleep(100000);
-	if (waitpid(pid, &status, WNOHANG) == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-	}
-	return status;
+	return jvm_wait(pid, 30);
 }
 
 /* Resident and NMT-committed memory of a JVM, in KiB. */
