@@ -192,7 +192,8 @@ static void check_suspects(const char *gc_flag, bool leaking)
 	cr_assert_not_null(h, "%s: no suspects section\n%s", gc_flag, t);
 	h += strlen("\nleak suspects:\n");
 	if (leaking)
-		cr_expect(!strncmp(h, "1. LoadService.leak ", 20), "%s: the leak is not ranked first:\n%s", gc_flag, h);
+		cr_expect(!strncmp(h, "1. LoadService.leak ", 20), "%s: the leak is not ranked first:\n%s\nthe report:\n%s",
+			  gc_flag, h, t);
 	else
 		cr_expect_str_empty(h, "%s: a suspect where nothing leaks:\n%s", gc_flag, h);
 	free(t);
