@@ -269,6 +269,14 @@ struct hp_marking {
 	uint64_t last_seen_ns;      /* CLOCK_MONOTONIC when the probe saw it end; 0 = none */
 	uint64_t last_gc_count;     /* collections finished then (hp_gc_count) */
 	uint64_t last_count;        /* `count` then: markings up to and including it */
+	/* Appended in 0.3. Concurrent markings begun, where the collector
+	 * counts them at their first pause: ZGC bumps
+	 * CollectedHeap::_total_full_collections in its Mark Start pause
+	 * (single generation) and Major Mark Start pause (generational; a
+	 * major cycle's old marking begins there, after any young collection
+	 * that first promotes everything). 0 where not known (other
+	 * collectors: their full collections are in `full`). */
+	uint64_t starts;
 };
 
 /* Plain loads, no JNI, no lock: fit for GC callbacks and allocation hooks,

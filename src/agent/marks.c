@@ -86,8 +86,13 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	if (hp_marking(probe, &mk) == 0) {
 		m->count_seen = mk.full + mk.concurrent;
 		m->full_seen = mk.full;
+		m->starts_seen = mk.starts;
 		m->primed = true;
 	}
+	atomic_store(&m->start_ns, 0);
+	m->young_first = m->young_seen = hp_gc_count(probe);
+	atomic_store(&m->z_pending, false);
+	m->canary_markings = 0;
 	__atomic_store_n(&m->last_completion, pauses_now, __ATOMIC_RELAXED);
 	__atomic_store_n(&m->last_completion_ns, mono_ns(), __ATOMIC_RELAXED);
 	m->last_full_pause = 0;
@@ -126,12 +131,52 @@ void hp_marks_observe(struct hp_marks *m, uint64_t full, uint64_t concurrent, ui
 	__atomic_store_n(&m->last_completion_ns, now, __ATOMIC_RELAXED);
 }
 
+/* Generational ZGC (marks.h): a major began at this pause (young: the
+ * collections so far, this one's included); the one before it has ended. */
+static void z_major_began(struct hp_marks *m, uint64_t young, int64_t now, uint32_t pauses_before)
+{
+	if (atomic_exchange(&m->z_pending, false)) {
+		ring_push(&m->seen, m->z_cover, atomic_load(&m->z_start_ns), pauses_before + 1);
+		m->canary_markings++;    /* shown beside canary_state */
+	}
+	/* Its cover: the collection HP_Z_PROMOTED_AFTER back, if this callback
+	 * saw that one begin (after the reset, and still in the ring). */
+	if (young <= m->young_first + HP_Z_PROMOTED_AFTER)
+		return;
+	uint64_t back = young - HP_Z_PROMOTED_AFTER;
+	m->z_cover = m->young_start[back % HP_YOUNG_RING];
+	atomic_store(&m->z_start_ns, now);
+	atomic_store(&m->z_pending, true);
+}
+
 void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_before)
 {
-	atomic_store_explicit(&m->pause_end_ns[(pauses_before + 1) % HP_PAUSE_RING], mono_ns(), memory_order_relaxed);
+	int64_t now = mono_ns();
+	atomic_store_explicit(&m->pause_end_ns[(pauses_before + 1) % HP_PAUSE_RING], now, memory_order_relaxed);
 	struct hp_marking mk = { .sz = sizeof(mk) };
-	if (hp_marking(probe, &mk) == 0)
-		hp_marks_observe(m, mk.full, mk.concurrent, pauses_before);
+	if (hp_marking(probe, &mk) != 0)
+		return;
+	bool z_own = __atomic_load_n(&m->z_own, __ATOMIC_ACQUIRE);
+	hp_marks_observe_starts(m, mk.starts, z_own ? hp_gc_count(probe) : 0, now, pauses_before);
+	hp_marks_observe(m, mk.full, mk.concurrent, pauses_before);
+}
+
+void hp_marks_observe_starts(struct hp_marks *m, uint64_t starts, uint64_t young, int64_t now, uint32_t pauses_before)
+{
+	bool z_own = __atomic_load_n(&m->z_own, __ATOMIC_ACQUIRE);
+	if (z_own) {
+		for (uint64_t c = young > m->young_seen + HP_YOUNG_RING ? young - HP_YOUNG_RING + 1 : m->young_seen + 1;
+		     c <= young; c++)
+			m->young_start[c % HP_YOUNG_RING] = pauses_before;
+		if (young > m->young_seen)
+			m->young_seen = young;
+	}
+	if (starts > m->starts_seen) {
+		m->starts_seen = starts;
+		atomic_store_explicit(&m->start_ns, now, memory_order_release);
+		if (z_own)
+			z_major_began(m, young, now, pauses_before);
+	}
 }
 
 unsigned hp_marks_age(const struct hp_marks *m, uint32_t pause_at_alloc)
@@ -165,8 +210,19 @@ static void seen_raise(struct hp_marks *m, uint64_t k, uint32_t cover, int64_t s
 static void marks_requested_at(struct hp_marks *m, uint32_t at_request, uint64_t seen_before, uint32_t pauses_now,
 			       int64_t request_ns)
 {
+	/* ZGC: the marking began at its Mark Start pause, after the request
+	 * (the last one seen: the driver runs one cycle at a time). */
+	int64_t began = atomic_load_explicit(&m->start_ns, memory_order_acquire);
+	if (began > request_ns) {
+		/* Generational ZGC: the major the callback holds pending is this
+		 * one (it began after the request): ours, with the exact cover,
+		 * not an own one to push when the next begins. */
+		if (atomic_load(&m->z_start_ns) == began)
+			atomic_exchange(&m->z_pending, false);
+		request_ns = began;
+	}
 	uint64_t seen_after = atomic_load(&m->seen.n);
-	if (seen_after > seen_before) {
+	if (seen_after > seen_before && !__atomic_load_n(&m->z_own, __ATOMIC_ACQUIRE)) {
 		/* The GC callback saw it end (G1, full collections): give its
 		 * entry the exact cover. */
 		seen_raise(m, seen_after - 1, at_request, request_ns);
@@ -295,6 +351,19 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 		m->g1_looked_n = atomic_load(&m->seen.n);
 		snprintf(m->canary_state, sizeof(m->canary_state), "counted by its perfdata, their start found by "
 			 "canary objects aged into the old generation (cycles whose start they found)");
+		return;
+	}
+	if (g.kind == HP_GC_Z && g.generational == 1) {
+		struct hp_marking zk = { .sz = sizeof(zk) };
+		if (hp_marking(probe, &zk) == 0 && zk.starts) {
+			__atomic_store_n(&m->z_own, true, __ATOMIC_RELEASE);
+			snprintf(m->canary_state, sizeof(m->canary_state), "not needed: major cycles begin at the "
+				 "Major Mark Start pause (_total_full_collections), judged for the samples promoted by "
+				 "then (%d young collections before)", HP_Z_PROMOTED_AFTER);
+		} else {
+			snprintf(m->canary_state, sizeof(m->canary_state), "off: no count of major cycles "
+				 "(_total_full_collections unreadable; only requested markings count)");
+		}
 		return;
 	}
 	if ((g.kind != HP_GC_Z && g.kind != HP_GC_SHENANDOAH) || g.generational != 0) {

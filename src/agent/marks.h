@@ -40,6 +40,40 @@ struct hp_marks {
 	uint32_t last_completion;               /* pause count when the last marking was seen to end */
 	int64_t last_completion_ns;             /* ... and when */
 	uint32_t last_full_pause;               /* pause count at the end of the last full collection */
+	/* ZGC: markings begun (hp_marking's `starts`), seen by the GC callback
+	 * at the end of the Mark Start pause that counts them. A marking
+	 * judges objects as they were when it began: a requested one's start
+	 * is this pause, not the request (generational ZGC first runs a young
+	 * collection that promotes everything, 0.2-1 s under load, so ages at
+	 * judgment taken from the request came out that much young and the
+	 * survival learnt that much low). */
+	uint64_t starts_seen;
+	_Atomic int64_t start_ns;               /* end of the latest Mark Start pause (CLOCK_MONOTONIC), 0 none */
+	/* Generational ZGC's own major cycles. A young collection marks
+	 * through weak roots as if strong (ZRootsIteratorAllColored), so a
+	 * sample's weak reference is cleared only by an old marking, once the
+	 * object is in the old generation: a major cycle the collector starts
+	 * itself (young type major_partial_roots, not the promote-all of a
+	 * requested one) judges only the samples promoted before it began. A
+	 * young collection ages every object it keeps by one (relocated or
+	 * its page flipped), and promotes past the tenuring threshold, at
+	 * most MaxTenuringThreshold = 15: a sample allocated before the first
+	 * pause of the collection HP_Z_PROMOTED_AFTER before the major's is in
+	 * the old generation when the major begins. So the cover is the pause
+	 * count before that collection's first pause (young_start, by
+	 * CollectedHeap::_total_collections, which each Mark Start pause
+	 * bumps). The major driver runs one cycle at a time: a major is seen
+	 * complete when the next one begins (or consumed by the request that
+	 * asked for it). GC callback writes; z_pending is exchanged with the
+	 * requester. */
+#define HP_Z_PROMOTED_AFTER 16
+#define HP_YOUNG_RING 64
+	bool z_own;                             /* generational ZGC: set once before the events matter */
+	uint64_t young_first, young_seen;       /* _total_collections at the reset, at the last pause */
+	uint32_t young_start[HP_YOUNG_RING];    /* pause count before collection c's first pause, at c % ring */
+	_Atomic bool z_pending;                 /* a major began that no one has pushed yet */
+	uint32_t z_cover;                       /* ... its cover */
+	_Atomic int64_t z_start_ns;             /* ... when it began */
 	/* Requests (under the dump lock). */
 	uint64_t requests, requests_ok;
 	uint64_t request_ns_total, request_ns_max;
@@ -124,6 +158,9 @@ void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 
 /* The bookkeeping of hp_marks_on_gc, given the counters (tests). */
 void hp_marks_observe(struct hp_marks *m, uint64_t full, uint64_t concurrent, uint32_t pauses_before);
+/* ... and of the markings begun (hp_marking's `starts`) with the
+ * collections so far (hp_gc_count; read only for generational ZGC). */
+void hp_marks_observe_starts(struct hp_marks *m, uint64_t starts, uint64_t young, int64_t now, uint32_t pauses_before);
 
 /* Records a requested marking that completed: it covers the samples
  * allocated at or before `at_request` (the pause count when it was asked

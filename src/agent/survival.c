@@ -61,6 +61,7 @@
 
 #define KEEP_PER_MARKING 0.8    /* weight of older judgments, per marking */
 #define SHRINK_SAMPLES 8.0
+#define HP_SURV_SLOPE_MIN 40.0      /* judgments (with SHRINK_SAMPLES) for a bucket to give a slope */
 
 #define PENDING_CAP 131072      /* 3 MiB at most, touched as used */
 
@@ -350,10 +351,27 @@ double hp_survival_by_age(const struct hp_survival *s, uint32_t site, double age
 	for (int i = 0, k = 0; i < m; i++)
 		for (int j = 0; j < len[i]; j++)
 			share[k++] = bs[i];
-	/* Interpolate between the buckets' (mean age, share), flat before the
-	 * first and past the last. */
-	if (age <= at[0])
+	/* Interpolate between the buckets' (mean age, share), flat past the
+	 * last. Before the first (younger than any judgment: a marking that
+	 * begins well after the request, as generational ZGC's after a young
+	 * collection that promotes everything, judges nothing younger than that
+	 * delay), at the constant hazard between the youngest bucket and the
+	 * next with a lower share, capped at 1: exact for exponential
+	 * lifetimes, and for any mix of them with garbage dead at birth and
+	 * objects kept for ever (flat then). Flat, as before, read a cache
+	 * whose entries live 0.3 s at its survival at 0.7 s: 40% low. */
+	if (age <= at[0]) {
+		/* Only between buckets of at least HP_SURV_SLOPE_MIN judgments
+		 * (shrinkage included), the youngest with some alive: a slope
+		 * from a handful is noise, multiplied by the distance. */
+		for (int i = 1; i < nb && weight[0] >= HP_SURV_SLOPE_MIN && share[0] * weight[0] >= 4; i++)
+			if (share[i] < share[0] && share[i] > 0 && at[i] > at[0] && weight[i] >= HP_SURV_SLOPE_MIN) {
+				double lambda = log(share[0] / share[i]) / (at[i] - at[0]);
+				double p = share[0] * exp(lambda * (at[0] - age));
+				return p < 1 ? p : 1;
+			}
 		return share[0];
+	}
 	for (int i = 1; i < nb; i++)
 		if (age <= at[i]) {
 			double t = at[i] > at[i - 1] ? (age - at[i - 1]) / (at[i] - at[i - 1]) : 1;

@@ -17,7 +17,11 @@
  *    a cycle is complete at each even value;
  *  - markings this probe requested and saw complete (hp_request_marking),
  *    where nothing above counts them (ZGC, Shenandoah: their perfdata
- *    counts pauses or phases, not cycles).
+ *    counts pauses or phases, not cycles);
+ *  - ZGC markings begun (`starts`): CollectedHeap::_total_full_collections,
+ *    which ZGC bumps in the pause that starts a marking (VM_ZMarkStart on
+ *    11-21 single-generation, VM_ZMarkStartYoungAndOld on generational:
+ *    zDriver.cpp, zGeneration.cpp), not at a full collection.
  *
  * Requesting (hp_request_marking), per collector, as HotSpot implements
  * System.gc() (jvm.cpp JVM_GC, checked on 11/17/21/25):
@@ -59,6 +63,7 @@
 struct hp_marking_state {
 	bool located;
 	const volatile unsigned *full;          /* CollectedHeap::_total_full_collections */
+	const volatile unsigned *starts;        /* the same, on ZGC: marking starts */
 	const volatile int64_t *g1_phases;      /* perfdata sun.gc.collector.2.invocations (G1) */
 	uint64_t requested;                     /* completed through hp_request_marking */
 	uint64_t extra;                         /* of those, counted by nothing else */
@@ -153,12 +158,17 @@ void hp_marking_locate(struct hp_probe *p)
 	}
 	int64_t off;
 	char how[160];
-	if (!m->full && (heap->kind == HP_GC_SERIAL || heap->kind == HP_GC_PARALLEL || heap->kind == HP_GC_G1) &&
+	if (!m->full && !m->starts && heap->kind != HP_GC_SHENANDOAH && heap->kind != HP_GC_EPSILON &&
 	    hp_layout_member(p, "CollectedHeap", "_total_full_collections", &off, how, sizeof(how)) == 0) {
 		unsigned v;
 		const void *at = (const char *)heap->heap + off;
-		if (hp_safe_read(&v, at, sizeof(v)) == 0)
-			m->full = at;
+		/* ZGC counts a marking's start there, not a full collection. */
+		if (hp_safe_read(&v, at, sizeof(v)) == 0) {
+			if (heap->kind == HP_GC_Z)
+				m->starts = at;
+			else
+				m->full = at;
+		}
 	}
 	if (heap->kind == HP_GC_G1)
 		m->g1_phases = hp_perfdata_invocations(p, 2);
@@ -180,7 +190,8 @@ void hp_marking_locate(struct hp_probe *p)
 	case HP_GC_Z:
 	case HP_GC_SHENANDOAH:
 		snprintf(m->source, sizeof(m->source), "concurrent cycles this probe requested (the collector's "
-			 "own cycles are not counted: its perfdata counts pauses)");
+			 "own cycles are not counted: its perfdata counts pauses)%s", m->starts
+			 ? "; their start: the Mark Start pause (_total_full_collections)" : "");
 		break;
 	default:
 		snprintf(m->source, sizeof(m->source), "none: %s has no marking", hp_gc_kind_name(heap->kind));
@@ -233,6 +244,8 @@ int hp_marking(struct hp_probe *p, struct hp_marking *out)
 		out->last_gc_count = __atomic_load_n(&m->last_gc_count, __ATOMIC_ACQUIRE);
 		out->last_count = __atomic_load_n(&m->last_count, __ATOMIC_ACQUIRE);
 	}
+	if (sz >= offsetof(struct hp_marking, starts) + sizeof(out->starts) && m->starts)
+		out->starts = *m->starts;
 	return 0;
 }
 

@@ -120,3 +120,60 @@ Test(marks, periodic_requests_keep_to_their_duty_cycle)
 	m.last_end_ns = mono_ns() - 6000000000ull;
 	cr_assert(hp_marks_may_request(&m));
 }
+
+/* Generational ZGC (marks.h): young collections of 3 pauses each, the
+ * first bumping the collection count; a major begins at the first pause of
+ * a collection and bumps `starts`. An own major covers what was allocated
+ * before the collection HP_Z_PROMOTED_AFTER back began, and counts when the
+ * next begins; one a request asked for is the request's. */
+static uint64_t z_young, z_starts;
+static uint32_t z_pause;
+static const int64_t z_far = INT64_MAX / 2;     /* after any request's clock */
+
+static void z_collection(bool major)
+{
+	z_young++;
+	if (major)
+		z_starts++;
+	for (int k = 0; k < 3; k++, z_pause++)
+		hp_marks_observe_starts(&m, z_starts, z_young, z_far + z_pause, z_pause);
+}
+
+Test(marks, generational_z_own_majors_cover_the_promoted)
+{
+	fresh(0, 0);
+	m.z_own = true;
+	z_young = z_starts = 0;
+	z_pause = 0;
+	for (int c = 1; c <= 10; c++)
+		z_collection(c == 5);   /* too soon after the start: no cover known */
+	for (int c = 11; c <= 29; c++)
+		z_collection(false);
+	cr_assert_eq(atomic_load(&m.seen.n), 0, "the early major is not counted");
+	z_collection(true);             /* collection 30: a major */
+	cr_assert_eq(atomic_load(&m.seen.n), 0, "counted when the next begins");
+	for (int c = 31; c <= 34; c++)
+		z_collection(false);
+	z_collection(true);             /* 35: the next major; 30's ended */
+	cr_assert_eq(atomic_load(&m.seen.n), 1);
+	/* Collection 14 began at pause 3 * 13 = 39. */
+	uint32_t h;
+	cr_assert(hp_marks_horizon(&m, &h));
+	cr_assert_eq(h, 39, "cover %u", h);
+	cr_assert_eq(hp_marks_age(&m, 39), 1);
+	cr_assert_eq(hp_marks_age(&m, 40), 0, "allocated after collection 14 began: maybe young at the major");
+	/* A requested major: it begins after the request, and is the request's. */
+	for (int c = 36; c <= 39; c++)
+		z_collection(false);
+	uint64_t seen_before = atomic_load(&m.seen.n);
+	uint32_t at_request = z_pause;
+	z_collection(true);             /* 40: pushes 35's, holds 40's */
+	cr_assert_eq(atomic_load(&m.seen.n), seen_before + 1);
+	hp_marks_requested(&m, at_request, seen_before, z_pause);
+	cr_assert_eq(atomic_load(&m.requested.n), 1, "the request's own entry");
+	int64_t start;
+	cr_assert(hp_marks_last_start(&m, &start));
+	cr_assert_eq(start, z_far + at_request, "its start: the Major Mark Start pause, not the request");
+	z_collection(true);             /* 41: 40 was consumed by the request */
+	cr_assert_eq(atomic_load(&m.seen.n), seen_before + 1);
+}

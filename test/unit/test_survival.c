@@ -179,8 +179,13 @@ Test(survival, by_age_recovers_the_curve_and_settles_the_pending)
 		double got = hp_survival_by_age(&s, 0, ages[k]), want = exp(-ages[k] / 5000);
 		cr_expect(fabs(got - want) < 0.04, "age %g: %g vs %g", ages[k], got, want);
 	}
-	/* Younger than any judgment: the youngest bucket's share; older: the oldest's. */
-	cr_expect(fabs(hp_survival_by_age(&s, 0, 0) - hp_survival_by_age(&s, 0, 500)) < 1e-9);
+	/* Younger than any judgment: the hazard between the two youngest
+	 * buckets (exponential: the curve itself, up to 1); older: the
+	 * oldest's share. */
+	for (double a = 0; a < 500; a += 125) {
+		double got = hp_survival_by_age(&s, 0, a), want = exp(-a / 5000);
+		cr_expect(fabs(got - want) < 0.05 && got <= 1, "age %g below the youngest judged: %g vs %g", a, got, want);
+	}
 	cr_expect(fabs(hp_survival_by_age(&s, 0, 1e6) - hp_survival_by_age(&s, 0, 16000)) < 1e-9);
 	/* Pending: found dead at pause 7 and 9; a marking covering pause 8
 	 * settles the first only, at its age when the marking began. */
@@ -193,6 +198,21 @@ Test(survival, by_age_recovers_the_curve_and_settles_the_pending)
 	cr_expect(fabs(s.sites[1].ages.age_bytes[hp_survival_age_bucket(500)] - 500) < 1e-3, "judged at its age then");
 	hp_survival_settle(&s, 9, 2000, born_in_ms, NULL);
 	cr_expect_eq(s.pending_n, 0u);
+	hp_survival_free(&s);
+}
+
+/* Garbage dead at birth beside objects kept for ever: the same share at
+ * every judged age, and so below them (no hazard to extrapolate). */
+Test(survival, by_age_flat_below_the_youngest_when_flat)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 2), 0);
+	for (int i = 0; i < 1000; i++) {
+		hp_survival_judge_age(&s, 0, 1, 7000, i % 10 == 0);
+		hp_survival_judge_age(&s, 0, 1, 14000, i % 10 == 0);
+	}
+	double y = hp_survival_by_age(&s, 0, 10);
+	cr_expect(fabs(y - 0.1) < 0.01, "flat 10%%: %g at age 10", y);
 	hp_survival_free(&s);
 }
 
