@@ -62,19 +62,14 @@ void add_live(struct hp_live_entry *e, void *vctx)
 	double w = 1.0 / pi, s = (double)e->size;
 	struct live_acc *a = &c->acc[e->site];
 	if (prof.keep_samples && (age == 0 || age >= c->min_age) && !c->recs_oom) {
-		if (c->nrecs == c->caprecs) {
-			size_t cap = c->caprecs ? c->caprecs * 2 : 1024;
-			struct live_rec *r = realloc(c->recs, cap * sizeof(*r));
-			if (r) {
-				c->recs = r;
-				c->caprecs = cap;
-			} else {
-				c->recs_oom = true;
-			}
-		}
-		if (c->nrecs < c->caprecs)
+		struct live_rec *grown = grow_for(c->recs, &c->caprecs, c->nrecs, sizeof(*grown), 1024);
+		if (grown) {
+			c->recs = grown;
 			c->recs[c->nrecs++] = (struct live_rec){ e->site, e->thread, age, age > 0, e->time_ns, e->size,
 								  s * w };
+		} else {
+			c->recs_oom = true;
+		}
 	}
 	if (age == 0) {
 		a->recent_objects += w;

@@ -11,32 +11,24 @@
 
 static void ev_push(struct events *ev, const struct hp_prof_event *e)
 {
-	if (ev->n == ev->cap) {
-		size_t cap = ev->cap ? ev->cap * 2 : 4096;
-		struct hp_prof_event *n = realloc(ev->events, cap * sizeof(*n));
-		if (!n) {
-			ev->oom = true;
-			return;
-		}
-		ev->events = n;
-		ev->cap = cap;
+	struct hp_prof_event *grown = grow_for(ev->events, &ev->cap, ev->n, sizeof(*grown), 4096);
+	if (!grown) {
+		ev->oom = true;
+		return;
 	}
+	ev->events = grown;
 	ev->events[ev->n++] = *e;
 }
 
 static void collect_alloc(const struct hp_alloc_rec *r, void *vctx)
 {
 	struct events *ev = vctx;
-	if (ev->nallocs == ev->capallocs) {
-		size_t cap = ev->capallocs ? ev->capallocs * 2 : 4096;
-		struct hp_alloc_rec *n = realloc(ev->allocs, cap * sizeof(*n));
-		if (!n) {
-			ev->oom = true;
-			return;
-		}
-		ev->allocs = n;
-		ev->capallocs = cap;
+	struct hp_alloc_rec *grown = grow_for(ev->allocs, &ev->capallocs, ev->nallocs, sizeof(*grown), 4096);
+	if (!grown) {
+		ev->oom = true;
+		return;
 	}
+	ev->allocs = grown;
 	ev->allocs[ev->nallocs++] = *r;
 }
 

@@ -156,8 +156,7 @@ void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	struct hp_marking mk = { .sz = sizeof(mk) };
 	if (hp_marking(probe, &mk) != 0)
 		return;
-	bool z_own = __atomic_load_n(&m->z_own, __ATOMIC_ACQUIRE);
-	hp_marks_observe_starts(m, mk.starts, z_own ? hp_gc_count(probe) : 0, now, pauses_before);
+	hp_marks_observe_starts(m, mk.starts, hp_gc_count(probe), now, pauses_before);
 	hp_marks_observe(m, mk.full, mk.concurrent, pauses_before);
 }
 

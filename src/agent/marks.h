@@ -44,7 +44,7 @@ struct hp_marks {
 	 * at the end of the Mark Start pause that counts them. A marking
 	 * judges objects as they were when it began: a requested one's start
 	 * is this pause, not the request (generational ZGC first runs a young
-	 * collection that promotes everything, 0.2-1 s under load, so ages at
+	 * collection that promotes everything, 0.2-3.5 s under load, so ages at
 	 * judgment taken from the request came out that much young and the
 	 * survival learnt that much low). */
 	uint64_t starts_seen;
@@ -159,7 +159,7 @@ void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 /* The bookkeeping of hp_marks_on_gc, given the counters (tests). */
 void hp_marks_observe(struct hp_marks *m, uint64_t full, uint64_t concurrent, uint32_t pauses_before);
 /* ... and of the markings begun (hp_marking's `starts`) with the
- * collections so far (hp_gc_count; read only for generational ZGC). */
+ * collections so far (hp_gc_count; used only on generational ZGC). */
 void hp_marks_observe_starts(struct hp_marks *m, uint64_t starts, uint64_t young, int64_t now, uint32_t pauses_before);
 
 /* Records a requested marking that completed: it covers the samples

@@ -21,6 +21,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -206,6 +207,22 @@ struct events {
 	size_t nallocs, capallocs;
 	bool oom;
 };
+
+/* Room for element n of a doubling array of `size`-byte elements, the
+ * first allocation `first` of them: the array (moved if it grew), or NULL
+ * if it cannot grow, the old one left as it was. */
+static inline void *grow_for(void *arr, size_t *cap, size_t n, size_t size, size_t first)
+{
+	if (n < *cap)
+		return arr;
+	size_t want = *cap ? *cap * 2 : first;
+	if (want > SIZE_MAX / size)
+		return NULL;
+	void *grown = realloc(arr, want * size);
+	if (grown)
+		*cap = want;
+	return grown;
+}
 
 /* sampler.c */
 void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

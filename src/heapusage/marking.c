@@ -158,7 +158,8 @@ void hp_marking_locate(struct hp_probe *p)
 	}
 	int64_t off;
 	char how[160];
-	if (!m->full && !m->starts && heap->kind != HP_GC_SHENANDOAH && heap->kind != HP_GC_EPSILON &&
+	if (!m->full && !m->starts &&
+	    (heap->kind == HP_GC_SERIAL || heap->kind == HP_GC_PARALLEL || heap->kind == HP_GC_G1 || heap->kind == HP_GC_Z) &&
 	    hp_layout_member(p, "CollectedHeap", "_total_full_collections", &off, how, sizeof(how)) == 0) {
 		unsigned v;
 		const void *at = (const char *)heap->heap + off;
