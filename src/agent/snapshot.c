@@ -387,7 +387,7 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 		nsamples++;
 	}
 
-	char c1[256], c2[2200], c3[256], c4[1536], c5[320];
+	char c1[256], c2[2200], c3[256], c4[1536], c5[320], c6[1024];
 	snprintf(c1, sizeof(c1), "heapprobe %s: %llu samples at interval %llu bytes, %llu sites, %llu live samples "
 		 "tracked, %llu dropped by thinning, %llu samples beyond the site table",
 		 why, (unsigned long long)hp_striped_sum(&prof.samples, memory_order_relaxed), (unsigned long long)prof.o.interval,
@@ -397,10 +397,16 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 	snprintf(c3, sizeof(c3), "inuse intervals: 95%% Horvitz-Thompson sampling error per site");
 	describe_stacks(c4, sizeof(c4));
 	describe_history(c5, sizeof(c5));
+	/* Which release's HotSpot facts this run uses, and what they lack. */
+	snprintf(c6, sizeof(c6), "data: ");
+	if (prof.probe && prof.probe->data)
+		hp_symdata_describe(prof.probe->data, c6 + 6, sizeof(c6) - 6);
+	else
+		snprintf(c6 + 6, sizeof(c6) - 6, "%s", prof.probe ? prof.probe->data_reason : "no probe");
 	/* Site names and class names stay valid without the lock: only the
 	 * arrays that hold them may move, and we have taken the pointers. */
 	pthread_mutex_unlock(&t->lock);
-	const char *comments[] = { c1, c2, c3, c4, c5 };
+	const char *comments[] = { c1, c2, c3, c4, c5, c6 };
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
@@ -408,7 +414,7 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 		.frames = frames, .nframes = nframes, .frame_map = remap, .nframe_map = nfr,
 		.samples = samples, .nsamples = nsamples,
 		.period = (int64_t)prof.o.interval, .time_nanos = prof.start_realtime_ns,
-		.duration_nanos = now_ns - prof.start_realtime_ns, .comments = comments, .ncomments = 5,
+		.duration_nanos = now_ns - prof.start_realtime_ns, .comments = comments, .ncomments = 6,
 	};
 	struct hp_prof_heap heap;
 	if (heap_figure(&heap, now_ns))

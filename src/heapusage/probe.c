@@ -44,6 +44,10 @@ void hp_parse_faults(struct hp_probe *p, const char *spec)
 		if (len > 12 && strncmp(spec, "hide-symbol=", 12) == 0 && nsyms < HP_MAX_FAULT_NAMES)
 			snprintf(p->hidden_symbols[nsyms++], sizeof(p->hidden_symbols[0]), "%.*s", (int)(len - 12),
 				 spec + 12);
+		/* "release=N": the JVM is taken for release N (tests the data
+		 * of a release newer than the data knows). */
+		if (len > 8 && strncmp(spec, "release=", 8) == 0)
+			p->fault_release = atoi(spec + 8);
 		if (len > 13 && strncmp(spec, "disable-mode=", 13) == 0 && nmodes < HP_MAX_FAULT_NAMES)
 			snprintf(p->disabled_modes[nmodes++], sizeof(p->disabled_modes[0]), "%.*s", (int)(len - 13),
 				 spec + 13);
@@ -168,6 +172,11 @@ static void open_flags(struct hp_probe *p)
 		part_fail(p, HP_PART_FLAGS, rc, "%s", err);
 }
 
+static const struct hp_sym *data_sym(void *ctx, const char *mangled)
+{
+	return hp_probe_sym(ctx, mangled);
+}
+
 static void load_data(struct hp_probe *p)
 {
 	const char *dir = p->opts.symbols_dir ? p->opts.symbols_dir : getenv("HEAPPROBE_SYMBOLS_DIR");
@@ -183,6 +192,8 @@ static void load_data(struct hp_probe *p)
 		return;
 	}
 	p->data_status = hp_symdata_load(p->feature, dir, &p->data, p->data_reason, sizeof(p->data_reason));
+	if (p->data)
+		hp_symdata_check(p->data, p->vms, p->syms ? data_sym : NULL, p);
 }
 
 static int detect_heap(struct hp_probe *p)
@@ -229,6 +240,11 @@ int hp_open(JavaVM *vm, const struct hp_open_opts *opts, struct hp_probe **out)
 	if (p->vms)
 		read_vm_version(p);
 	read_vm_version_jvmti(p);
+	if (p->fault_release > 0 && p->feature) {
+		snprintf(p->feature_note, sizeof(p->feature_note), "taken for JDK %d by HEAPPROBE_FAULTS (JDK %d runs)",
+			 p->fault_release, p->feature);
+		p->feature = p->fault_release;
+	}
 	load_data(p);
 
 	hp_modes_init(p, false);

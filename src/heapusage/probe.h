@@ -38,6 +38,8 @@ struct hp_probe {
 	unsigned faults;
 	char hidden_symbols[HP_MAX_FAULT_NAMES][128];
 	char disabled_modes[HP_MAX_FAULT_NAMES][32];
+	int fault_release;              /* "release=N" */
+	char feature_note[80];          /* why feature is not what the JVM says */
 	struct hp_open_opts opts;
 	char debug_root[256];
 

@@ -35,7 +35,7 @@ int hp_write_info(struct hp_probe *p, FILE *out)
 
 	fprintf(out, "heapprobe %s info\n", HP_VERSION);
 	fprintf(out, "jdk.release: %s\n", or_unknown(j.vm_release));
-	fprintf(out, "jdk.feature: %d\n", j.feature);
+	fprintf(out, "jdk.feature: %d%s%s\n", j.feature, p->feature_note[0] ? " " : "", p->feature_note);
 	fprintf(out, "libjvm.path: %s\n", or_unknown(j.libjvm_path));
 	fprintf(out, "libjvm.build_id: %s\n", or_unknown(j.build_id));
 	for (int part = 0; part < HP_PART_COUNT; part++) {
@@ -80,7 +80,17 @@ int hp_write_info(struct hp_probe *p, FILE *out)
 		fprintf(out, "gc.kind: unknown\n");
 		fprintf(out, "gc.determined_by: none: %s\n", g.how);
 	}
-	fprintf(out, "data: %s\n", p->data ? hp_symdata_source(p->data) : p->data_reason);
+	if (p->data) {
+		/* Source and checks on one line, then each fact that is off. */
+		char line[4096];
+		hp_symdata_describe(p->data, line, sizeof(line));
+		fprintf(out, "data: %s\n", line);
+		const char *why, *key;
+		for (size_t i = 0; (key = hp_symdata_off(p->data, i, &why)); i++)
+			fprintf(out, "data.off: %s: %s\n", key, why);
+	} else {
+		fprintf(out, "data: %s\n", p->data_reason);
+	}
 
 	/* Markings: how they are counted, and the live figure they give. */
 	hp_marking_locate(p);

@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <stdbool.h>
+#include <unistd.h>
 
 #include "vmstructs/errmsg.h"
 
@@ -22,12 +25,17 @@ extern const size_t hp_embedded_symbols_count;
 
 struct hp_symdata {
 	char source[300];
+	int release;            /* the file's */
+	int asked;              /* the JVM's: > release when the data is borrowed */
 	size_t count;
-	struct { char *key, *value; } entries[MAX_ENTRIES];
+	/* off: why a check turned the fact off (NULL: usable). */
+	struct { char *key, *value, *off; } entries[MAX_ENTRIES];
 	struct hp_strmap map;
+	struct hp_symdata_checks checks;
 };
 
-static const char *const key_kinds[] = { "release", "field.", "static.", "symbol.", "refresh.", "events.", "jmm.", "frame.", "code." };
+static const char *const key_kinds[] = { "release", "field.", "static.", "symbol.", "refresh.", "events.", "jmm.",
+					 "frame.", "code.", "layout.", "witness." };
 
 static const char *entry_key(const void *ctx, uint32_t id)
 {
@@ -52,6 +60,9 @@ static int valid_token(const char *s)
 	return 1;
 }
 
+/* The reason kept when strdup of the real one fails. */
+static char off_no_memory[] = "off (no memory for the reason)";
+
 void hp_symdata_free(struct hp_symdata *d)
 {
 	if (!d)
@@ -59,6 +70,8 @@ void hp_symdata_free(struct hp_symdata *d)
 	for (size_t i = 0; i < d->count; i++) {
 		free(d->entries[i].key);
 		free(d->entries[i].value);
+		if (d->entries[i].off != off_no_memory)
+			free(d->entries[i].off);
 	}
 	hp_strmap_free(&d->map);
 	free(d);
@@ -109,7 +122,7 @@ int hp_symdata_parse(const char *text, size_t len, const char *name, int expect_
 			rc = -EBADMSG;
 		} else if (!known_kind(key)) {
 			hp_set_err(err, errlen, "%s:%d: unknown key '%s' (kinds: release field. static. symbol. "
-				"refresh. events. jmm. frame. code.)", name, lineno, key);
+				"refresh. events. jmm. frame. code. layout. witness.)", name, lineno, key);
 			rc = -EBADMSG;
 		} else if (!valid_token(key) || !valid_token(value)) {
 			hp_set_err(err, errlen, "%s:%d: non-printable character", name, lineno);
@@ -145,6 +158,8 @@ int hp_symdata_parse(const char *text, size_t len, const char *name, int expect_
 		} else if (expect_release && r != expect_release) {
 			hp_set_err(err, errlen, "%s: says release %ld, expected %d", name, r, expect_release);
 			rc = -EBADMSG;
+		} else {
+			d->release = d->asked = (int)r;
 		}
 	}
 	if (rc) {
@@ -167,37 +182,282 @@ const char *hp_symdata_builtin_releases(void)
 	return list;
 }
 
+static int load_path(const char *path, int release, struct hp_symdata **out, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		hp_set_err(err, errlen, "no data for JDK %d: cannot open %s: %s", release, path, strerror(errno));
+		return -ENOENT;
+	}
+	static char buf[64 * 1024];    /* set-up time only, never concurrent with itself */
+	size_t n = fread(buf, 1, sizeof(buf), f);
+	int too_big = !feof(f);
+	fclose(f);
+	if (too_big) {
+		hp_set_err(err, errlen, "%s: larger than %zu bytes", path, sizeof(buf));
+		return -EFBIG;
+	}
+	return hp_symdata_parse(buf, n, path, release, out, err, errlen);
+}
+
+/* The newest release below `feature` with a jdk-N.txt in dir, or 0. */
+static int lower_in_dir(const char *dir, int feature)
+{
+	DIR *dh = opendir(dir);
+	if (!dh)
+		return 0;
+	int best = 0;
+	struct dirent *e;
+	while ((e = readdir(dh))) {
+		int n, end = 0;
+		if (sscanf(e->d_name, "jdk-%d.txt%n", &n, &end) == 1 && end && !e->d_name[end] && n < feature && n > best)
+			best = n;
+	}
+	closedir(dh);
+	return best;
+}
+
 int hp_symdata_load(int feature, const char *dir, struct hp_symdata **out, char *err, size_t errlen)
 {
 	*out = NULL;
+	/* The release's own data, else the nearest lower release's: facts
+	 * that a newer release keeps unchanged are most of them, and
+	 * hp_symdata_check turns off those this JVM contradicts. */
+	int use = 0, rc;
 	if (dir) {
 		char path[256];
 		snprintf(path, sizeof(path), "%s/jdk-%d.txt", dir, feature);
-		FILE *f = fopen(path, "r");
-		if (!f) {
-			hp_set_err(err, errlen, "no data for JDK %d: cannot open %s: %s", feature, path, strerror(errno));
+		if (access(path, F_OK) == 0) {
+			use = feature;
+		} else if (!(use = lower_in_dir(dir, feature))) {
+			hp_set_err(err, errlen, "no data for JDK %d: neither %s nor a lower release's file", feature, path);
 			return -ENOENT;
 		}
-		static char buf[64 * 1024];    /* set-up time only, never concurrent with itself */
-		size_t n = fread(buf, 1, sizeof(buf), f);
-		int too_big = !feof(f);
-		fclose(f);
-		if (too_big) {
-			hp_set_err(err, errlen, "%s: larger than %zu bytes", path, sizeof(buf));
-			return -EFBIG;
+		snprintf(path, sizeof(path), "%s/jdk-%d.txt", dir, use);
+		rc = load_path(path, use, out, err, errlen);
+	} else {
+		const struct hp_embedded_file *pick = NULL;
+		for (size_t i = 0; i < hp_embedded_symbols_count; i++) {
+			const struct hp_embedded_file *e = &hp_embedded_symbols[i];
+			if (e->release <= feature && (!pick || e->release > pick->release))
+				pick = e;
 		}
-		return hp_symdata_parse(buf, n, path, feature, out, err, errlen);
+		if (!pick) {
+			hp_set_err(err, errlen, "no data for JDK %d (have: %s; releases before the first are not "
+				   "supported)", feature, hp_symdata_builtin_releases());
+			return -ENOENT;
+		}
+		char name[64];
+		snprintf(name, sizeof(name), "built-in %s", pick->name);
+		use = pick->release;
+		rc = hp_symdata_parse(pick->text, pick->len, name, use, out, err, errlen);
 	}
-	for (size_t i = 0; i < hp_embedded_symbols_count; i++) {
-		const struct hp_embedded_file *e = &hp_embedded_symbols[i];
-		if (e->release == feature) {
-			char name[64];
-			snprintf(name, sizeof(name), "built-in %s", e->name);
-			return hp_symdata_parse(e->text, e->len, name, feature, out, err, errlen);
+	if (rc == 0 && use != feature) {
+		struct hp_symdata *d = *out;
+		d->asked = feature;
+		size_t n = strlen(d->source);
+		snprintf(d->source + n, sizeof(d->source) - n, " for JDK %d (no data of its own: the nearest lower "
+			 "release's, each fact checked)", feature);
+	}
+	return rc;
+}
+
+/* The entry for `key` whatever its state, or NULL. */
+static struct hp_symdata_entry_ref { size_t i; bool found; } find_entry(const struct hp_symdata *d, const char *key)
+{
+	uint32_t id = d ? hp_strmap_find(&d->map, key) : HP_STRMAP_NONE;
+	return (struct hp_symdata_entry_ref){ id, id != HP_STRMAP_NONE };
+}
+
+static bool has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static void turn_off(struct hp_symdata *d, size_t i, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void turn_off(struct hp_symdata *d, size_t i, const char *fmt, ...)
+{
+	if (d->entries[i].off)
+		return;
+	char why[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	d->entries[i].off = strdup(why);
+	if (!d->entries[i].off)
+		d->entries[i].off = off_no_memory;
+}
+
+/* A layout.* check against VMStructs: 1 holds, 0 fails (why in `why`),
+ * -1 cannot be made here (no VMStructs, or the type or constant absent). */
+static int layout_holds(const struct hp_vms *vms, const char *key, const char *value, char *why, size_t len)
+{
+	char *end;
+	long want = strtol(value, &end, 10);
+	if (end == value || *end) {
+		snprintf(why, len, "%s has a bad value '%s'", key, value);
+		return 0;
+	}
+	if (!vms)
+		return -1;
+	const char *what = key + strlen("layout.");
+	if (has_prefix(what, "const.")) {
+		int32_t have;
+		if (hp_vms_int_constant(vms, what + 6, &have))
+			return -1;
+		snprintf(why, len, "VMStructs has %s = %d, the data %ld", what + 6, (int)have, want);
+		return have == want;
+	}
+	const char *dot = strrchr(what, '.');
+	if (!dot || dot == what)
+		return -1;
+	char type[96];
+	snprintf(type, sizeof(type), "%.*s", (int)(dot - what), what);
+	long long have;
+	if (strcmp(dot + 1, "size") == 0) {
+		const struct hp_vms_type *t = hp_vms_type(vms, type);
+		if (!t || !t->size)
+			return -1;
+		have = (long long)t->size;
+		snprintf(why, len, "VMStructs has %s %lld bytes, the data %ld", type, have, want);
+	} else {
+		have = hp_vms_offset(vms, type, dot + 1);
+		if (have < 0)
+			return -1;
+		snprintf(why, len, "VMStructs has %s::%s at %lld, the data at %ld", type, dot + 1, have, want);
+	}
+	return have == want;
+}
+
+int hp_symdata_check(struct hp_symdata *d, const struct hp_vms *vms, hp_symdata_find_fn find, void *ctx)
+{
+	if (!d)
+		return -EINVAL;
+	struct hp_symdata_checks *c = &d->checks;
+	memset(c, 0, sizeof(*c));
+	c->borrowed_from = d->asked != d->release ? d->release : 0;
+	c->symbols_checked = find != NULL;
+	/* Layout checks guard every field.<Type>.* (a type's size or a
+	 * published member's offset: what moved there moved the members VMStructs
+	 * does not publish too) and, for layout.const.*, every frame.* slot. */
+	for (size_t i = 0; i < d->count; i++) {
+		const char *key = d->entries[i].key;
+		if (!has_prefix(key, "layout."))
+			continue;
+		char why[200];
+		int held = layout_holds(vms, key, d->entries[i].value, why, sizeof(why));
+		if (held != 0)
+			continue;
+		char guard[112];
+		const char *what = key + strlen("layout.");
+		if (has_prefix(what, "const."))
+			snprintf(guard, sizeof(guard), "frame.");
+		else
+			snprintf(guard, sizeof(guard), "field.%.*s.", (int)(strrchr(what, '.') - what), what);
+		for (size_t j = 0; j < d->count; j++)
+			if (has_prefix(d->entries[j].key, guard))
+				turn_off(d, j, "%s: %s", key, why);
+	}
+	/* Witnesses: a libjvm symbol that must be there ("!" before it: must
+	 * not) for the fact to hold. */
+	for (size_t i = 0; i < d->count && find; i++) {
+		const char *key = d->entries[i].key, *v = d->entries[i].value;
+		if (!has_prefix(key, "witness."))
+			continue;
+		bool absent = v[0] == '!';
+		bool there = find(ctx, absent ? v + 1 : v) != NULL;
+		struct hp_symdata_entry_ref f = find_entry(d, key + strlen("witness."));
+		if (f.found && there == absent)
+			turn_off(d, f.i, "%s: %s %s in libjvm", key, absent ? v + 1 : v, there ? "is" : "is not");
+	}
+	for (size_t i = 0; i < d->count; i++) {
+		const char *key = d->entries[i].key;
+		if (!strcmp(key, "release") || has_prefix(key, "layout.") || has_prefix(key, "witness."))
+			continue;
+		c->facts++;
+		if (d->entries[i].off) {
+			c->off++;
+			continue;
+		}
+		char wkey[300];
+		snprintf(wkey, sizeof(wkey), "witness.%s", key);
+		if (has_prefix(key, "static.") || has_prefix(key, "symbol.")) {
+			if (!find) {
+				c->unchecked++;
+			} else if (find(ctx, d->entries[i].value)) {
+				c->symbols++;
+			} else {
+				/* Not off: alternatives (one release's name or
+				 * another's) are normal; the user looks for its own. */
+				c->absent++;
+			}
+		} else if (has_prefix(key, "field.") || has_prefix(key, "frame.")) {
+			/* Guarded by a layout check that held, else checked only
+			 * where used (values' sanity; stacks against GetStackTrace). */
+			char guard[112];
+			const char *t = key + strlen("field.");
+			if (has_prefix(key, "frame."))
+				snprintf(guard, sizeof(guard), "layout.const.");
+			else
+				snprintf(guard, sizeof(guard), "layout.%.*s.", (int)(strcspn(t, ".")), t);
+			bool guarded = false;
+			for (size_t j = 0; j < d->count && !guarded && vms; j++)
+				guarded = has_prefix(d->entries[j].key, guard);
+			if (guarded)
+				c->vmstructs++;
+			else
+				c->at_use++;
+		} else if (has_prefix(key, "code.")) {
+			if (find && find_entry(d, wkey).found)
+				c->symbols++;
+			else
+				c->at_use++;
+		} else {
+			c->unchecked++;     /* refresh., events., jmm.: behaviour */
 		}
 	}
-	hp_set_err(err, errlen, "no data for JDK %d (have: %s)", feature, hp_symdata_builtin_releases());
-	return -ENOENT;
+	return 0;
+}
+
+const struct hp_symdata_checks *hp_symdata_checks(const struct hp_symdata *d)
+{
+	return d ? &d->checks : NULL;
+}
+
+const char *hp_symdata_off(const struct hp_symdata *d, size_t n, const char **reason)
+{
+	for (size_t i = 0; d && i < d->count; i++)
+		if (d->entries[i].off && n-- == 0) {
+			if (reason)
+				*reason = d->entries[i].off;
+			return d->entries[i].key;
+		}
+	return NULL;
+}
+
+int hp_symdata_release(const struct hp_symdata *d)
+{
+	return d ? d->release : 0;
+}
+
+int hp_symdata_describe(const struct hp_symdata *d, char *out, size_t cap)
+{
+	if (!d)
+		return snprintf(out, cap, "none");
+	const struct hp_symdata_checks *c = &d->checks;
+	int n = snprintf(out, cap, "%s: %u facts, %u checked against VMStructs, %u against libjvm's symbols%s, %u only "
+			 "where used, %u behaviour facts not checkable so, %u not in libjvm, %u off", d->source, c->facts,
+			 c->vmstructs, c->symbols, c->symbols_checked ? "" : " (no .symtab: symbol checks not made)",
+			 c->at_use, c->unchecked, c->absent, c->off);
+	const char *why;
+	for (size_t i = 0; (size_t)n < cap; i++) {
+		const char *key = hp_symdata_off(d, i, &why);
+		if (!key)
+			break;
+		n += snprintf(out + n, cap - (size_t)n, "%s%s (%s)", i ? "; " : ": ", key, why);
+	}
+	return n;
 }
 
 const char *hp_symdata_get(const struct hp_symdata *d, const char *key)
@@ -205,7 +465,7 @@ const char *hp_symdata_get(const struct hp_symdata *d, const char *key)
 	if (!d)
 		return NULL;
 	uint32_t id = hp_strmap_find(&d->map, key);
-	return id == HP_STRMAP_NONE ? NULL : d->entries[id].value;
+	return id == HP_STRMAP_NONE || d->entries[id].off ? NULL : d->entries[id].value;
 }
 
 const char *hp_symdata_getf(const struct hp_symdata *d, const char *fmt, ...)
@@ -241,6 +501,13 @@ int hp_symdata_member(const struct hp_vms *vms, const struct hp_symdata *d, cons
 		return 0;
 	}
 	const char *value = d ? hp_symdata_getf(d, "field.%s.%s", type, member) : NULL;
+	char key[200];
+	snprintf(key, sizeof(key), "field.%s.%s", type, member);
+	struct hp_symdata_entry_ref f = find_entry(d, key);
+	if (!value && f.found && d->entries[f.i].off) {
+		snprintf(how, len, "%s::%s: the data's fact is off: %s", type, member, d->entries[f.i].off);
+		return -ENOENT;
+	}
 	if (!value) {
 		snprintf(how, len, "%s::%s is neither in VMStructs nor in %s", type, member,
 			 d ? hp_symdata_source(d) : no_data ? no_data : "no symbols/ data");

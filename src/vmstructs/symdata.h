@@ -27,6 +27,14 @@
  *                                      pointer|table
  *   frame.<constant> <words>           x86_64 frame slots VMStructs does not
  *                                      publish (the stack walker's)
+ *   layout.<Type>.size <bytes>         checks against VMStructs: the type's
+ *   layout.<Type>.<member> <offset>    size, a published member's offset, an
+ *   layout.const.<name> <value>        integer constant; one that fails turns
+ *                                      off every field.<Type>.* (every frame.*
+ *                                      for a constant)
+ *   witness.<fact key> [!]<mangled>    a libjvm symbol that must be there
+ *                                      (with '!': must not) for the fact to
+ *                                      hold; else the fact is off
  * The files are compiled into the library; HEAPPROBE_SYMBOLS_DIR (or the
  * probe option) loads them from a directory instead.
  */
@@ -45,8 +53,10 @@ int hp_symdata_parse(const char *text, size_t len, const char *name, int expect_
 		     struct hp_symdata **out, char *err, size_t errlen);
 
 /* Loads the data for `feature` (e.g. 17): from `dir`/jdk-<feature>.txt when
- * dir is not NULL, else from the copy compiled in. -ENOENT "no data for JDK
- * N (have: 11 17 21 25)" for an unknown release. */
+ * dir is not NULL, else from the copy compiled in. A release without data
+ * of its own gets the nearest lower release's (the source then says so):
+ * hp_symdata_check must run on it before use. -ENOENT "no data for JDK N
+ * (have: 11 17 21 25 ...)" for a release older than every file. */
 int hp_symdata_load(int feature, const char *dir, struct hp_symdata **out, char *err, size_t errlen);
 void hp_symdata_free(struct hp_symdata *d);
 
@@ -73,6 +83,35 @@ struct hp_vms;
  * may be NULL: `no_data` then says why (NULL: "no symbols/ data"). */
 int hp_symdata_member(const struct hp_vms *vms, const struct hp_symdata *d, const char *no_data, const char *type,
 		      const char *member, int64_t *offset, char *how, size_t len);
+
+/* Checks every fact against this JVM: layout.* against VMStructs (NULL: not
+ * made), witness.* and the static./symbol. names against libjvm's symbols
+ * through `find` (NULL: not made). A fact a check contradicts is off: the
+ * getters answer NULL for it and hp_symdata_off lists it with its reason.
+ * Run once, before the data is shared. */
+struct hp_sym;
+typedef const struct hp_sym *(*hp_symdata_find_fn)(void *ctx, const char *mangled);
+struct hp_symdata_checks {
+	int borrowed_from;      /* 0, or the release whose data stands in */
+	int symbols_checked;    /* 0: no symbol table, symbol checks not made */
+	unsigned facts;         /* every fact (not release, layout., witness.) */
+	unsigned vmstructs;     /* guarded by a layout check that held */
+	unsigned symbols;       /* a symbol, or a witness, found as stated */
+	unsigned at_use;        /* checked only where used: values' sanity,
+				 * decoded stacks against GetStackTrace */
+	unsigned unchecked;     /* behaviour (refresh., events., jmm.) */
+	unsigned absent;        /* a symbol this libjvm does not have */
+	unsigned off;           /* contradicted by a check */
+};
+int hp_symdata_check(struct hp_symdata *d, const struct hp_vms *vms, hp_symdata_find_fn find, void *ctx);
+const struct hp_symdata_checks *hp_symdata_checks(const struct hp_symdata *d);
+/* The n-th fact that is off: its key, and the reason in *reason; NULL past
+ * the last. */
+const char *hp_symdata_off(const struct hp_symdata *d, size_t n, const char **reason);
+/* The release the data was written for (the JVM's, unless borrowed). */
+int hp_symdata_release(const struct hp_symdata *d);
+/* One line: source, the checks' counts and every fact that is off. */
+int hp_symdata_describe(const struct hp_symdata *d, char *out, size_t cap);
 
 /* The releases compiled in, as "11 17 21 25". */
 const char *hp_symdata_builtin_releases(void);

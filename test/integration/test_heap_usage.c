@@ -54,6 +54,9 @@ static const char *java_for(int feature, char *buf, size_t cap)
 	return access(buf, X_OK) == 0 ? buf : NULL;
 }
 
+/* The embedding agent; "=info" also prints hp_write_info's report. */
+static const char *agent_arg = "-agentpath:" HP_USAGE_AGENT;
+
 static struct jvm_result run_check(int feature, const char *gc, const char *extra_gc, const char *const *env)
 {
 	char path[512];
@@ -68,7 +71,7 @@ static struct jvm_result run_check(int feature, const char *gc, const char *extr
 	argv[n++] = gc;
 	if (extra_gc)
 		argv[n++] = extra_gc;
-	argv[n++] = "-agentpath:" HP_USAGE_AGENT;
+	argv[n++] = agent_arg;
 	argv[n++] = "-cp";
 	argv[n++] = HP_TEST_CLASSES;
 	argv[n++] = "HeapUsageCheck";
@@ -248,5 +251,70 @@ Test(fallback, concurrent_collector_without_fields_uses_jmm_collection_usage)
 	cr_expect_str_eq(post.mode, "jmm", "%s", r.output);
 	cr_expect_str_eq(post.kind, "after-young-gc", "%s", r.output);
 	expect_close("jmm collection usage vs Java's", post.used, coll.used, 0, 0, r.output);
+	jvm_result_free(&r);
+}
+
+/* A release newer than the data knows (HEAPPROBE_FAULTS=release=N takes a
+ * known JVM for release N): the nearest lower release's data, each fact
+ * checked against this JVM's VMStructs and libjvm symbols; what a check
+ * contradicts is off with its reason, the rest serves. */
+TestSuite(newer_release, .timeout = 180);
+
+static struct jvm_result run_as(int feature, int as)
+{
+	static char env[64];
+	snprintf(env, sizeof(env), "HEAPPROBE_FAULTS=release=%d", as);
+	const char *envs[] = { env, NULL };
+	agent_arg = "-agentpath:" HP_USAGE_AGENT "=info";
+	return run_check(feature, "-XX:+UseG1GC", NULL, envs);
+}
+
+/* The check program's reading of a mode (after hp_write_info's report,
+ * whose mode lines come first and say "ok" or "disabled"). */
+static struct reading parse_reading(const struct jvm_result *r, const char *mode)
+{
+	char key[96];
+	snprintf(key, sizeof(key), "\n%s: rc=", mode);
+	struct reading x = { 0 };
+	const char *at = strstr(r->output, key);
+	x.rc = -1;
+	if (at)
+		x.present = 1, sscanf(at + strlen(key), "%d", &x.rc);
+	const char *u = at ? strstr(at, "used=") : NULL;
+	x.used = u ? atof(u + 5) : 0;
+	return x;
+}
+
+Test(newer_release, the_lower_release_data_that_fits_serves_in_full)
+{
+	/* JDK 17 taken for 20: 17's layout is this JVM's, every fact holds. */
+	struct jvm_result r = run_as(17, 20);
+	cr_expect(strstr(r.output, "data: built-in jdk-17.txt for JDK 20 (no data of its own"), "%s", r.output);
+	cr_expect(strstr(r.output, "not in libjvm, 0 off\n"), "%s", r.output);
+	cr_expect(strstr(r.output, "jdk.feature: 20 taken for JDK 20"), "%s", r.output);
+	struct reading fields = parse_reading(&r, "mode.last-gc-fields");
+	struct reading coll = parse(&r, "jmx.collection");
+	cr_expect_eq(fields.rc, 0, "%s", r.output);
+	expect_close("borrowed data: last-GC fields vs collection usage", fields.used, coll.used, 1 * MiB, 0.01,
+		     r.output);
+	jvm_result_free(&r);
+}
+
+Test(newer_release, what_vmstructs_contradicts_is_off_and_the_rest_serves)
+{
+	/* JDK 21 taken for a release past every file: the newest file's
+	 * CollectedHeap (112 bytes from 25 on) is not this one (96). */
+	struct jvm_result r = run_as(21, 1000);
+	cr_expect(strstr(r.output, "for JDK 1000 (no data of its own"), "%s", r.output);
+	cr_expect(strstr(r.output, "data.off: field.CollectedHeap._used_at_last_gc: layout.CollectedHeap.size: "
+				   "VMStructs has CollectedHeap 96 bytes"), "%s", r.output);
+	cr_expect_neq(parse_reading(&r, "mode.last-gc-fields").rc, 0, "a wrong layout must not be read\n%s", r.output);
+	/* Symbol-named calls still serve, and the post-GC capture with them. */
+	cr_expect_eq(parse_reading(&r, "mode.memory-usage-call").rc, 0, "%s", r.output);
+	struct reading post = parse_reading(&r, "post_gc");
+	struct reading coll = parse(&r, "jmx.collection");
+	cr_expect_eq(post.rc, 0, "%s", r.output);
+	expect_close("borrowed data: post-GC used vs collection usage", post.used, coll.used, 1 * MiB, 0.01, r.output);
+	cr_expect(strstr(r.output, "retained: 16384"), "%s", r.output);
 	jvm_result_free(&r);
 }
