@@ -7,8 +7,11 @@
  *   with a struct return type does the right thing on every ABI it knows.
  * "heap-summary-call": GCHeapSummary CollectedHeap::create_heap_summary().
  *   GCHeapSummary has a vtable, so it is not trivially copyable and is
- *   always returned through a hidden pointer passed first: the call is
- *   void *fn(void *result, CollectedHeap *this). Its layout (vptr, a
+ *   always returned through a hidden pointer: in the first argument
+ *   register on x86_64 (before `this`), in x8 on aarch64 (the indirect
+ *   result register, `this` in x0). A C struct too large for registers
+ *   (256 bytes here, room for any GCHeapSummary) is returned the same way
+ *   on both, so libffi is told that. Its layout (vptr, a
  *   VirtualSpaceSummary {start, committed_end, reserved_end}, used) comes
  *   from symbols/.
  *
@@ -27,11 +30,13 @@
 #include "heapusage/layout.h"
 #include "heapusage/probe.h"
 
+#define HEAP_SUMMARY_WORDS 32     /* 256 bytes */
+
 struct call_state {
 	ffi_cif cif;
 	ffi_type *arg_types[2];
 	ffi_type ret_type;
-	ffi_type *ret_elements[5];
+	ffi_type *ret_elements[HEAP_SUMMARY_WORDS + 1];
 	void *fn;
 	void *heap;
 	char symbol[128];
@@ -165,10 +170,15 @@ static int heap_summary_init(struct hp_probe *p, char *reason, size_t len)
 		snprintf(reason, len, "GCHeapSummary layout outside [0, 256) bytes");
 		return -EINVAL;
 	}
+	for (int i = 0; i < HEAP_SUMMARY_WORDS; i++)
+		s->ret_elements[i] = &ffi_type_uint64;
+	s->ret_elements[HEAP_SUMMARY_WORDS] = NULL;
+	s->ret_type = (ffi_type){ .size = 0, .alignment = 0, .type = FFI_TYPE_STRUCT, .elements = s->ret_elements };
 	s->arg_types[0] = &ffi_type_pointer;
-	s->arg_types[1] = &ffi_type_pointer;
-	if (ffi_prep_cif(&s->cif, FFI_DEFAULT_ABI, 2, &ffi_type_pointer, s->arg_types) != FFI_OK) {
-		snprintf(reason, len, "ffi_prep_cif failed");
+	if (ffi_prep_cif(&s->cif, FFI_DEFAULT_ABI, 1, &s->ret_type, s->arg_types) != FFI_OK ||
+	    s->ret_type.size != HEAP_SUMMARY_WORDS * 8) {
+		snprintf(reason, len, "libffi cannot describe a %d-byte GCHeapSummary (size %zu)", HEAP_SUMMARY_WORDS * 8,
+			 s->ret_type.size);
 		return -EINVAL;
 	}
 	return 0;
@@ -179,11 +189,9 @@ static int heap_summary_read(struct hp_probe *p, JNIEnv *env, struct hp_mode_rea
 	struct call_state *s = p->mode_state[HP_MODE_HEAP_SUMMARY_CALL];
 	/* Room for any GCHeapSummary; its destructor is trivial in effect
 	 * (no resources), so we never run it. */
-	unsigned char summary[256] __attribute__((aligned(16)));
-	void *result = summary;
-	void *ret;
-	void *args[2] = { &result, &s->heap };
-	ffi_call(&s->cif, FFI_FN(s->fn), &ret, args);
+	unsigned char summary[HEAP_SUMMARY_WORDS * 8] __attribute__((aligned(16)));
+	void *args[1] = { &s->heap };
+	ffi_call(&s->cif, FFI_FN(s->fn), summary, args);
 	uint64_t used, start, committed_end, reserved_end;
 	memcpy(&used, summary + s->used_off, 8);
 	memcpy(&start, summary + s->start_off, 8);

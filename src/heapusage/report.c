@@ -10,6 +10,7 @@
 #include "heapusage/layout.h"
 #include "heapusage/marking.h"
 #include "heapusage/probe.h"
+#include "vmstructs/safemem.h"
 
 static const char *part_names[HP_PART_COUNT] = {
 	[HP_PART_LIBJVM] = "libjvm",
@@ -64,6 +65,8 @@ int hp_write_info(struct hp_probe *p, FILE *out)
 			t ? (long long)t->size : -1LL, (long long)hp_vms_offset(p->vms, "CollectedHeap", "_reserved"),
 			(long long)hp_vms_offset(p->vms, "CollectedHeap", "_total_collections"));
 	}
+	if (hp_safe_read_fallback())
+		fprintf(out, "safe_read: /proc/self/mem (process_vm_readv refused here)\n");
 	if (!p->status[HP_PART_FLAGS])
 		fprintf(out, "flags.count: %zu\n", p->flags.count);
 	if (gc_rc == 0) {

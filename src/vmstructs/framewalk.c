@@ -30,12 +30,6 @@ const char *hp_framewalk_result_name(int result)
 	return result < 0 && result >= -HP_FW_RESULTS ? result_names[-result - 1] : "ok";
 }
 
-static int need_slot(const struct hp_symdata *d, const char *key, int *out, char *err, size_t errlen)
-{
-	return hp_symdata_int(d, key, -32, 32, out) ? hp_fail(err, errlen, -ENOENT, "symbols/ data has no usable %s", key)
-						      : 0;
-}
-
 /* The code heaps: CodeCache::_heaps, a GrowableArray<CodeHeap*>*. */
 static int read_heaps(struct hp_framewalk *w, const struct hp_vms *v, char *err, size_t errlen)
 {
@@ -89,11 +83,9 @@ int hp_framewalk_init(struct hp_framewalk *w, const struct hp_vms *v, const stru
 		      const struct hp_libjvm *jvm, char *err, size_t errlen)
 {
 	memset(w, 0, sizeof(*w));
-#if !HP_ARCH_SUPPORTED
-	(void)v, (void)d, (void)jvm;
-	return hp_fail(err, errlen, -ENOTSUP, "the frame walker has no frame rules for " HP_ARCH_NAME
-		       " (src/vmstructs/frame_x86_64.h is the one there is)");
-#else
+	if (!HP_ARCH_SUPPORTED)
+		return hp_fail(err, errlen, -ENOTSUP, "the frame walker has no frame rules for " HP_ARCH_NAME
+			       " (src/vmstructs/frame_x86_64.h and frame_aarch64.h are the ones there are)");
 	if (!v)
 		return hp_fail(err, errlen, -ENOENT, "no VMStructs");
 	if (!jvm)
@@ -105,13 +97,13 @@ int hp_framewalk_init(struct hp_framewalk *w, const struct hp_vms *v, const stru
 		return hp_fail(err, errlen, -ENOENT, "VMStructs has no size for JavaThread or HeapBlock");
 	w->thread_size = jt->size;
 	w->block_header_size = hb->size;
-	int32_t wrapper_slot;
-	if (hp_vms_int_constant(v, "frame::entry_frame_call_wrapper_offset", &wrapper_slot) ||
-	    hp_vms_int_constant(v, "frame::interpreter_frame_sender_sp_offset", &w->interp_sender_sp_slot))
-		return hp_fail(err, errlen, -ENOENT, "VMStructs has no frame::entry_frame_call_wrapper_offset or "
-			       "frame::interpreter_frame_sender_sp_offset");
-	w->entry_wrapper_slot = wrapper_slot;
+	int32_t wrapper_slot, slot;
 	int rc;
+	if ((rc = hp_symdata_frame(v, d, HP_ARCH_NAME, "entry_frame_call_wrapper_offset", &wrapper_slot, err, errlen)) ||
+	    (rc = hp_symdata_frame(v, d, HP_ARCH_NAME, "interpreter_frame_sender_sp_offset", &w->interp_sender_sp_slot,
+				   err, errlen)))
+		return rc;
+	w->entry_wrapper_slot = wrapper_slot;
 	if ((rc = hp_vms_need_offset(v, "JavaThread", "_anchor", &w->off_anchor, err, errlen)) ||
 	    (rc = hp_vms_need_offset(v, "JavaFrameAnchor", "_last_Java_sp", &w->off_last_sp, err, errlen)) ||
 	    (rc = hp_vms_need_offset(v, "JavaFrameAnchor", "_last_Java_fp", &w->off_last_fp, err, errlen)) ||
@@ -121,9 +113,12 @@ int hp_framewalk_init(struct hp_framewalk *w, const struct hp_vms *v, const stru
 	    (rc = hp_vms_need_offset(v, "CodeBlob", "_frame_size", &w->off_frame_size, err, errlen)) ||
 	    (rc = hp_vms_need_offset(v, "nmethod", "_stub_offset", &w->off_stub_offset, err, errlen)) ||
 	    (rc = hp_vms_need_offset(v, "nmethod", "_compile_id", &w->off_compile_id, err, errlen)) ||
-	    (rc = need_slot(d, "frame.interpreter_frame_method_offset", &w->interp_method_slot, err, errlen)) ||
-	    (rc = need_slot(d, "frame.interpreter_frame_bcp_offset", &w->interp_bcp_slot, err, errlen)))
+	    (rc = hp_symdata_frame(v, d, HP_ARCH_NAME, "interpreter_frame_method_offset", &slot, err, errlen)))
 		return rc;
+	w->interp_method_slot = slot;
+	if ((rc = hp_symdata_frame(v, d, HP_ARCH_NAME, "interpreter_frame_bcp_offset", &slot, err, errlen)))
+		return rc;
+	w->interp_bcp_slot = slot;
 	/* JDK 11-17 keep the stack bounds in Thread, later ones in JavaThread;
 	 * VMStructs names whichever. */
 	w->off_stack_base = hp_vms_offset(v, "JavaThread", "_stack_base");
@@ -170,7 +165,6 @@ int hp_framewalk_init(struct hp_framewalk *w, const struct hp_vms *v, const stru
 	w->interp_lo = buf;
 	w->interp_hi = buf + (uintptr_t)limit;
 	return read_heaps(w, v, err, errlen);
-#endif
 }
 
 int hp_framewalk_set_thread(struct hp_framewalk *w, const void *jni, uintptr_t java_thread, char *err,

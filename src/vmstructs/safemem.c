@@ -1,6 +1,8 @@
 #include "vmstructs/safemem.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -15,9 +17,70 @@
  * child that runs on learns its own. */
 static pid_t self_pid;
 
+static inline pid_t my_pid(void)
+{
+	pid_t p = __atomic_load_n(&self_pid, __ATOMIC_RELAXED);
+	return p ? p : getpid();
+}
+
+/* Where process_vm_readv is refused (ENOSYS under qemu-user's emulation of
+ * another architecture; EPERM under a seccomp profile that forbids it),
+ * reads go through /proc/self/mem instead: one pread, as thread-safe.
+ * It differs in one way: it reads PROT_NONE pages that are mapped (the
+ * kernel forces the access) where process_vm_readv fails; both fail on
+ * unmapped addresses, and neither can fault. The file is opened on first
+ * need (-1: not yet; -2: cannot be). */
+static int refused;             /* process_vm_readv refused once: never again */
+static int mem_fd = -1;
+
 static void learn_pid(void)
 {
 	__atomic_store_n(&self_pid, getpid(), __ATOMIC_RELAXED);
+	/* A forked child's copy of the descriptor still reads the parent. */
+	int fd = __atomic_exchange_n(&mem_fd, -1, __ATOMIC_RELAXED);
+	if (fd >= 0)
+		close(fd);
+}
+
+static int self_mem(void)
+{
+	int fd = __atomic_load_n(&mem_fd, __ATOMIC_ACQUIRE);
+	if (fd != -1)
+		return fd;
+	int f = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		f = -2;
+	int expect = -1;
+	if (!__atomic_compare_exchange_n(&mem_fd, &expect, f, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		if (f >= 0)
+			close(f);
+		f = expect;
+	}
+	return f;
+}
+
+/* process_vm_readv, or the fallback when it is refused; -1 on failure. */
+static ssize_t read_self(void *dst, const void *src, size_t n)
+{
+	if (!__atomic_load_n(&refused, __ATOMIC_RELAXED)) {
+		struct iovec local = { dst, n };
+		struct iovec remote = { (void *)src, n };
+		ssize_t got = process_vm_readv(my_pid(), &local, 1, &remote, 1, 0);
+		if (got >= 0 || (errno != ENOSYS && errno != EPERM))
+			return got;
+		__atomic_store_n(&refused, 1, __ATOMIC_RELAXED);
+	}
+	int fd = self_mem();
+	if (fd < 0 || (uintptr_t)src > (uintptr_t)INT64_MAX - n) {
+		errno = EFAULT;
+		return -1;
+	}
+	return pread(fd, dst, n, (off_t)(uintptr_t)src);
+}
+
+bool hp_safe_read_fallback(void)
+{
+	return __atomic_load_n(&refused, __ATOMIC_RELAXED);
 }
 
 __attribute__((constructor)) static void safemem_init(void)
@@ -26,11 +89,6 @@ __attribute__((constructor)) static void safemem_init(void)
 	pthread_atfork(NULL, NULL, learn_pid);
 }
 
-static inline pid_t my_pid(void)
-{
-	pid_t p = __atomic_load_n(&self_pid, __ATOMIC_RELAXED);
-	return p ? p : getpid();
-}
 
 int hp_safe_read(void *dst, const void *src, size_t n)
 {
@@ -38,10 +96,7 @@ int hp_safe_read(void *dst, const void *src, size_t n)
 		return 0;
 	if (!src || (uintptr_t)src + n < (uintptr_t)src)
 		return -EFAULT;
-	struct iovec local = { dst, n };
-	struct iovec remote = { (void *)src, n };
-	ssize_t got = process_vm_readv(my_pid(), &local, 1, &remote, 1, 0);
-	return got == (ssize_t)n ? 0 : -EFAULT;
+	return read_self(dst, src, n) == (ssize_t)n ? 0 : -EFAULT;
 }
 
 long hp_safe_read_some(void *dst, const void *src, size_t n)
@@ -60,7 +115,24 @@ long hp_safe_read_some(void *dst, const void *src, size_t n)
 		remote[k] = (struct iovec){ (void *)at, next - at };
 		at = next;
 	}
+	if (__atomic_load_n(&refused, __ATOMIC_RELAXED)) {
+		/* Page by page, up to the first that fails. */
+		long done = 0;
+		for (int i = 0; i < k; i++) {
+			ssize_t got = read_self((char *)dst + done, remote[i].iov_base, remote[i].iov_len);
+			if (got <= 0)
+				break;
+			done += got;
+			if ((size_t)got < remote[i].iov_len)
+				break;
+		}
+		return done;
+	}
 	ssize_t got = process_vm_readv(my_pid(), &local, 1, remote, (unsigned long)k, 0);
+	if (got < 0 && (errno == ENOSYS || errno == EPERM)) {
+		__atomic_store_n(&refused, 1, __ATOMIC_RELAXED);
+		return hp_safe_read_some(dst, src, n);
+	}
 	return got < 0 ? (errno == EFAULT ? 0 : -EFAULT) : got;
 }
 

@@ -5,7 +5,9 @@
  * JVM. process_vm_readv() on our own pid returns EFAULT for unmapped ranges
  * instead of raising SIGSEGV, needs no signal handler (the JVM owns SIGSEGV)
  * and is async-signal-safe. Cost is a syscall (~0.5-1 us), so hot paths
- * validate once and then read directly.
+ * validate once and then read directly. Where process_vm_readv is refused
+ * (qemu-user running another architecture's JVM; a seccomp profile), a
+ * pread of /proc/self/mem stands in (see safemem.c for how it differs).
  */
 #ifndef HP_SAFEMEM_H
 #define HP_SAFEMEM_H
@@ -24,6 +26,10 @@ int hp_safe_read(void *dst, const void *src, size_t n);
  * the end of what is mapped (process_vm_readv transfers whole iovecs, so
  * the range is split at page boundaries; n at most 16 pages). */
 long hp_safe_read_some(void *dst, const void *src, size_t n);
+
+/* true once process_vm_readv was refused and reads go through
+ * /proc/self/mem. */
+bool hp_safe_read_fallback(void);
 
 /* true if [p, p+n) is readable now. */
 bool hp_readable(const void *p, size_t n);

@@ -7,6 +7,7 @@
 
 #include "vmstructs/symdata.h"
 #include "vmstructs/errmsg.h"
+#include "vmstructs/frame_arch.h"
 #include "vmstructs/safefetch.h"
 #include "vmstructs/safemem.h"
 #include "vmstructs/vmstructs.h"
@@ -113,11 +114,12 @@ int hp_stackchunk_init(struct hp_stackchunk *c, const struct hp_vms *v, const st
 		return hp_fail(err, errlen, -EINVAL, "StackChunk's fields do not fit before its stack (at %d)",
 			       c->offset_of_stack);
 	int32_t slot;
-	if (hp_vms_int_constant(v, "frame::interpreter_frame_last_sp_offset", &slot))
-		return hp_fail(err, errlen, -ENOENT, "VMStructs has no frame::interpreter_frame_last_sp_offset");
+	if ((rc = hp_symdata_frame(v, d, HP_ARCH_NAME, "interpreter_frame_last_sp_offset", &slot, err, errlen)))
+		return rc;
 	c->interp_last_sp_slot = slot;
-	if (hp_symdata_int(d, "frame.interpreter_frame_locals_offset", -32, -1, &c->interp_locals_slot))
-		return hp_fail(err, errlen, -ENOENT, "symbols/ data has no usable frame.interpreter_frame_locals_offset");
+	if ((rc = hp_symdata_frame(v, d, HP_ARCH_NAME, "interpreter_frame_locals_offset", &slot, err, errlen)))
+		return rc;
+	c->interp_locals_slot = slot;
 	c->oops = oops;
 	c->x_colored = x_colored;
 	if (oops == HP_OOPS_NARROW) {

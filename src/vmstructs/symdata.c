@@ -563,3 +563,23 @@ int hp_symdata_anchor(const char *value, char *anchor, size_t cap, int64_t *delt
 	*delta = *sign == '-' ? -n : n;
 	return 0;
 }
+
+int hp_symdata_frame(const struct hp_vms *vms, const struct hp_symdata *d, const char *arch, const char *name,
+		     int32_t *out, char *err, size_t errlen)
+{
+	char key[160];
+	snprintf(key, sizeof(key), "frame::%s", name);
+	if (vms && hp_vms_int_constant(vms, key, out) == 0)
+		return 0;
+	snprintf(key, sizeof(key), "frame.%s.%s", arch, name);
+	int v;
+	if (hp_symdata_int(d, key, -64, 64, &v) == 0) {
+		*out = v;
+		return 0;
+	}
+	struct hp_symdata_entry_ref f = find_entry(d, key);
+	if (f.found && d->entries[f.i].off)
+		return hp_fail(err, errlen, -ENOENT, "frame::%s: the data's %s is off: %s", name, key, d->entries[f.i].off);
+	return hp_fail(err, errlen, -ENOENT, "frame::%s is neither in VMStructs nor, as %s, in %s", name, key,
+		       d ? hp_symdata_source(d) : "symbols/ data (none loaded)");
+}

@@ -25,8 +25,9 @@
  *                                      decoding frames (vmstructs/framedecode.h):
  *                                      unsigned5_excluded 0|1, jmethodid
  *                                      pointer|table
- *   frame.<constant> <words>           x86_64 frame slots VMStructs does not
- *                                      publish (the stack walker's)
+ *   frame.<arch>.<constant> <words>    frame:: constants VMStructs does not
+ *                                      publish on that architecture (x86_64,
+ *                                      aarch64): the stack walker's
  *   layout.<Type>.size <bytes>         checks against VMStructs: the type's
  *   layout.<Type>.<member> <offset>    size, a published member's offset, an
  *   layout.const.<name> <value>        integer constant; one that fails turns
@@ -112,6 +113,12 @@ const char *hp_symdata_off(const struct hp_symdata *d, size_t n, const char **re
 int hp_symdata_release(const struct hp_symdata *d);
 /* One line: source, the checks' counts and every fact that is off. */
 int hp_symdata_describe(const struct hp_symdata *d, char *out, size_t cap);
+
+/* A frame:: constant of `arch` ("x86_64", "aarch64"): VMStructs' when it
+ * publishes it, else the data's frame.<arch>.<name>. 0, or -ENOENT with the
+ * reason in err. `vms` and `d` may be NULL. */
+int hp_symdata_frame(const struct hp_vms *vms, const struct hp_symdata *d, const char *arch, const char *name,
+		     int32_t *out, char *err, size_t errlen);
 
 /* The releases compiled in, as "11 17 21 25". */
 const char *hp_symdata_builtin_releases(void);

@@ -80,7 +80,7 @@ static const char data_112[] =
 	"layout.const.frame::interpreter_frame_last_sp_offset -2\n"
 	"field.CollectedHeap._used_at_last_gc _reserved-16\n"
 	"field.GCHeapSummary._used 32\n"
-	"frame.interpreter_frame_bcp_offset -8\n"
+	"frame.x86_64.interpreter_frame_bcp_offset -8\n"
 	"code.jmethodid pointer\n"
 	"witness.code.jmethodid _ZN14JNIMethodBlock12_free_methodE\n"
 	"code.unsigned5_excluded 1\n"
@@ -105,7 +105,7 @@ Test(symdata, a_layout_vmstructs_contradicts_turns_off_that_types_fields_only)
 	 * the witnessed jmethodID kind, UNSIGNED5 (its reader is absent, as
 	 * the '!' asks). */
 	cr_expect_str_eq(hp_symdata_get(d, "field.GCHeapSummary._used"), "32");
-	cr_expect_str_eq(hp_symdata_get(d, "frame.interpreter_frame_bcp_offset"), "-8");
+	cr_expect_str_eq(hp_symdata_get(d, "frame.x86_64.interpreter_frame_bcp_offset"), "-8");
 	cr_expect_str_eq(hp_symdata_get(d, "code.jmethodid"), "pointer");
 	cr_expect_str_eq(hp_symdata_get(d, "code.unsigned5_excluded"), "1");
 	cr_expect_eq(c->off, 1u);
