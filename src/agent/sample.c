@@ -64,6 +64,19 @@ static jint first_difference(const jvmtiFrameInfo *a, jint na, const jvmtiFrameI
 	return i == na && i == nb ? -1 : i;
 }
 
+/* The epoch the method table dates its entries by. Pointer jmethodIDs
+ * (to JDK 25): the caller's (classes unloaded), since an entry's JNIMethodBlock
+ * slot lives as long as the class. Table jmethodIDs (JDK 26): an entry
+ * re-reads its holder's jmethodID cache array, which every redefinition of
+ * the class reallocates and frees (InstanceKlass::update_methods_jmethod_cache
+ * from redefine_single_class): the redefinition count is mixed in, so that
+ * no entry outlives the array it points into. Both counts stay far below
+ * 2^40 and 2^23 in any run, so the sum is unique. */
+static inline uint64_t methods_epoch(uint64_t epoch, uint64_t redefs)
+{
+	return prof.decode.methods.jmid_is_pointer ? epoch : epoch ^ (redefs << 40);
+}
+
 /* The cached stack for this sample's walk key, or NULL (key and its
  * length, or a negative hp_fw_result, left in key/nkey for the insert). */
 static struct hp_stack_entry *cached_stack(JNIEnv *jni, uint64_t *key, uintptr_t *aux, int cap, int *nkey,
@@ -82,6 +95,7 @@ static struct hp_stack_entry *cached_stack(JNIEnv *jni, uint64_t *key, uintptr_t
 	const volatile int64_t *unloaded = atomic_load_explicit(&prof.classes_unloaded, memory_order_relaxed);
 	bool have_epoch = unloaded || prof.unloads_in_pauses;
 	*epoch = unloaded ? (uint64_t)*unloaded : (1ull << 63) | atomic_load_explicit(&prof.gc_events, memory_order_acquire);
+	*redefs = prof.redefinitions ? *prof.redefinitions : 0;
 	*nkey = hp_framewalk_key(&prof.walk, jni, (int)prof.o.depth, key, cap, interpreted, aux);
 	if (*nkey <= 0) {
 		atomic_fetch_add_explicit(&prof.walk_failed[*nkey < 0 ? -*nkey - 1 : 0], 1, memory_order_relaxed);
@@ -93,7 +107,6 @@ static struct hp_stack_entry *cached_stack(JNIEnv *jni, uint64_t *key, uintptr_t
 		atomic_fetch_add_explicit(&prof.walk_failed[-WALK_NO_EPOCH - 1], 1, memory_order_relaxed);
 		return NULL;
 	}
-	*redefs = prof.redefinitions ? *prof.redefinitions : 0;
 	if (prof.has_redefined && *prof.has_redefined) {
 		/* JDK 11 after a redefinition: no count to date entries by */
 		atomic_fetch_add_explicit(&prof.walk_failed[-WALK_NO_EPOCH - 1], 1, memory_order_relaxed);
@@ -236,7 +249,7 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 		atomic_fetch_add_explicit(&prof.cache_hits.s[hp_thread_stripe()].v, 1, memory_order_relaxed);
 	} else if (!hit && nkey > 0 && fast_on && atomic_load_explicit(&prof.decode_ready, memory_order_acquire)) {
 		int mr = 0;
-		int nd = hp_framedecode(&prof.decode, key, aux, nkey, epoch, prof.enter_special,
+		int nd = hp_framedecode(&prof.decode, key, aux, nkey, methods_epoch(epoch, redefs), prof.enter_special,
 					(struct hp_java_frame *)frames_buf, (int)prof.o.depth, &mr);
 		if (nd > 0) {
 			n = nd;

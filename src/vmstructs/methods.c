@@ -134,7 +134,8 @@ static inline bool still_valid(const struct hp_methods *m, const struct hp_metho
 		return false;
 	/* pointer kind: the JNIMethodBlock slot is never freed and says which
 	 * Method the jmethodID names; table kind: the holder's cache slot (an
-	 * array freed only with its class: the epoch retires such entries) */
+	 * array freed with its class or reallocated at its redefinition: the
+	 * epoch, which counts both there, retires such entries first) */
 	if (m->jmid_is_pointer)
 		return *(const volatile uintptr_t *)e->jmid == method;
 	return *(const volatile uintptr_t *)e->jmid_slot == e->jmid;

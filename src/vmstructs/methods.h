@@ -15,7 +15,7 @@
  *     jmethodID names this Method only while *jmid == Method*: after a
  *     redefinition an old (EMCP or obsolete) method's slot names the new
  *     version, after class unloading the slot holds _free_method (55).
- *   table (JDK 25): a 64-bit integer, never reused, looked up in
+ *   table (JDK 26): a 64-bit integer, never reused, looked up in
  *     JmethodIDTable. A Method is first checked to be in its holder's
  *     InstanceKlass::_methods (a current, not an old, version).
  *

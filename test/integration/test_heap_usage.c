@@ -318,3 +318,21 @@ Test(newer_release, what_vmstructs_contradicts_is_off_and_the_rest_serves)
 	cr_expect(strstr(r.output, "retained: 16384"), "%s", r.output);
 	jvm_result_free(&r);
 }
+
+Test(newer_release, the_newest_data_on_an_older_jvm_loses_what_its_witnesses_deny)
+{
+	/* JDK 25 taken for 27: JDK 26's data serves; its jmethodIDs are a
+	 * table (JmethodIDTable) this libjvm does not have, and its
+	 * CollectedHeap lost 25's SoftRefPolicy. Both are caught, by symbol
+	 * and by VMStructs; the JVM runs on with what holds. */
+	struct jvm_result r = run_as(25, 27);
+	cr_expect(strstr(r.output, "data: built-in jdk-26.txt for JDK 27 (no data of its own"), "%s", r.output);
+	cr_expect(strstr(r.output, "data.off: code.jmethodid: witness.code.jmethodid: _ZN14JmethodIDTable"), "%s",
+		  r.output);
+	cr_expect(strstr(r.output, "data.off: field.CollectedHeap._used_at_last_gc: layout.CollectedHeap._reserved: "
+				   "VMStructs has CollectedHeap::_reserved at 48"), "%s", r.output);
+	cr_expect_neq(parse_reading(&r, "mode.last-gc-fields").rc, 0, "%s", r.output);
+	cr_expect_eq(parse_reading(&r, "mode.memory-usage-call").rc, 0, "%s", r.output);
+	cr_expect(strstr(r.output, "retained: 16384"), "%s", r.output);
+	jvm_result_free(&r);
+}
