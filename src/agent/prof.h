@@ -55,6 +55,7 @@
 
 struct profiler {
 	JavaVM *vm;
+	jfieldID class_redefined_count; /* java.lang.Class.classRedefinedCount, or NULL */
 	jvmtiEnv *jvmti;
 	struct hp_probe *probe;
 	struct hp_agent_options o;

@@ -123,18 +123,32 @@ static inline uint64_t redefinitions_now(void)
 	return prof.redefinitions ? *prof.redefinitions : prof.has_redefined ? *prof.has_redefined : 0;
 }
 
-/* The version of a jmethodID's method for hp_sites (stacks.h): the Method
- * it names, read safely, once any class was redefined (a redefined method
- * keeps its jmethodID, pointed at the new Method); 0 before, or where a
- * jmethodID is not a Method** (JDK 26's table kind). */
+/* The version of a jmethodID's method for hp_sites (stacks.h), once any
+ * class was redefined (0 before): a redefined method keeps its jmethodID,
+ * pointed at the new Method, whose line table differs. Pointer jmethodIDs
+ * (to JDK 25), with the decoder set up: the Method it names, read safely.
+ * Otherwise (JDK 26's table jmethodIDs, or no decoder): its declaring
+ * class's java.lang.Class.classRedefinedCount (bumped at each redefinition
+ * of that class, which gives all its methods new Methods), plus one; two
+ * JNI/JVMTI calls a frame, paid only in runs that redefine classes. */
 uint64_t method_version(void *ctx, jmethodID id)
 {
 	(void)ctx;
-	if (redefinitions_now() == 0 || !atomic_load_explicit(&prof.decode_ready, memory_order_acquire) ||
-	    !prof.decode.methods.jmid_is_pointer)
+	if (redefinitions_now() == 0)
 		return 0;
-	uintptr_t m = 0;
-	return hp_safefetch_read(prof.decode.methods.fetch, &m, (uintptr_t)id, sizeof(m)) ? 0 : m;
+	if (atomic_load_explicit(&prof.decode_ready, memory_order_acquire) && prof.decode.methods.jmid_is_pointer) {
+		uintptr_t m = 0;
+		return hp_safefetch_read(prof.decode.methods.fetch, &m, (uintptr_t)id, sizeof(m)) ? 0 : m;
+	}
+	JNIEnv *jni = NULL;
+	jclass k = NULL;
+	if (!prof.class_redefined_count || !prof.vm ||
+	    (*prof.vm)->GetEnv(prof.vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK || !jni ||
+	    (*prof.jvmti)->GetMethodDeclaringClass(prof.jvmti, id, &k) != JVMTI_ERROR_NONE || !k)
+		return 0;
+	jint n = (*jni)->GetIntField(jni, k, prof.class_redefined_count);
+	(*jni)->DeleteLocalRef(jni, k);
+	return (uint64_t)(uint32_t)n + 1;
 }
 
 /* Whether a jmethodID from GetStackTrace may be given to JVMTI (see

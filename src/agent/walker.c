@@ -190,6 +190,12 @@ void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni)
 {
 	char err[256] = "";
 	setup_safefetch();
+	/* java.lang.Class.classRedefinedCount, for method_version (sample.c) */
+	jclass cc = (*jni)->FindClass(jni, "java/lang/Class");
+	prof.class_redefined_count = cc ? (*jni)->GetFieldID(jni, cc, "classRedefinedCount", "I") : NULL;
+	(*jni)->ExceptionClear(jni);
+	if (cc)
+		(*jni)->DeleteLocalRef(jni, cc);
 	if (prof.o.stacks == HP_STACKS_JVMTI) {
 		snprintf(prof.walk_reason, sizeof(prof.walk_reason), "stacks=jvmti");
 		find_redefinition_count();
@@ -219,6 +225,7 @@ void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni)
 		snprintf(prof.walk_reason, sizeof(prof.walk_reason), "frame walker unavailable: %s",
 			 err[0] ? err : strerror(-rc));
 		logf_("%s; stacks come from GetStackTrace", prof.walk_reason);
+		find_redefinition_count();      /* frames named per method version all the same */
 		return;
 	}
 	find_redefinition_count();

@@ -60,6 +60,10 @@
  *       GetTotalThreadAllocatedMemory inserted before
  *       GetOneThreadAllocatedMemory instead (read from jdk-21's jmm.h as
  *       copied into oracle/graal espresso/.../include/jmm4.h).
+ *   v5  JDK 26 and later: JMM_VERSION_5 = 0x20050000 (jmm.h of
+ *       jdk-26.0.2.1+1): the slots up to GetPoolCollectionUsage are v4's;
+ *       the four this file calls are confirmed by name on Debian's 26.0.2.1
+ *       and 27.0.1 (their libjvm keeps .symtab).
  * Each was checked slot by slot against the jmm_interface initialiser in
  * the libjvm of Temurin 11.0.13, Debian 17.0.21, Temurin 21.0.8 and 25.0.2
  * (its R_X86_64_RELATIVE relocations resolved to jmm_* symbols). Only the
@@ -68,6 +72,7 @@
 #define JMM_V2 0x20020000
 #define JMM_V3 0x20030000
 #define JMM_V4 0x20040000
+#define JMM_V5 0x20050000
 
 typedef void *jmm_slot;
 
@@ -123,7 +128,7 @@ _Static_assert(SLOT(struct jmm_v4, t.GetMemoryUsage) == 12, "v4 GetMemoryUsage")
 _Static_assert(SLOT(struct jmm_v4, t.GetPoolCollectionUsage) == 25, "v4 GetPoolCollectionUsage");
 
 enum jmm_layout { LAYOUT_V2, LAYOUT_V3, LAYOUT_V4 };
-static const char *const layout_names[] = { "v2 (JDK 10-13, 11u)", "v3 (JDK 14-20)", "v4 (JDK 21+)" };
+static const char *const layout_names[] = { "v2 (JDK 10-13, 11u)", "v3 (JDK 14-20)", "v4 (JDK 21+; v5's from 26)" };
 
 /* ---- Mode "jmm" ------------------------------------------------------------ */
 
@@ -172,6 +177,11 @@ static int jmm_fail(struct jmm_state *st, int rc, char *reason, size_t len, cons
 static int choose_layout(int version, int feature, bool slot1_filled, enum jmm_layout *out)
 {
 	switch (version) {
+	case JMM_V5:
+		if (feature && feature < 26)
+			return -ENOTSUP;
+		*out = LAYOUT_V4;
+		return 0;
 	case JMM_V4:
 		if (feature && feature < 21)
 			return -ENOTSUP;
@@ -224,7 +234,7 @@ static int jmm_setup(struct hp_probe *p, struct jmm_state *st, JNIEnv *env, char
 
 	/* HotSpot hands out the table only for the exact JMM_VERSION it was
 	 * built with: ask for the newest first. */
-	static const int versions[] = { JMM_V4, JMM_V3, JMM_V2 };
+	static const int versions[] = { JMM_V5, JMM_V4, JMM_V3, JMM_V2 };
 	const void *iface = NULL;
 	int version = 0;
 	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]) && !iface; i++) {
@@ -233,8 +243,8 @@ static int jmm_setup(struct hp_probe *p, struct jmm_state *st, JNIEnv *env, char
 	}
 	if (!iface)
 		return jmm_fail(st, -ENOTSUP, reason, len,
-				"JVM_GetManagement accepts none of JMM versions 0x%x, 0x%x, 0x%x", JMM_V4, JMM_V3,
-				JMM_V2);
+				"JVM_GetManagement accepts none of JMM versions 0x%x, 0x%x, 0x%x, 0x%x", JMM_V5, JMM_V4,
+				JMM_V3, JMM_V2);
 
 	/* Copy the table out without trusting the pointer; the union reads it
 	 * as whichever layout it turns out to be. */

@@ -115,7 +115,16 @@ static void check(int feature, const char *gc, const char *extra_gc, enum gc_fam
 	struct reading m = parse(&r, exact);
 	cr_assert_eq(m.rc, 0, "%s must work on JDK %d %s\n%s", exact, feature, gc, out);
 	expect_between("exact used vs MemoryMXBean", m.used, jmx.used, after.used, out);
-	expect_close("exact committed vs MemoryMXBean", m.committed, jmx.committed, 0, feature >= 17 ? 0 : 0.05, out);
+	/* Committed: JMX's, exactly, unless the heap committed memory between
+	 * the two JMX reads (Shenandoah from 26 commits regions as they are
+	 * allocated in): then within them, exactly. */
+	if (feature >= 17 && after.committed != jmx.committed)
+		cr_expect(m.committed >= jmx.committed && m.committed <= after.committed,
+			  "exact committed %.0f outside MemoryMXBean's %.0f..%.0f\n%s", m.committed, jmx.committed,
+			  after.committed, out);
+	else
+		expect_close("exact committed vs MemoryMXBean", m.committed, jmx.committed, 0, feature >= 17 ? 0 : 0.05,
+			     out);
 	struct reading hs = parse(&r, "mode.heap-summary-call");
 	cr_expect_eq(hs.rc, 0, "heap-summary-call on JDK %d %s\n%s", feature, gc, out);
 	expect_between("heap-summary used vs MemoryMXBean", hs.used, jmx.used, after.used, out);
@@ -173,10 +182,16 @@ TestSuite(jdk11, .timeout = 180);
 TestSuite(jdk17, .timeout = 180);
 TestSuite(jdk21, .timeout = 180);
 TestSuite(jdk25, .timeout = 180);
+TestSuite(jdk26, .timeout = 180);
+TestSuite(jdk27, .timeout = 180);
 GC_TESTS(11)
 GC_TESTS(17)
 GC_TESTS(21)
 GC_TESTS(25)
+/* Debian sid's builds, run with sid's C library (scripts/setup-jdks.sh);
+ * 27 has no data of its own: 26's serves, each fact checked. */
+GC_TESTS(26)
+GC_TESTS(27)
 Test(jdk21, z_generational) { check(21, "-XX:+UseZGC", "-XX:+ZGenerational", CONCURRENT); }
 
 /* Fault injection proves the fallback order: each source that goes away
