@@ -51,7 +51,7 @@ fi
 for feature in "${sid_jdks[@]}"; do
 	jdk="$sid_root/usr/lib/jvm/java-$feature-openjdk-amd64"
 	[ -x "$jdk/bin/java" ] || continue
-	home="$dest/$feature"
+	home=$(realpath -m "$dest/$feature")
 	rm -rf "$home"
 	mkdir -p "$home/bin"
 	ln -s "$jdk/lib" "$home/lib"
@@ -60,6 +60,12 @@ for feature in "${sid_jdks[@]}"; do
 # Debian sid's JDK $feature, run with sid's C library (scripts/setup-jdks.sh).
 exec "$sid_root/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" --library-path "$sid_root/usr/lib/x86_64-linux-gnu" "$jdk/bin/java" "\$@"
 WRAP
+	# The JDK's tools the tests use, from the modules the runtime has
+	# (Debian ships their launchers in the -jdk-headless package).
+	for tool in jcmd:jdk.jcmd/sun.tools.jcmd.JCmd jfr:jdk.jfr/jdk.jfr.internal.tool.Main jps:jdk.jcmd/sun.tools.jps.Jps; do
+		printf '#!/bin/sh\nexec "%s" -m %s "$@"\n' "$home/bin/java" "${tool#*:}" >"$home/bin/${tool%%:*}"
+		chmod +x "$home/bin/${tool%%:*}"
+	done
 	chmod +x "$home/bin/java"
 done
 
