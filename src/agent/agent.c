@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <malloc.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -265,4 +266,86 @@ JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
 		hp_close(probe);
 		probe = NULL;
 	}
+}
+
+/* ---- The jar's entry points (java/io/heapprobe/HeapProbe.java) -----------
+ * -javaagent:heapprobe.jar=OPTIONS and the Java API load this library with
+ * System.load and call these natives: a command is what Agent_OnAttach
+ * runs for the same options (the profiler starts in the live phase, as
+ * when the heapprobe command attaches), its messages returned instead of
+ * written to a reply file. Called from Java, never from a GC callback. */
+
+/* "rc=N\n" and the messages a command wrote while it ran. */
+static jstring messages_string(JNIEnv *jni, int rc, char *buf, size_t len)
+{
+	size_t cap = len + 32;
+	char *s = malloc(cap);
+	if (!s)
+		return NULL;
+	snprintf(s, cap, "rc=%d\n%.*s", rc, (int)len, buf ? buf : "");
+	jstring out = (*jni)->NewStringUTF(jni, s);
+	free(s);
+	return out;
+}
+
+JNIEXPORT jstring JNICALL Java_io_heapprobe_HeapProbe_command0(JNIEnv *jni, jclass cls, jstring spec)
+{
+	JavaVM *vm = NULL;
+	if ((*jni)->GetJavaVM(jni, &vm) != JNI_OK)
+		return NULL;
+	const char *s = spec ? (*jni)->GetStringUTFChars(jni, spec, NULL) : NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	if (!mem) {
+		if (s)
+			(*jni)->ReleaseStringUTFChars(jni, spec, s);
+		return NULL;
+	}
+	hp_log_set_reply(mem);
+	char err[1024];
+	struct hp_agent_options o;
+	jint rc = hp_options_parse(s ? s : "", &o, err, sizeof(err));
+	if (rc) {
+		say(&o, err);
+		rc = JNI_ERR;
+	} else if (o.reply[0]) {
+		say(&o, "heapprobe: reply= is the heapprobe command's; the Java API returns the messages");
+		rc = JNI_ERR;
+	} else {
+		rc = on_attach(vm, &o);
+	}
+	hp_log_set_reply(NULL);
+	fclose(mem);
+	if (s)
+		(*jni)->ReleaseStringUTFChars(jni, spec, s);
+	jstring out = messages_string(jni, rc, buf, len);
+	free(buf);
+	return out;
+}
+
+/* The info report (hp_write_info), the probe opened for it if no command
+ * has yet. */
+JNIEXPORT jstring JNICALL Java_io_heapprobe_HeapProbe_info0(JNIEnv *jni, jclass cls)
+{
+	JavaVM *vm = NULL;
+	if ((*jni)->GetJavaVM(jni, &vm) != JNI_OK)
+		return NULL;
+	struct hp_agent_options o;
+	char err[256];
+	hp_options_parse("info", &o, err, sizeof(err));
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = open_probe(vm, &o);
+	FILE *mem = open_memstream(&buf, &len);
+	if (!mem)
+		return NULL;
+	if (rc == 0)
+		hp_write_info(probe, mem);
+	else
+		fprintf(mem, "heapprobe: cannot open the probe: %s\n", strerror(-rc));
+	fclose(mem);
+	jstring out = messages_string(jni, rc, buf, len);
+	free(buf);
+	return out;
 }

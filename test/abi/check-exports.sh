@@ -17,9 +17,9 @@ dyn=$(readelf --dyn-syms -W "$so" | awk '$7 != "UND" && ($5 == "GLOBAL" || $5 ==
 unversioned=$(echo "$dyn" | grep -v '@@HEAPPROBE_0$' | grep -v '^HEAPPROBE_0$' || true)
 [ -z "$unversioned" ] || { echo "exported without the HEAPPROBE_0 version: $unversioned"; fail=1; }
 names=$(echo "$dyn" | sed 's/@@HEAPPROBE_0$//' | grep -v '^HEAPPROBE_0$' | sort -u)
-want=$(printf '%s\nAgent_OnLoad\nAgent_OnAttach\nAgent_OnUnload\n' "$api" | sort -u)
+want=$(printf '%s\nAgent_OnLoad\nAgent_OnAttach\nAgent_OnUnload\nJava_io_heapprobe_HeapProbe_command0\nJava_io_heapprobe_HeapProbe_info0\n' "$api" | sort -u)
 if [ "$names" != "$want" ]; then
-	echo "libheapprobe.so exports differ from the header's HP_API functions + Agent_On*:"
+	echo "libheapprobe.so exports differ from the header's HP_API functions + Agent_On* + the jar's natives:"
 	diff <(echo "$want") <(echo "$names") || true
 	fail=1
 fi

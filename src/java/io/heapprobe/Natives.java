@@ -1,0 +1,143 @@
+package io.heapprobe;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The native files this jar carries (native/linux-x64, native/linux-arm64:
+ * libheapprobe.so and the heapprobe command), extracted once per content
+ * hash into a private directory and used from there.
+ *
+ * Where: -Dheapprobe.dir=DIR if given, else java.io.tmpdir, else
+ * ~/.cache; each as DIR/heapprobe-USER/SHA256-PREFIX (0700, ours). A
+ * directory that cannot be written is passed over for the next; when none
+ * can, the exception says why each was refused.
+ */
+final class Natives {
+    private Natives() {}
+
+    /** The jar's name for this platform, or an exception naming what is unsupported. */
+    static String platform() throws UnsupportedOperationException {
+        String os = System.getProperty("os.name", "?"), arch = System.getProperty("os.arch", "?");
+        if (!os.equals("Linux")) {
+            throw new UnsupportedOperationException("heapprobe: " + os + " is not supported (Linux x64 and arm64 only)");
+        }
+        String a;
+        switch (arch) {
+            case "amd64": case "x86_64": a = "x64"; break;
+            case "aarch64": case "arm64": a = "arm64"; break;
+            default:
+                throw new UnsupportedOperationException("heapprobe: Linux on " + arch
+                        + " is not supported (x64 and arm64 only; 32-bit JVMs neither)");
+        }
+        if (!"64".equals(System.getProperty("sun.arch.data.model", "64"))) {
+            throw new UnsupportedOperationException("heapprobe: a 32-bit JVM is not supported");
+        }
+        // The libraries are built for glibc; a musl system (Alpine) has its
+        // loader at /lib/ld-musl-*.so.1 and no glibc loader.
+        boolean musl = false, glibc = false;
+        try (var dir = Files.newDirectoryStream(Paths.get("/lib"), "ld-*")) {
+            for (Path p : dir) {
+                String n = p.getFileName().toString();
+                musl |= n.startsWith("ld-musl-");
+                glibc |= n.startsWith("ld-linux");
+            }
+        } catch (IOException e) {
+            // no /lib to look at: assume glibc, the load says otherwise
+            glibc = true;
+        }
+        if (musl && !glibc) {
+            throw new UnsupportedOperationException("heapprobe: this Linux uses the musl C library; the jar's natives "
+                    + "are built for glibc (2.17 or newer)");
+        }
+        return "linux-" + a;
+    }
+
+    /** The extracted path of native/PLATFORM/NAME; both files of the platform are extracted together. */
+    static Path extract(String name) throws IOException {
+        String plat = platform();
+        String[] names = { "libheapprobe.so", "heapprobe" };
+        byte[][] data = new byte[names.length][];
+        MessageDigest sha;
+        try {
+            sha = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IOException("heapprobe: no SHA-256 in this JVM", e);
+        }
+        for (int i = 0; i < names.length; i++) {
+            String res = "/native/" + plat + "/" + names[i];
+            try (InputStream in = Natives.class.getResourceAsStream(res)) {
+                if (in == null) {
+                    throw new IOException("heapprobe: this jar has no " + res + " (built without " + plat + ")");
+                }
+                data[i] = in.readAllBytes();
+            }
+            sha.update(names[i].getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            sha.update(data[i]);
+        }
+        StringBuilder hex = new StringBuilder();
+        for (byte b : sha.digest()) hex.append(String.format("%02x", b));
+        String hash = hex.substring(0, 16);
+        String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_");
+        List<Path> roots = new ArrayList<>();
+        String given = System.getProperty("heapprobe.dir");
+        if (given != null && !given.isEmpty()) roots.add(Paths.get(given));
+        roots.add(Paths.get(System.getProperty("java.io.tmpdir", "/tmp")));
+        String home = System.getProperty("user.home");
+        if (home != null) roots.add(Paths.get(home, ".cache"));
+        StringBuilder refused = new StringBuilder();
+        for (Path root : roots) {
+            Path dir = root.resolve("heapprobe-" + user).resolve(plat + "-" + hash);
+            try {
+                place(dir, names, data);
+                return dir.resolve(name);
+            } catch (IOException | UnsupportedOperationException e) {
+                refused.append("\n  ").append(dir).append(": ").append(e.getMessage());
+            }
+        }
+        throw new IOException("heapprobe: nowhere to extract the natives (set -Dheapprobe.dir=DIR):" + refused);
+    }
+
+    private static void place(Path dir, String[] names, byte[][] data) throws IOException {
+        Path parent = dir.getParent();
+        for (Path d : new Path[] { parent, dir }) {
+            if (!Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS)) {
+                Files.createDirectories(d, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            }
+            // ours and private: nobody else may put a library where we load one from
+            if (!Files.getOwner(d, LinkOption.NOFOLLOW_LINKS).getName().equals(System.getProperty("user.name"))) {
+                throw new IOException("owned by " + Files.getOwner(d, LinkOption.NOFOLLOW_LINKS).getName());
+            }
+            if (!PosixFilePermissions.toString(Files.getPosixFilePermissions(d, LinkOption.NOFOLLOW_LINKS)).endsWith("------")) {
+                throw new IOException("open to other users (" +
+                        PosixFilePermissions.toString(Files.getPosixFilePermissions(d, LinkOption.NOFOLLOW_LINKS)) + ")");
+            }
+        }
+        if (!Files.isWritable(dir)) throw new IOException("not writable");
+        for (int i = 0; i < names.length; i++) {
+            Path target = dir.resolve(names[i]);
+            if (Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS) && java.util.Arrays.equals(Files.readAllBytes(target), data[i])) {
+                continue;       // extracted before, unchanged
+            }
+            Path tmp = Files.createTempFile(dir, names[i], ".part");
+            Files.write(tmp, data[i]);
+            Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwx------"));
+            try {
+                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException e) {
+                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
+    }
+}
