@@ -15,7 +15,8 @@ public class HeapProbeApi {
 
     public static void main(String[] args) throws Exception {
         String out = args.length > 0 ? args[0] : "/tmp/heapprobe-api.pb.gz";
-        System.out.println(HeapProbe.start("interval=64k"));
+        // the profiler's own profiles (periodic, and the last one at stop) go to file=
+        System.out.println(HeapProbe.start("interval=64k,file=" + out + ".last.pb.gz"));
         for (int i = 0; i < 20_000; i++) kept.add(new byte[1024]);     // ~20 MiB kept
         System.gc();
         HeapProbe.LiveHeap h = HeapProbe.liveHeapAfterLastGc();

@@ -91,6 +91,17 @@ static int same_ns(pid_t pid, const char *ns)
 	return sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
 }
 
+/* Whether the process has our root directory (false: chroot'ed). */
+static bool same_root(pid_t pid)
+{
+	char b[64];
+	struct stat sa, sb;
+	snprintf(b, sizeof(b), "/proc/%d/root/", (int)pid);
+	if (stat("/", &sa) || stat(b, &sb))
+		return true;
+	return sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+}
+
 int hp_target_open(pid_t pid, struct hp_target *t, char *err, size_t errlen)
 {
 	memset(t, 0, sizeof(*t));
@@ -134,7 +145,9 @@ int hp_target_open(pid_t pid, struct hp_target *t, char *err, size_t errlen)
 	}
 	t->other_mnt = same_ns(pid, "mnt") == 0;
 	t->other_pidns = t->nspid != pid;
-	if (t->other_mnt)
+	/* Another mount namespace (a container), or the same one seen from
+	 * another root (chroot): the JVM's paths are under /proc/PID/root. */
+	if (t->other_mnt || !same_root(pid))
 		snprintf(t->root, sizeof(t->root), "/proc/%d/root", (int)pid);
 	return 0;
 }
