@@ -399,7 +399,7 @@ Test(jfr, read_by_jdk_and_jmc_equal_to_collapsed)
 	cr_expect(kb > 0.8 * tb && kb < 1.2 * tb, "keepBytes live in the JFR file %.0f vs truth %.0f", kb, tb);
 	cr_expect(strstr(out, "events jdk.GCHeapSummary 1"), "%s", out);
 	cr_expect(strstr(out, "events heapprobe.HeapUsage 1"), "%s", out);
-	cr_expect(strstr(out, "events heapprobe.ProfileNote 5"), "%s", out);   /* one per comment */
+	cr_expect(strstr(out, "events heapprobe.ProfileNote 6"), "%s", out);   /* one per comment */
 	free(out);
 
 	/* JMC's parser, fetched from Maven Central into the build directory. */
