@@ -25,6 +25,12 @@ hp_dep(PkgConfig::LIBDW dw PkgConfig::LIBELF ZLIB::ZLIB hp_dep_bz2 PkgConfig::LZ
 hp_dep(PkgConfig::LIBFFI ffi)
 hp_dep(PkgConfig::XXHASH xxhash)
 hp_dep(PkgConfig::PROTOBUFC protobuf-c)
+if(HP_ARCH STREQUAL "aarch64")
+  # clang's outline atomics' helpers, for libheapprobe.a only (zig cc links
+  # its own into the .so and the command): see scripts/deps.sh.
+  hp_dep(hp_dep_outline_atomics hp_outline_atomics)
+  set(HP_STATIC_LOCALIZE --wildcard --localize-symbol=__aarch64_*)
+endif()
 
 # libcurl: headers only (upload.c dlopens it), from the same pinned sources.
 set(CURL_INCLUDE_DIRS ${HP_DEPS_INCLUDE})

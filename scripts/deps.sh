@@ -11,8 +11,10 @@
 # Compiler: zig cc (PyPI's ziglang, hash-pinned, in a venv under the
 # cache) targeting glibc 2.17, so what is built here runs on any glibc
 # >= 2.17, on x86_64 and aarch64 alike, from this one x86_64 machine.
-# Sources: Debian bookworm's source packages, fetched by apt-get with a
-# private sources list (the system's apt configuration is not touched);
+# Sources: Debian bookworm's source packages, fetched by apt-get from the
+# archives this machine's apt uses, through a private sources list (deb-src
+# lines made from its bookworm deb entries; the system's apt configuration
+# is not touched);
 # apt checks every file's hash against the signed Release and Sources
 # indices, and the .dsc files are also checked here against the sha256
 # pinned below, so a pin fetches the same bytes or fails.
@@ -46,7 +48,7 @@ ZIG_WHEEL_SHA256=(
 # Debian bookworm source packages: name, version, sha256 of the .dsc (which
 # holds the sha256 of the upstream tarball and of Debian's changes; dpkg-source
 # checks them). Built in this order. When Debian replaces a version (a
-# security or point-release update), deb.debian.org drops the old one and the
+# security or point-release update), Debian's archive drops the old one and the
 # fetch fails here: take the new one from `apt-cache showsrc NAME` (with a
 # bookworm deb-src line) and its .dsc's sha256.
 PKGS=(zlib bzip2 xz-utils xxhash libffi protobuf-c elfutils curl)
@@ -137,11 +139,24 @@ if ((${#missing[@]})); then
 	log "fetching ${missing[*]} (Debian bookworm sources)"
 	apt=$cache/apt
 	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial"
-	for s in "debian bookworm" "debian bookworm-updates" "debian-security bookworm-security"; do
-		set -- $s
-		echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/$1 $2 main"
-	done >"$apt/sources.list"
-	aptopts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=$apt/none"
+	# The machine's own bookworm archives (its deb entries, as deb-src, with
+	# their keyrings), in a private sources list.
+	if [ -f /etc/apt/sources.list ]; then
+		awk '$1 == "deb" {
+			i = 2; if ($2 ~ /^\[/) while ($i !~ /\]$/) i++; if ($2 ~ /^\[/) i++
+			if ($(i + 1) ~ /^bookworm/) { sub(/^deb/, "deb-src"); print } }' /etc/apt/sources.list
+	fi >"$apt/sources.list"
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		awk 'BEGIN { RS = ""; ORS = "\n\n" }
+			/(^|\n)Types:[^\n]*deb/ && /(^|\n)Suites:[ \t]*bookworm/ && !/(^|\n)Enabled:[ \t]*no/ {
+				sub(/Types:[^\n]*/, "Types: deb-src"); print }' "$f"
+	done >"$apt/debian.sources"
+	grep -qs bookworm "$apt/sources.list" "$apt/debian.sources" ||
+		die "no Debian bookworm archive in /etc/apt/sources.list{,.d/*.sources}"
+	mkdir -p "$apt/parts"
+	mv "$apt/debian.sources" "$apt/parts/debian.sources"
+	aptopts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=$apt/parts"
 		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o Debug::NoLocking=1
 		-o APT::Sandbox::User="$(id -un)")
 	apt-get "${aptopts[@]}" -qq update
@@ -246,7 +261,10 @@ build_curl() {
 
 # A package is rebuilt when its pin, its recipe above, the flags or zig
 # change, and then every package after it too (they build against it).
-stamp_of() { printf '%s\n' "${VER[$1]}" "$ZIG_VERSION" "$CFLAGS_DEPS" "$(declare -f "build_$1")" | sha256sum | cut -c1-16; }
+stamp_of() {
+	printf '%s\n' "${VER[$1]}" "$ZIG_VERSION" "$CFLAGS_DEPS" "$(declare -f "build_$1")" |
+		sha256sum | cut -c1-16
+}
 rebuild=0
 for p in "${PKGS[@]}"; do
 	stamp=$prefix/.stamp-$p
@@ -267,4 +285,23 @@ for p in "${PKGS[@]}"; do
 	echo "$want" >"$stamp"
 	log "$p done in $((SECONDS - t0)) s"
 done
+# aarch64: clang compiles atomics as calls to __aarch64_* helpers (outline
+# atomics; zig cc forces them on, -mno-outline-atomics is overridden). zig
+# links its compiler_rt's into the .so and the command; libheapprobe.a
+# takes this archive of them, from the same zig, so that its users need no
+# libgcc of gcc >= 10 (glibc 2.17's systems have gcc 4.8). Its helpers use
+# the ARMv8.0 instructions (nothing sets their LSE flag), as zig's do.
+if [ "$arch" = aarch64 ]; then
+	a=$prefix/lib/libhp_outline_atomics.a
+	if ! [ -f "$a" ] || [ "$(cat "$prefix/.stamp-outline-atomics" 2>/dev/null)" != "$ZIG_VERSION" ]; then
+		(
+			$zenv
+			"$zig" build-obj -target aarch64-linux-gnu -O ReleaseFast -fPIC \
+				"$(dirname "$zig")/lib/compiler_rt/aarch64_outline_atomics.zig" -femit-bin="$work/outline_atomics.o"
+		)
+		rm -f "$a"
+		ar rcs "$a" "$work/outline_atomics.o"
+		echo "$ZIG_VERSION" >"$prefix/.stamp-outline-atomics"
+	fi
+fi
 log "ready in $((SECONDS - started)) s: $prefix"
