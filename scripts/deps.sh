@@ -295,7 +295,7 @@ if [ "$arch" = aarch64 ]; then
 	a=$prefix/lib/libhp_outline_atomics.a
 	if ! [ -f "$a" ] || [ "$(cat "$prefix/.stamp-outline-atomics" 2>/dev/null)" != "$ZIG_VERSION" ]; then
 		(
-			$zenv
+			export ZIG_GLOBAL_CACHE_DIR="$cache/zig-cache" ZIG_LOCAL_CACHE_DIR="$cache/zig-cache"
 			"$zig" build-obj -target aarch64-linux-gnu -O ReleaseFast -fPIC \
 				"$(dirname "$zig")/lib/compiler_rt/aarch64_outline_atomics.zig" -femit-bin="$work/outline_atomics.o"
 		)
