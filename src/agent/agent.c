@@ -1,5 +1,6 @@
 /* The JVMTI agent: java -agentpath:libheapprobe.so=OPTIONS, or
  * jcmd PID JVMTI.agent_load /path/libheapprobe.so "OPTIONS". */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -31,17 +32,41 @@ static jvmtiEnv *agent_jvmti;
 static struct hp_agent_options exit_report;
 static int exit_report_armed;
 
+/* glibc's count of bytes handed out by malloc in the whole process (ours
+ * and the JVM's), mmap'd blocks included: a leak of the agent's tables
+ * shows here whole, touched or not. mallinfo2 is glibc 2.33's: a build for
+ * an older glibc (HP_SELF_CONTAINED: 2.17) finds it at run time, and on a
+ * glibc without it falls back on mallinfo, whose int counts wrap at 4 GiB. */
+static size_t malloc_in_use(void)
+{
+#if __GLIBC_PREREQ(2, 33)
+	struct mallinfo2 mi = mallinfo2();
+	return mi.uordblks + mi.hblkhd;
+#else
+	struct hp_mallinfo2 {  /* glibc 2.33's struct mallinfo2 */
+		size_t arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks, uordblks, fordblks, keepcost;
+	};
+	struct hp_mallinfo2 (*mallinfo2_fn)(void);
+	*(void **)&mallinfo2_fn = dlsym(RTLD_DEFAULT, "mallinfo2");
+	if (mallinfo2_fn) {
+		struct hp_mallinfo2 mi = mallinfo2_fn();
+		return mi.uordblks + mi.hblkhd;
+	}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  /* by 2.33's headers */
+	struct mallinfo mi = mallinfo();
+#pragma GCC diagnostic pop
+	return (size_t)(unsigned)mi.uordblks + (unsigned)mi.hblkhd;
+#endif
+}
+
 static void write_info(const struct hp_agent_options *o)
 {
 	FILE *out = hp_log_open(o);
 	if (o->verify)
 		hp_verify_layout(probe, out);
 	hp_write_info(probe, out);
-	/* glibc's count of bytes handed out by malloc in the whole process
-	 * (ours and the JVM's), mmap'd blocks included: a leak of the agent's
-	 * tables shows here whole, touched or not. */
-	struct mallinfo2 mi = mallinfo2();
-	fprintf(out, "process.malloc_in_use: %zu\n", mi.uordblks + mi.hblkhd);
+	fprintf(out, "process.malloc_in_use: %zu\n", malloc_in_use());
 	hp_log_close(out);
 }
 

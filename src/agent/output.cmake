@@ -5,7 +5,9 @@
 # build time (Debian: protobuf-c-compiler, libprotobuf-c-dev), so no
 # generated code is checked in and the schema is the one place to review.
 
-pkg_check_modules(PROTOBUFC REQUIRED IMPORTED_TARGET libprotobuf-c)
+if(NOT HP_SELF_CONTAINED)   # else cmake/self-contained-deps.cmake made the target
+  pkg_check_modules(PROTOBUFC REQUIRED IMPORTED_TARGET libprotobuf-c)
+endif()
 find_program(PROTOC_C NAMES protoc-c protoc-gen-c)
 if(NOT PROTOC_C)
   message(FATAL_ERROR "protoc-c not found: install protobuf-c-compiler (scripts/setup.sh)")
