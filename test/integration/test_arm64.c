@@ -174,14 +174,7 @@ static void attach(int feature)
 		       "300", (char *)NULL);
 		_exit(127);
 	}
-	bool ready = false;
-	for (int i = 0; i < 1200 && !ready; i++) {
-		char *l = jvm_slurp(log);
-		ready = l && strstr(l, "ready");
-		free(l);
-		if (!ready)
-			usleep(100000);
-	}
+	bool ready = jvm_wait_output(log, "ready", child, 120);
 	cr_assert(ready, "CliTarget never ready under qemu");
 	/* The emulator is the JVM's process: the same pid. */
 	struct jvm_result s = jvm_sh(QEMU " -L / %s --lib %s --timeout 120 %d -d 4 -f %s interval=64k 2>&1", HP_ARM64_CLI,

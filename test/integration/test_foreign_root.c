@@ -133,14 +133,7 @@ Test(foreign_root, the_command_attaches_from_outside, .timeout = 300)
 		execlp("unshare", "unshare", "-m", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
-	bool ready = false;
-	for (int i = 0; i < 300 && !ready; i++) {
-		char *l = jvm_slurp(log);
-		ready = l && strstr(l, "ready");
-		free(l);
-		if (!ready)
-			usleep(100000);
-	}
+	bool ready = jvm_wait_output(log, "ready", child, 30);
 	cr_assert(ready, "CliTarget never ready in the root");
 	/* unshare -m without a fork: sh, then chroot, then java, all exec'd in
 	 * the child, so the JVM's pid is the child's. */

@@ -86,14 +86,7 @@ Test(jar, java_jar_is_the_heapprobe_command, .timeout = 300)
 		execl(HP_JAVA, HP_JAVA, "-Xmx256m", "-cp", HP_TEST_CLASSES, "CliTarget", stop, "4096", "120", (char *)NULL);
 		_exit(127);
 	}
-	bool ready = false;
-	for (int i = 0; i < 300 && !ready; i++) {
-		char *l = jvm_slurp(log);
-		ready = l && strstr(l, "ready");
-		free(l);
-		if (!ready)
-			usleep(100000);
-	}
+	bool ready = jvm_wait_output(log, "ready", child, 30);
 	cr_assert(ready, "CliTarget never ready");
 	struct jvm_result s = jvm_sh("%s -jar %s %d status 2>&1", HP_JAVA, HP_JAR, (int)child);
 	cr_expect_eq(s.exit_code, 0, "%s", s.output);

@@ -9,12 +9,8 @@
 #include <unistd.h>
 
 #include "vmstructs/vmstructs.h"
+#include "fake_vms.h"
 
-/* Same members as HotSpot's vmStructs.hpp entries. */
-struct fake_field { const char *typeName, *fieldName, *typeString; int32_t isStatic; uint64_t offset; void *address; };
-struct fake_type { const char *typeName, *superclassName; int32_t isOopType, isIntegerType, isUnsigned; uint64_t size; };
-struct fake_int { const char *name; int32_t value; };
-struct fake_long { const char *name; uint64_t value; };
 
 static void *universe_heap_slot;
 
@@ -36,21 +32,7 @@ static struct fake_long longs[] = { { "markWord::age_shift", 3 }, { "big", UINT6
 
 static struct hp_vms_tables good_tables(void)
 {
-	struct hp_vms_tables t = {
-		.structs = { fields, sizeof(struct fake_field), offsetof(struct fake_field, typeName),
-			     offsetof(struct fake_field, fieldName), offsetof(struct fake_field, typeString),
-			     offsetof(struct fake_field, isStatic), offsetof(struct fake_field, offset),
-			     offsetof(struct fake_field, address) },
-		.types = { types, sizeof(struct fake_type), offsetof(struct fake_type, typeName),
-			   offsetof(struct fake_type, superclassName), offsetof(struct fake_type, isOopType),
-			   offsetof(struct fake_type, isIntegerType), offsetof(struct fake_type, isUnsigned),
-			   offsetof(struct fake_type, size) },
-		.int_constants = { ints, sizeof(struct fake_int), offsetof(struct fake_int, name),
-				   offsetof(struct fake_int, value) },
-		.long_constants = { longs, sizeof(struct fake_long), offsetof(struct fake_long, name),
-				    offsetof(struct fake_long, value) },
-	};
-	return t;
+	return fake_vms_tables(fields, types, ints, longs);
 }
 
 Test(vmstructs, indexes_fields_types_and_constants)
