@@ -41,6 +41,16 @@ if [ ! -x "$dest/17/bin/java" ]; then
 	mv "$tmp/root/usr/lib/jvm/java-17-openjdk-arm64" "$dest/17"
 	rm -rf "$tmp"
 fi
+# A foreign root for test_foreign_root's arm64 test: arm64's C library and
+# libgcc alone (the JRE and heapprobe go in at test time).
+base=$dest/root-base
+if [ ! -e "$base/lib/ld-linux-aarch64.so.1" ]; then
+	tmp=$(mktemp -d)
+	(cd "$tmp" && apt-get -o APT::Sandbox::User=root download -qq libc6:arm64 libgcc-s1:arm64)
+	rm -rf "$base" && mkdir -p "$base"
+	for deb in "$tmp"/*.deb; do dpkg -x "$deb" "$base"; done
+	rm -rf "$tmp"
+fi
 for feature in 17 21 25; do
 	echo "setup-arm64: JDK $feature $(qemu-aarch64-static -L / "$dest/$feature/bin/java" -version 2>&1 | head -1 | cut -d'"' -f2) (aarch64, under qemu)"
 done

@@ -151,3 +151,36 @@ Test(foreign_root, the_command_attaches_from_outside, .timeout = 300)
 	cr_expect(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "CliTarget did not stop cleanly (%d)", st);
 	remove_root();
 }
+
+/* The same for linux-arm64, under qemu-user run inside the root: arm64's C
+ * library and libgcc, Temurin 21 for aarch64, the release's arm64 tarball
+ * and the jar's arm64 natives (scripts/setup-arm64.sh, package.sh). */
+Test(foreign_root, arm64_agentpath_and_javaagent, .timeout = 600)
+{
+	cr_assert(getuid() == 0, "chroot needs root");
+	snprintf(root, sizeof(root), "%s/foreign-arm64-XXXXXX", HP_BUILD_DIR);
+	cr_assert(mkdtemp(root));
+	struct jvm_result m = jvm_sh("set -e; cp -al %s/jdks-arm64/root-base/. %s/ && cd %s && mkdir -p proc dev tmp opt/classes && "
+				     "chmod 1777 tmp && cp -al %s/jdks-arm64/21 opt/jdk21 && "
+				     "tar -C opt -xzf %s/heapprobe-%s-linux-arm64.tar.gz && cp %s/heapprobe-%s.jar opt/heapprobe.jar && "
+				     "cp %s/*.class opt/classes/ && cp /usr/bin/qemu-aarch64-static . && "
+				     "! find . -name 'lib*.so*' | grep -E '/lib(elf|dw|ffi|lzma|bz2|xxhash|protobuf-c)\\.so'",
+				     HP_BUILD_ROOT, root, root, HP_BUILD_ROOT, HP_DIST_DIR, HP_VERSION, HP_DIST_DIR, HP_VERSION,
+				     HP_TEST_CLASSES);
+	cr_assert_eq(m.exit_code, 0, "making the root: %s", m.output);
+	jvm_result_free(&m);
+	const char *run = "unshare -m sh -c 'mount --rbind /dev %s/dev && mount -t proc proc %s/proc && "
+			  "exec chroot %s /qemu-aarch64-static /opt/jdk21/bin/java %s' 2>&1";
+	struct jvm_result r = jvm_sh(run, root, root, root,
+				     "-agentpath:/opt/heapprobe-" HP_VERSION "-linux-arm64/lib/libheapprobe.so=info -version");
+	cr_expect_eq(r.exit_code, 0, "%s", r.output);
+	cr_expect(strstr(r.output, "status.vmstructs: ok") && strstr(r.output, "mode.last-gc-fields: ok") &&
+		  strstr(r.output, "mode.heap-summary-call: ok") && strstr(r.output, "0 off"), "%s", r.output);
+	jvm_result_free(&r);
+	r = jvm_sh(run, root, root, root,
+		   "-Xmx512m -javaagent:" JAR "=interval=64k,format=collapsed,file=/tmp/j.collapsed -cp /opt/classes RetainedSet");
+	cr_expect_eq(r.exit_code, 0, "%s", r.output);
+	expect_retained(&r, "/tmp/j.collapsed");
+	jvm_result_free(&r);
+	remove_root();
+}
