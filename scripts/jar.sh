@@ -22,6 +22,10 @@ for pd in "$@"; do
 		[ -f "$dir/$f" ] || { echo "jar.sh: $dir/$f missing" >&2; exit 1; }
 		cp -L "$dir/$f" "$tmp/classes/native/$plat/$f"
 	done
+	# What the files hash to and their sizes, read at start-up instead of
+	# the files (Natives.java checks them when it extracts).
+	(cd "$tmp/classes/native/$plat" && for f in libheapprobe.so heapprobe; do
+		echo "$(sha256sum "$f" | cut -d' ' -f1) $(stat -c %s "$f") $f"; done) >"$tmp/classes/native/$plat/SHA256SUMS"
 done
 pom=$tmp/classes/META-INF/maven/io.heapprobe/heapprobe/pom.xml
 cat >"$pom" <<POM

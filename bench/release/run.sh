@@ -58,7 +58,7 @@ size() { stat -c %s "$1"; }
 	echo "| artifact | bytes |"
 	echo "|---|---|"
 	for f in "$tar" dist/heapprobe-$version-linux-arm64.tar.gz "$jar"; do echo "| $(basename "$f") | $(size "$f") |"; done
-	echo "| libheapprobe.so (linux-x64, in the tarball) | $(size "$hp") |"
+	echo "| libheapprobe.so (linux-x64, in the tarball) | $(size "$(readlink -f "$hp")") |"
 	echo "| heapprobe command (linux-x64) | $(size "$(dirname "$hp")/../bin/heapprobe") |"
 	echo "| async-profiler $AP_VER jar | $(size "$apjar") |"
 	echo "| libasyncProfiler.so (linux-x64) | $(size "$aplib") |"
@@ -73,6 +73,6 @@ size() { stat -c %s "$1"; }
 		echo "| $c | $m | $(( ${m%% *} - base )) |"
 	done
 	echo
-	echo "heapprobe: default options (interval 512k, live view, profile at exit); heapprobe-jar: the same through -javaagent (extraction once per content hash, reused after the first run); async-profiler: start,event=alloc, JFR at exit."
+	echo "heapprobe: default options (interval 512k, live view, profile at exit); heapprobe-jar: the same through -javaagent (the natives extracted once per content hash and reused after the first run: what remains is java.instrument, the jar and its classes); async-profiler: start,event=alloc, JFR at exit."
 } >docs/release.md
 cat docs/release.md

@@ -68,28 +68,23 @@ final class Natives {
     /** The extracted path of native/PLATFORM/NAME; both files of the platform are extracted together. */
     static Path extract(String name) throws IOException {
         String plat = platform();
-        String[] names = { "libheapprobe.so", "heapprobe" };
-        byte[][] data = new byte[names.length][];
-        MessageDigest sha;
-        try {
-            sha = MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IOException("heapprobe: no SHA-256 in this JVM", e);
-        }
-        for (int i = 0; i < names.length; i++) {
-            String res = "/native/" + plat + "/" + names[i];
-            try (InputStream in = Natives.class.getResourceAsStream(res)) {
-                if (in == null) {
-                    throw new IOException("heapprobe: this jar has no " + res + " (built without " + plat + ")");
-                }
-                data[i] = in.readAllBytes();
+        // native/PLATFORM/SHA256SUMS: "sha256 size name" per file, written by scripts/jar.sh.
+        String sums;
+        try (InputStream in = Natives.class.getResourceAsStream("/native/" + plat + "/SHA256SUMS")) {
+            if (in == null) {
+                throw new IOException("heapprobe: this jar has no natives for " + plat);
             }
-            sha.update(names[i].getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            sha.update(data[i]);
+            sums = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
         }
-        StringBuilder hex = new StringBuilder();
-        for (byte b : sha.digest()) hex.append(String.format("%02x", b));
-        String hash = hex.substring(0, 16);
+        List<String[]> files = new ArrayList<>();
+        for (String line : sums.split("\n")) {
+            String[] f = line.trim().split(" ");
+            if (f.length == 3) files.add(f);
+        }
+        if (files.isEmpty()) throw new IOException("heapprobe: native/" + plat + "/SHA256SUMS is empty");
+        MessageDigest sha = sha256();
+        for (String[] f : files) sha.update((f[0] + f[2]).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        String hash = hex(sha.digest()).substring(0, 16);
         int uid = myUid();
         String user = uid >= 0 ? "uid" + uid : System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_");
         List<Path> roots = new ArrayList<>();
@@ -102,13 +97,27 @@ final class Natives {
         for (Path root : roots) {
             Path dir = root.resolve("heapprobe-" + user).resolve(plat + "-" + hash);
             try {
-                place(dir, names, data);
+                place(dir, plat, files);
                 return dir.resolve(name);
             } catch (IOException | UnsupportedOperationException e) {
                 refused.append("\n  ").append(dir).append(": ").append(e.getMessage());
             }
         }
         throw new IOException("heapprobe: nowhere to extract the natives (set -Dheapprobe.dir=DIR):" + refused);
+    }
+
+    private static MessageDigest sha256() throws IOException {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IOException("heapprobe: no SHA-256 in this JVM", e);
+        }
+    }
+
+    private static String hex(byte[] b) {
+        StringBuilder s = new StringBuilder();
+        for (byte x : b) s.append(String.format("%02x", x));
+        return s.toString();
     }
 
     /** This process's uid: the owner of /proc/self; -1 without /proc. */
@@ -133,7 +142,7 @@ final class Natives {
         return Files.getOwner(d, LinkOption.NOFOLLOW_LINKS).getName().equals(System.getProperty("user.name"));
     }
 
-    private static void place(Path dir, String[] names, byte[][] data) throws IOException {
+    private static void place(Path dir, String plat, List<String[]> files) throws IOException {
         Path parent = dir.getParent();
         for (Path d : new Path[] { parent, dir }) {
             if (!Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS)) {
@@ -149,13 +158,23 @@ final class Natives {
             }
         }
         if (!Files.isWritable(dir)) throw new IOException("not writable");
-        for (int i = 0; i < names.length; i++) {
-            Path target = dir.resolve(names[i]);
-            if (Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS) && java.util.Arrays.equals(Files.readAllBytes(target), data[i])) {
-                continue;       // extracted before, unchanged
+        for (String[] f : files) {
+            Path target = dir.resolve(f[2]);
+            // Extracted before: in our private directory, at its size. Written
+            // only by us, so the hash checked then still holds.
+            if (Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS) && Files.size(target) == Long.parseLong(f[1])) {
+                continue;
             }
-            Path tmp = Files.createTempFile(dir, names[i], ".part");
-            Files.write(tmp, data[i]);
+            byte[] data;
+            try (InputStream in = Natives.class.getResourceAsStream("/native/" + plat + "/" + f[2])) {
+                if (in == null) throw new IOException("heapprobe: this jar has no native/" + plat + "/" + f[2]);
+                data = in.readAllBytes();
+            }
+            if (!hex(sha256().digest(data)).equals(f[0])) {
+                throw new IOException("heapprobe: native/" + plat + "/" + f[2] + " does not match its SHA-256 in the jar");
+            }
+            Path tmp = Files.createTempFile(dir, f[2], ".part");
+            Files.write(tmp, data);
             Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwx------"));
             try {
                 Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -164,4 +183,5 @@ final class Natives {
             }
         }
     }
+
 }
