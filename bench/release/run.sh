@@ -58,8 +58,12 @@ size() { stat -c %s "$1"; }
 	echo "| artifact | bytes |"
 	echo "|---|---|"
 	for f in "$tar" dist/heapprobe-$version-linux-arm64.tar.gz "$jar"; do echo "| $(basename "$f") | $(size "$f") |"; done
-	echo "| libheapprobe.so (linux-x64, in the tarball) | $(size "$(readlink -f "$hp")") |"
-	echo "| heapprobe command (linux-x64) | $(size "$(dirname "$hp")/../bin/heapprobe") |"
+	for plat in linux-x64 linux-arm64; do
+		st=build/stage/heapprobe-$version-$plat
+		echo "| libheapprobe.so ($plat) | $(size "$(readlink -f "$st/lib/libheapprobe.so")") |"
+		echo "| libheapprobe.a ($plat) | $(size "$st/lib/libheapprobe.a") |"
+		echo "| heapprobe command ($plat) | $(size "$st/bin/heapprobe") |"
+	done
 	echo "| async-profiler $AP_VER jar | $(size "$apjar") |"
 	echo "| libasyncProfiler.so (linux-x64) | $(size "$aplib") |"
 	echo

@@ -154,8 +154,9 @@ Test(foreign_root, the_command_attaches_from_outside, .timeout = 300)
 
 /* The same for linux-arm64, under qemu-user run inside the root: arm64's C
  * library and libgcc, Temurin 21 for aarch64, the release's arm64 tarball
- * and the jar's arm64 natives (scripts/setup-arm64.sh, package.sh). */
-Test(foreign_root, arm64_agentpath_and_javaagent, .timeout = 600)
+ * and the jar's arm64 natives (scripts/setup-arm64.sh, package.sh); the
+ * aarch64 command attaching from outside. */
+Test(foreign_root, arm64_agentpath_javaagent_and_the_command, .timeout = 600)
 {
 	cr_assert(getuid() == 0, "chroot needs root");
 	snprintf(root, sizeof(root), "%s/foreign-arm64-XXXXXX", HP_BUILD_DIR);
@@ -182,5 +183,32 @@ Test(foreign_root, arm64_agentpath_and_javaagent, .timeout = 600)
 	cr_expect_eq(r.exit_code, 0, "%s", r.output);
 	expect_retained(&r, "/tmp/j.collapsed");
 	jvm_result_free(&r);
+	/* The aarch64 command, from outside (under qemu too), attaching. */
+	char log[700], out[700], cmd[4096];
+	snprintf(log, sizeof(log), "%s/tmp/jvm.log", root);
+	snprintf(out, sizeof(out), "%s/attached.collapsed", root);
+	snprintf(cmd, sizeof(cmd),
+		 "mount --rbind /dev %s/dev && mount -t proc proc %s/proc && exec chroot %s /qemu-aarch64-static "
+		 "/opt/jdk21/bin/java -Xmx256m -cp /opt/classes CliTarget /tmp/stop 4096 120 >%s 2>&1",
+		 root, root, root, log);
+	pid_t child = fork();
+	if (child == 0) {
+		execlp("unshare", "unshare", "-m", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	cr_assert(jvm_wait_output(log, "ready", child, 120), "CliTarget never ready in the arm64 root");
+	struct jvm_result s = jvm_sh("qemu-aarch64-static -L / %s/heapprobe-%s-linux-arm64/bin/heapprobe --timeout 120 %d "
+				     "-d 4 -f %s interval=64k 2>&1",
+				     HP_STAGE_DIR, HP_VERSION, (int)child, out);
+	cr_expect_eq(s.exit_code, 0, "%s", s.output);
+	cr_expect_gt(collapsed_sum(out, "CliTarget.keep", NULL), 0, "%s", s.output);
+	jvm_result_free(&s);
+	char stop[700];
+	snprintf(stop, sizeof(stop), "%s/tmp/stop", root);
+	FILE *f = fopen(stop, "w");
+	if (f)
+		fclose(f);
+	int st = jvm_wait(child, 120);
+	cr_expect(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "CliTarget did not stop cleanly (%d)", st);
 	remove_root();
 }
