@@ -118,27 +118,29 @@ Test(foreign_root, the_dynamic_build_cannot_load_there, .timeout = 300)
 	remove_root();
 }
 
-Test(foreign_root, the_command_attaches_from_outside, .timeout = 300)
+/* CliTarget started in the root by `java` (a path there, maybe behind
+ * qemu), then `command` (a heapprobe command line of ours, up to the pid)
+ * attaching from outside: the profile it writes holds CliTarget.keep, and
+ * the JVM stops cleanly. */
+static void attach_from_outside(const char *java, const char *command, int timeout_s)
 {
-	make_root();
 	char log[700], out[700], cmd[4096];
 	snprintf(log, sizeof(log), "%s/tmp/jvm.log", root);
 	snprintf(out, sizeof(out), "%s/attached.collapsed", root);
 	snprintf(cmd, sizeof(cmd),
-		 "mount --rbind /dev %s/dev && mount -t proc proc %s/proc && exec chroot %s " JAVA26
+		 "mount --rbind /dev %s/dev && mount -t proc proc %s/proc && exec chroot %s %s"
 		 " -Xmx256m -cp /opt/classes CliTarget /tmp/stop 4096 120 >%s 2>&1",
-		 root, root, root, log);
+		 root, root, root, java, log);
 	pid_t child = fork();
 	if (child == 0) {
 		execlp("unshare", "unshare", "-m", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
-	bool ready = jvm_wait_output(log, "ready", child, 30);
-	cr_assert(ready, "CliTarget never ready in the root");
+	cr_assert(jvm_wait_output(log, "ready", child, timeout_s), "CliTarget never ready in the root");
 	/* unshare -m without a fork: sh, then chroot, then java, all exec'd in
 	 * the child, so the JVM's pid is the child's. */
-	struct jvm_result s = jvm_sh("%s/" DIST_NAME "/bin/heapprobe --timeout 60 %d -d 2 -f %s interval=64k 2>&1",
-				     HP_STAGE_DIR, (int)child, out);
+	struct jvm_result s = jvm_sh("%s --timeout %d %d -d 2 -f %s interval=64k 2>&1", command, timeout_s, (int)child,
+				     out);
 	cr_expect_eq(s.exit_code, 0, "%s", s.output);
 	cr_expect_gt(collapsed_sum(out, "CliTarget.keep", NULL), 0, "%s", s.output);
 	jvm_result_free(&s);
@@ -147,8 +149,14 @@ Test(foreign_root, the_command_attaches_from_outside, .timeout = 300)
 	FILE *f = fopen(stop, "w");
 	if (f)
 		fclose(f);
-	int st = jvm_wait(child, 60);
+	int st = jvm_wait(child, timeout_s);
 	cr_expect(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "CliTarget did not stop cleanly (%d)", st);
+}
+
+Test(foreign_root, the_command_attaches_from_outside, .timeout = 300)
+{
+	make_root();
+	attach_from_outside(JAVA26, HP_STAGE_DIR "/" DIST_NAME "/bin/heapprobe", 60);
 	remove_root();
 }
 
@@ -184,31 +192,7 @@ Test(foreign_root, arm64_agentpath_javaagent_and_the_command, .timeout = 600)
 	expect_retained(&r, "/tmp/j.collapsed");
 	jvm_result_free(&r);
 	/* The aarch64 command, from outside (under qemu too), attaching. */
-	char log[700], out[700], cmd[4096];
-	snprintf(log, sizeof(log), "%s/tmp/jvm.log", root);
-	snprintf(out, sizeof(out), "%s/attached.collapsed", root);
-	snprintf(cmd, sizeof(cmd),
-		 "mount --rbind /dev %s/dev && mount -t proc proc %s/proc && exec chroot %s /qemu-aarch64-static "
-		 "/opt/jdk21/bin/java -Xmx256m -cp /opt/classes CliTarget /tmp/stop 4096 120 >%s 2>&1",
-		 root, root, root, log);
-	pid_t child = fork();
-	if (child == 0) {
-		execlp("unshare", "unshare", "-m", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	cr_assert(jvm_wait_output(log, "ready", child, 120), "CliTarget never ready in the arm64 root");
-	struct jvm_result s = jvm_sh("qemu-aarch64-static -L / %s/heapprobe-%s-linux-arm64/bin/heapprobe --timeout 120 %d "
-				     "-d 4 -f %s interval=64k 2>&1",
-				     HP_STAGE_DIR, HP_VERSION, (int)child, out);
-	cr_expect_eq(s.exit_code, 0, "%s", s.output);
-	cr_expect_gt(collapsed_sum(out, "CliTarget.keep", NULL), 0, "%s", s.output);
-	jvm_result_free(&s);
-	char stop[700];
-	snprintf(stop, sizeof(stop), "%s/tmp/stop", root);
-	FILE *f = fopen(stop, "w");
-	if (f)
-		fclose(f);
-	int st = jvm_wait(child, 120);
-	cr_expect(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "CliTarget did not stop cleanly (%d)", st);
+	attach_from_outside("/qemu-aarch64-static /opt/jdk21/bin/java",
+			    "qemu-aarch64-static -L / " HP_STAGE_DIR "/heapprobe-" HP_VERSION "-linux-arm64/bin/heapprobe", 120);
 	remove_root();
 }
