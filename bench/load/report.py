@@ -1,12 +1,16 @@
 """bench/load/run.sh's rows and table.
 
-row DIR NAME JDK LIB REP: one CSV row per profile in DIR (format=text):
-  its time, periodic or exit, the cache site's inuse bytes, and the truth
-  (LoadService's cache bytes in the truth file's line nearest that second;
-  0 for the exit profile, written after the workers ended).
-table RAW COMMIT COMMAND: the markdown report: per configuration and
-  library, every periodic profile's error against the truth, the median
-  with its min-max, and the exit profile's bytes at the cache's site."""
+row DIR NAME JDK LIB REP [SITE INTERVAL]: one CSV row per profile in DIR
+  (heapprobe's format=text, `heapprobe top`'s screens, async-profiler's
+  collapsed files, ddprof's HeapLiveObject events as JfrDump prints them):
+  its time, periodic or exit, the site's live bytes (SITE cache or grow),
+  and the truth (LoadService's bytes in the truth file's line nearest that
+  second; 0 for the cache in the exit profile, written after the workers
+  ended).
+table RAW COMMIT COMMAND [SITE]: the markdown report: per configuration
+  and library, every periodic profile's error against the truth, the
+  median with its min-max, how many within 10%, and the exit profile's
+  bytes at the cache's site."""
 import csv, datetime, glob, os, platform, re, statistics, sys
 
 UNITS = {'B': 1, 'KiB': 1 << 10, 'MiB': 1 << 20, 'GiB': 1 << 30, 'TiB': 1 << 40}
@@ -17,38 +21,97 @@ def size(s):
     return float(m.group(1)) * UNITS[m.group(2)]
 
 
-def row(d, name, jdk, lib, rep):
+SITES = {'cache': ('LoadService.cacheEntry', 1), 'grow': ('LoadService.grow', 2)}
+
+
+def stamp(name):
+    """Epoch seconds of a p-yyyymmdd-HHMMSS file name (UTC: heapprobe's and
+    DdprofDriver's %t; async-profiler's is local time, UTC on these machines)."""
+    m = re.search(r'p-(\d{8}-\d{6})', name)
+    return datetime.datetime.strptime(m.group(1), '%Y%m%d-%H%M%S').replace(
+        tzinfo=datetime.timezone.utc).timestamp() if m else None
+
+
+def views(d, lib, frame, interval):
+    """(epoch second, bytes shown at the site) of every profile or screen in DIR."""
+    if lib == 'top':
+        # heapprobe top's screens (non-tty: one after another, each begun by
+        # the clear-screen sequence): "refreshed HH:MM:SS", then site rows
+        # VERIFIED +-95% RECENT ALLOCATED CLASS SITE (leaf first, ' < ').
+        p = os.path.join(d, 'top.txt')
+        if not os.path.exists(p):
+            return
+        day = datetime.datetime.fromtimestamp(os.stat(p).st_mtime, datetime.timezone.utc).date()
+        for scr in open(p, errors='replace').read().split('\033[H\033[2J')[1:]:
+            m = re.search(r'refreshed (\d\d):(\d\d):(\d\d)', scr)
+            if not m:
+                continue
+            t = datetime.datetime(day.year, day.month, day.day, int(m.group(1)), int(m.group(2)), int(m.group(3)),
+                                  tzinfo=datetime.timezone.utc).timestamp()
+            v = 0.0
+            for line in scr.splitlines():
+                f = re.match(r'\s*(-?[\d.]+ (?:B|KiB|MiB|GiB|TiB))\s', line)
+                if f and re.search(r'\s' + re.escape(frame) + r'(\s|$| <)', line):
+                    v += size(f.group(1))
+            yield t, v
+    elif lib == 'async':
+        for p in sorted(glob.glob(os.path.join(d, 'p-*.collapsed'))):
+            v = sum(int(l.rsplit(' ', 1)[1]) for l in open(p) if frame in l and l.rstrip().rsplit(' ', 1)[-1].isdigit())
+            yield stamp(p), v * interval
+    elif lib == 'ddprof':
+        for p in sorted(glob.glob(os.path.join(d, 'p-*.events'))):
+            v = 0.0
+            for l in open(p):
+                typ, fields, stack = (l.rstrip('\n').split('\t') + ['', ''])[:3]
+                f = dict(kv.split('=', 1) for kv in fields.split('|') if '=' in kv)
+                if frame in stack and 'size' in f and 'weight' in f:
+                    v += float(f['size']) * float(f['weight'])
+            yield stamp(p), v
+    else:
+        for p in sorted(glob.glob(os.path.join(d, 'p-*.txt'))):
+            txt = open(p).read()
+            m = re.search(r'^time: (\S+ \S+) \+0000', txt, re.M)
+            if not m:
+                continue
+            t = datetime.datetime.strptime(m.group(1), '%Y-%m-%d %H:%M:%S').replace(
+                tzinfo=datetime.timezone.utc).timestamp()
+            v = 0.0
+            for blk in re.finditer(r'^\s+\d+\. (.+?) \+- .*?\n((?:       .*\n)+)', txt, re.M):
+                if frame in blk.group(2).split('\n')[0]:
+                    v += size(blk.group(1))
+            yield t, v
+
+
+def row(d, name, jdk, lib, rep, site='cache', interval='524288'):
+    frame, col = SITES[site]
     truth = []
     end = None
     if not os.path.exists(os.path.join(d, 'truth')):
         return      # the JVM did not start: run.sh said so
     for line in open(os.path.join(d, 'truth')):
         f = line.split()
-        if len(f) < 2:
+        if len(f) < 3:
             continue
         t = int(f[0]) / 1000.0
         if 'end' in f:
             end = t
         else:
-            truth.append((t, int(f[1])))
+            truth.append((t, int(f[col])))
     out = csv.writer(sys.stdout)
-    for p in sorted(glob.glob(os.path.join(d, 'p-*.txt'))):
-        txt = open(p).read()
-        m = re.search(r'^time: (\S+ \S+) \+0000', txt, re.M)
-        if not m:
-            continue
-        t = datetime.datetime.strptime(m.group(1), '%Y-%m-%d %H:%M:%S').replace(
-            tzinfo=datetime.timezone.utc).timestamp()
-        view = 0.0
-        for blk in re.finditer(r'^\s+\d+\. (.+?) \+- .*?\n((?:       .*\n)+)', txt, re.M):
-            if 'LoadService.cacheEntry' in blk.group(2).split('\n')[0]:
-                view += size(blk.group(1))
+    vs = [(t, v) for t, v in views(d, lib, frame, float(interval)) if t is not None]
+    for i, (t, view) in enumerate(vs):
+        if not truth:
+            break
         exiting = end is not None and t >= int(end)
+        if exiting and (site != 'cache' or lib == 'top' or i != len(vs) - 1):
+            # Written in the second the load ended (alive or dead by
+            # then, the truth file cannot say), or not the exit profile.
+            continue
         tr = 0 if exiting else min(truth, key=lambda x: abs(x[0] - t - 0.5))[1]
-        out.writerow([name, jdk, lib, rep, os.path.basename(p), 'exit' if exiting else 'periodic', int(view), tr])
+        out.writerow([name, jdk, lib, rep, i, 'exit' if exiting else 'periodic', int(view), tr])
 
 
-def table(raw, commit, command):
+def table(raw, commit, command, site='cache'):
     rows = list(csv.DictReader(open(raw)))
     keys = []
     for r in rows:
@@ -58,25 +121,29 @@ def table(raw, commit, command):
     print('# The live view under load\n')
     print('Commit %s, %s, %s (%d CPUs). Command: `%s`.\n' % (
         commit, datetime.date.today().isoformat(), platform.node() or 'this machine', os.cpu_count(), command))
+    what = 'the cache' if site == 'cache' else 'the grow site (a list growing at a known rate, dropped every few seconds)'
     print('test/java/LoadService.java: two threads, each turning a cache of ~1 KiB byte[] over ~4 times a second, '
-          'a few GB/s of garbage, no System.gc(); default options plus period=4. Truth: the cache by '
+          'a few GB/s of garbage, no System.gc(); default options plus period=4. Truth: %s by '
           'construction at the second of each profile. "periodic": every profile written while it ran, '
-          'inuse at the cache site against the truth (the first, before any marking, included); "exit": '
+          'inuse at that site against the truth (the first, before any marking, included); "exit": '
           'the profile at exit, written after the workers ended and their caches died (truth 0), as '
-          'MiB at the cache site.\n')
-    print('| collector | JDK | build | periodic profiles (error each) | median [min, max] | exit (MiB at the dead caches) |')
-    print('|---|---|---|---|---|---|')
+          'MiB at the cache site. Builds: "new" this build, "old" the one named OLD in the command, '
+          '"top" this build\'s `heapprobe top` screens (VERIFIED column, one per refresh), "async" '
+          'async-profiler 4.6 live (loop=4s; counts x interval), "ddprof" ddprof 1.22 live-heap '
+          '(HeapLiveObject size x weight); all at the same sampling interval.\n' % what)
+    print('| collector | JDK | build | periodic profiles (error each) | median [min, max] | within 10% | exit (MiB at the dead caches) |')
+    print('|---|---|---|---|---|---|---|')
     for k in keys:
         rs = [r for r in rows if (r['config'], r['jdk'], r['lib']) == k]
         errs = [100.0 * (int(r['view']) / int(r['truth']) - 1) for r in rs if r['kind'] == 'periodic' and int(r['truth']) > 0]
         ex = ['%.1f' % (int(r['view']) / 2**20) for r in rs if r['kind'] == 'exit']
         med = '%+.1f%% [%+.1f, %+.1f]' % (statistics.median(errs), min(errs), max(errs)) if errs else '-'
-        print('| %s | %s | %s | %s | %s | %s |' % (k[0], k[1], k[2], ' '.join('%+.0f%%' % e for e in errs), med,
-                                                  ', '.join(ex) or '-'))
-
+        each = ' '.join('%+.0f%%' % e for e in errs) if len(errs) <= 16 else '%d screens' % len(errs)
+        within = '%d/%d' % (sum(abs(e) <= 10 for e in errs), len(errs)) if errs else '-'
+        print('| %s | %s | %s | %s | %s | %s | %s |' % (k[0], k[1], k[2], each, med, within, ', '.join(ex) or '-'))
 
 if __name__ == '__main__':
     if sys.argv[1] == 'row':
-        row(*sys.argv[2:7])
+        row(*sys.argv[2:9])
     else:
-        table(*sys.argv[2:5])
+        table(*sys.argv[2:6])

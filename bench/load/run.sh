@@ -6,14 +6,31 @@
 # periodic profile written while it runs is compared with the cache's bytes
 # by construction at that second (LoadService's truth file, every 100 ms);
 # the exit profile, written after the workers ended and their caches died,
-# with 0. Optionally beside another build (OLD=path/to/libheapprobe.so) in
-# the same run, interleaved.
+# with 0. Optionally beside another build (OLD=path/to/libheapprobe.so),
+# the peers' live views and `heapprobe top`, in the same run, interleaved.
 #
 #   bash bench/load/run.sh                          # ~25 min on 2 cores
 #   CONFIGS="z|17|-XX:+UseZGC" REPS=1 bash bench/load/run.sh
+#   PEERS="async ddprof" TOP=1 bash bench/load/run.sh
 #
-# Knobs: REPS [2], CACHE_MIB [190], SECONDS_LOAD [18], INTERVAL [default],
-# OLD, OUT [docs/load.md].
+# Knobs: REPS [2], CACHE_MIB [190], SECONDS_LOAD [18], INTERVAL [default,
+# 512k], OLD, OUT [docs/load.md];
+#   PEERS   "async ddprof" or either: async-profiler 4.6 (event=alloc, live,
+#           loop=4s: a collapsed file every 4 s and at exit; its counts
+#           times the interval, as bench/peers/report.py reads them) and
+#           Datadog's ddprof 1.22 (memory=INTERVAL:al:1.0, its live-heap
+#           mode; dumped every 4 s and at exit through its Java API by
+#           bench/load/DdprofDriver.java; HeapLiveObject size x weight,
+#           read with JMC's parser), from Maven Central into
+#           bench/peers/.cache; same interval as heapprobe;
+#   TOP=1   a run labelled "top": this build with `heapprobe top PID`
+#           attached 3 s after start until the load ends, its output kept;
+#           each screen's VERIFIED bytes at the site against the truth at
+#           its "refreshed" second (its periodic profiles are not counted:
+#           top's own requests change theirs);
+#   GROW=MIB_PER_S, SHRINK=S   LoadService's third site (grow): a list
+#           growing at that rate, dropped every S seconds; with SITE=grow
+#           the rows are that site against its truth (else the cache's).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -48,24 +65,72 @@ shenandoah|25|-XX:+UseShenandoahGC
 shenandoah-generational|25|-XX:+UseShenandoahGC -XX:ShenandoahGCMode=generational
 "}
 libs="new"; [ -n "${OLD:-}" ] && libs="new old"
+[ "${TOP:-0}" = 1 ] && libs="$libs top"
+for p in ${PEERS:-}; do libs="$libs $p"; done
+IV=${INTERVAL:-512k}
+ivbytes() { case $1 in *k) echo $((${1%k} * 1024)) ;; *m) echo $((${1%m} * 1048576)) ;; *) echo "$1" ;; esac; }
+SITE=${SITE:-cache}
+GROWFLAGS=""; [ -n "${GROW:-}" ] && GROWFLAGS="-Dgrow=$GROW${SHRINK:+ -Dshrink=$SHRINK}"
+if [ -n "${PEERS:-}" ]; then
+	CACHE=$ROOT/bench/peers/.cache
+	. "$ROOT/bench/peers/fetch.sh"
+	mkdir -p "$CACHE/lib"
+	AP=$CACHE/lib/libasyncProfiler-4.6.so; DD=$CACHE/lib/libjavaProfiler-1.22.0.so
+	if [ ! -s "$AP" ]; then
+		apjar=$(fetch tools/profiler async-profiler 4.6)
+		unzip -p "$apjar" "$(unzip -l "$apjar" | awk '/linux-x64\/libasyncProfiler.so/ {print $4}')" >"$AP"
+	fi
+	DD_JAR=$(fetch com/datadoghq ddprof 1.22.0)
+	[ -s "$DD" ] || unzip -p "$DD_JAR" META-INF/native-libs/linux-x64/libjavaProfiler.so >"$DD"
+	JMC_CP=$(fetch org/openjdk/jmc flightrecorder 9.1.2):$(fetch org/openjdk/jmc common 9.1.2)
+	JMC_CP=$JMC_CP:$(fetch org/owasp/encoder encoder 1.2.3):$(fetch at/yawk/lz4 lz4-java 1.10.2)
+	"$JDK17/bin/javac" --release 11 -d "$RUN/classes" -cp "$RUN/classes" "$HERE/DdprofDriver.java"
+	"$JDK17/bin/javac" -nowarn -d "$RUN/classes" -cp "$JMC_CP" "$ROOT/bench/peers/JfrDump.java"
+fi
 RAW="$RUN/raw.csv"
 echo "config,jdk,lib,rep,profile,kind,view,truth" > "$RAW"
+# run_one NAME JDK FLAGS LIB DIR: one JVM
+run_one() {
+	local name=$1 jdk=$2 flags=$3 lib=$4 d=$5 java
+	java=$(jdk_home "$jdk")/bin/java
+	local opts="period=4,format=text,file=$d/p-%t.txt,log=$d/log${INTERVAL:+,interval=$INTERVAL}"
+	local so=$RUN/$lib.so; [ "$lib" = top ] && so=$RUN/new.so
+	local args=("$CACHE_MIB" "$SECONDS_LOAD" "$d/truth")
+	# shellcheck disable=SC2086
+	case $lib in
+	async) timeout $((SECONDS_LOAD + 180)) "$java" -Xmx3g $flags $GROWFLAGS \
+			-agentpath:"$AP=start,event=alloc,alloc=$(ivbytes "$IV"),live,loop=4s,collapsed,file=$d/p-%t.collapsed" \
+			-cp "$RUN/classes" LoadService "${args[@]}" >"$d/out" 2>&1 ;;
+	ddprof) timeout $((SECONDS_LOAD + 180)) "$java" -Xmx3g $flags $GROWFLAGS -cp "$DD_JAR:$RUN/classes" \
+			DdprofDriver "$DD" "memory=$(ivbytes "$IV"):al:1.0" "$d" 4 "${args[@]}" >"$d/out" 2>&1 &&
+		for f in "$d"/p-*.jfr; do
+			"$JDK17/bin/java" -cp "$RUN/classes:$JMC_CP" JfrDump "$f" datadog.HeapLiveObject >"${f%.jfr}.events" 2>/dev/null || true
+		done ;;
+	*)	timeout $((SECONDS_LOAD + 180)) "$java" -Xmx3g $flags $GROWFLAGS -agentpath:"$so=$opts" \
+			-cp "$RUN/classes" LoadService "${args[@]}" >"$d/out" 2>&1 &
+		local jpid=$! tpid=""
+		if [ "$lib" = top ]; then
+			sleep 3
+			timeout "$SECONDS_LOAD" "$ROOT/build/heapprobe" --lib "$so" top "$(pgrep -P "$jpid" -f LoadService | head -1)" \
+				>"$d/top.txt" 2>"$d/top.err" </dev/null & tpid=$!
+		fi
+		wait "$jpid"; local rc=$?
+		[ -n "$tpid" ] && { wait "$tpid" || true; }
+		return $rc ;;
+	esac
+}
 for rep in $(seq 1 "$REPS"); do
 	while IFS='|' read -r name jdk flags; do
 		[ -n "$name" ] || continue
 		for lib in $libs; do
 			d="$RUN/$name-$jdk-$lib-$rep"; mkdir -p "$d"
-			opts="period=4,format=text,file=$d/p-%t.txt,log=$d/log${INTERVAL:+,interval=$INTERVAL}"
-			# shellcheck disable=SC2086
-			timeout $((SECONDS_LOAD + 180)) "$(jdk_home "$jdk")/bin/java" -Xmx3g $flags \
-				-agentpath:"$RUN/$lib.so=$opts" -cp "$RUN/classes" LoadService "$CACHE_MIB" "$SECONDS_LOAD" "$d/truth" \
-				>"$d/out" 2>&1 || echo "load bench: $name JDK $jdk $lib rep $rep exited $?" >&2
-			python3 "$HERE/report.py" row "$d" "$name" "$jdk" "$lib" "$rep" >> "$RAW"
+			run_one "$name" "$jdk" "$flags" "$lib" "$d" || echo "load bench: $name JDK $jdk $lib rep $rep exited $?" >&2
+			python3 "$HERE/report.py" row "$d" "$name" "$jdk" "$lib" "$rep" "$SITE" "$(ivbytes "$IV")" >> "$RAW"
 			echo "load bench: $name JDK $jdk $lib rep $rep done" >&2
 		done
 	done <<< "$CONFIGS"
 done
 mkdir -p "$(dirname "$OUT")"
 cp "$RAW" "${OUT%.md}.csv"
-python3 "$HERE/report.py" table "$RAW" "$(git -C "$ROOT" rev-parse --short HEAD)" "bash bench/load/run.sh (REPS=$REPS CACHE_MIB=$CACHE_MIB SECONDS_LOAD=$SECONDS_LOAD${INTERVAL:+ INTERVAL=$INTERVAL}${OLD:+ OLD=$OLD})" > "$OUT"
+python3 "$HERE/report.py" table "$RAW" "$(git -C "$ROOT" rev-parse --short HEAD)" "bash bench/load/run.sh (REPS=$REPS CACHE_MIB=$CACHE_MIB SECONDS_LOAD=$SECONDS_LOAD${INTERVAL:+ INTERVAL=$INTERVAL}${OLD:+ OLD=$OLD}${PEERS:+ PEERS=\"$PEERS\"}${TOP:+ TOP=$TOP}${GROW:+ GROW=$GROW}${SHRINK:+ SHRINK=$SHRINK}${SITE:+ SITE=$SITE})" "$SITE" > "$OUT"
 echo "load bench: wrote $OUT" >&2

@@ -61,7 +61,6 @@ AP_VER=4.2          # tools.profiler:async-profiler (4.3+ also carry linux-x64; 
 DD_VER=1.22.0       # com.datadoghq:ddprof, native library inside the jar
 H2_VER=2.2.224
 JMC_VER=9.1.2
-MVN=${MAVEN_REPO:-https://repo1.maven.org/maven2}
 
 CACHE=$HERE/.cache
 RUN=${RUN_DIR:-$CACHE/run}
@@ -94,14 +93,7 @@ fi
 
 # --- peers and helpers ---------------------------------------------------------
 mkdir -p "$CACHE/dl" "$CACHE/lib" "$CACHE/classes"
-fetch() {   # groupPath artifact version [classifier] -> path of the jar
-	local f="$CACHE/dl/$2-$3${4:+-$4}.jar"
-	if [ ! -s "$f" ]; then
-		log "downloading $MVN/$1/$2/$3/$(basename "$f")"
-		curl -fsSL --retry 3 -o "$f.tmp" "$MVN/$1/$2/$3/$(basename "$f")" && mv "$f.tmp" "$f"
-	fi
-	echo "$f"
-}
+. "$HERE/fetch.sh"   # fetch groupPath artifact version [classifier]
 AP_JAR=$(fetch tools/profiler async-profiler $AP_VER linux-x64)
 DD_JAR=$(fetch com/datadoghq ddprof $DD_VER)
 H2_JAR=$(fetch com/h2database h2 $H2_VER)
