@@ -157,6 +157,7 @@ struct live_acc {
 	double rec_est, rec_obj, rec_var;
 	double rec_cleared;             /* expected alive now among the recent samples found dead (0 in truth) */
 	double ver_raw, ver_est, ver_obj, ver_var;
+	double rec_bytes, rec_objects, rec_var2;        /* the recent part of bytes, objects, var (anchor_estimate) */
 };
 
 /* A live sample as the JFR writer wants it (format=jfr only). */
@@ -186,6 +187,7 @@ struct snap_ctx {
 	struct clock_now now;
 	double verified_raw, verified_est, recent_est;
 	uint64_t recent_estimated;      /* recent samples counted through the estimate */
+	double anchor;                  /* factor anchor_estimate gave the recent part (0: none) */
 };
 
 /* What a snapshot is for, when not the configured outputs: a command's
@@ -268,6 +270,7 @@ void add_live(struct hp_live_entry *e, void *vctx);
 void finish_estimate(struct snap_ctx *c, uint32_t nslots);
 void setup_estimate(struct snap_ctx *c);
 double choose_scale(const struct snap_ctx *c, char *out, size_t cap);
+void anchor_estimate(struct snap_ctx *c, char *out, size_t cap);
 void describe_live(char *out, size_t cap, const struct snap_ctx *c, double scale, const char *estimate);
 
 /* events.c */

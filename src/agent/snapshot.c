@@ -318,8 +318,10 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 		hp_live_each(&prof.live, jni, add_live, hist_dead, &ctx);
 		finish_estimate(&ctx, nslots);
 	}
-	char estimate[600];
+	char estimate[1000];
 	double scale = choose_scale(&ctx, estimate, sizeof(estimate));
+	if (scale == 1.0)
+		anchor_estimate(&ctx, estimate + strlen(estimate), sizeof(estimate) - strlen(estimate));
 
 	/* Frames shared across stacks are written once. The lock keeps new
 	 * sites and frames out while they are read (and class names still).

@@ -56,6 +56,7 @@
 #include "heapusage/layout.h"
 #include "heapusage/perfdata.h"
 #include "heapusage/probe.h"
+#include "heapusage/zstat.h"
 #include "vmstructs/symdata.h"
 #include "vmstructs/errmsg.h"
 #include "vmstructs/safemem.h"
@@ -69,6 +70,8 @@ struct hp_marking_state {
 	uint64_t extra;                         /* of those, counted by nothing else */
 	uint64_t request_ns;                    /* wall time of the last request */
 	const volatile uint64_t *marked_live;   /* the collector's live bytes at mark end */
+	const volatile uint64_t *young_live;    /* generational ZGC: the same, young and old (zstat.h) */
+	const volatile uint64_t *old_live;
 	uint64_t heap_bytes;                    /* bound for marked_live */
 	char source[200];
 	char live_source[200];
@@ -103,7 +106,21 @@ static struct hp_marking_state *state(struct hp_probe *p)
  * when the relocation set is selected, right after mark end: symbols/
  * data names the symbol (symbol.z_at_mark_end) and the member's offset
  * (field.ZAtMarkEnd.live). Generational ZGC keeps one per generation in
- * ZGeneration objects, and Shenandoah and G1 only per region: not read. */
+ * ZGeneration objects (zstat.c): the figure is their sum, each from its
+ * generation's last marking (young collections run several a second under
+ * load). Shenandoah and G1 keep theirs only per region: not read. */
+/* The bound a live figure must keep. ZGC leaves CollectedHeap::_reserved
+ * empty: bound by MaxHeapSize. */
+static void set_heap_bytes(struct hp_probe *p, struct hp_marking_state *m, const struct hp_heap_info *heap)
+{
+	size_t max_heap = 0;
+	m->heap_bytes = heap->reserved_bytes;
+	if (!m->heap_bytes && p->status[HP_PART_FLAGS] == 0 && hp_vmflags_size(&p->flags, "MaxHeapSize", &max_heap) == 0)
+		m->heap_bytes = max_heap;
+	if (!m->heap_bytes)
+		m->heap_bytes = UINT64_MAX >> 1;
+}
+
 static void locate_live(struct hp_probe *p, struct hp_marking_state *m, const struct hp_heap_info *heap)
 {
 	const char *sym_name = hp_symdata_getf(p->data, "symbol.z_at_mark_end");
@@ -114,10 +131,20 @@ static void locate_live(struct hp_probe *p, struct hp_marking_state *m, const st
 			 "(G1, Shenandoah: per region); a full GC's used is live", hp_gc_kind_name(heap->kind));
 		return;
 	}
-	if (heap->generational == 1 || !sym_name) {
-		snprintf(m->live_source, sizeof(m->live_source), "none: %s", heap->generational == 1
-			 ? "generational ZGC keeps it per generation (not read)"
-			 : "no symbol.z_at_mark_end in the symbols/ data for this release");
+	if (heap->generational == 1) {
+		char why[160];
+		if (hp_zgen_live_locate(p, &m->young_live, &m->old_live, why, sizeof(why)) != 0) {
+			snprintf(m->live_source, sizeof(m->live_source), "none: generational ZGC: %s", why);
+			return;
+		}
+		set_heap_bytes(p, m, heap);
+		snprintf(m->live_source, sizeof(m->live_source), "ZGeneration::old()->_stat_heap.live_at_mark_end() "
+			 "(generational ZGC: live bytes of the last major marking; young(): of the last young one)");
+		return;
+	}
+	if (!sym_name) {
+		snprintf(m->live_source, sizeof(m->live_source), "none: no symbol.z_at_mark_end in the symbols/ data "
+			 "for this release");
 		return;
 	}
 	const struct hp_sym *s = hp_probe_sym(p, sym_name);
@@ -134,13 +161,7 @@ static void locate_live(struct hp_probe *p, struct hp_marking_state *m, const st
 		return;
 	}
 	m->marked_live = at;
-	/* ZGC leaves CollectedHeap::_reserved empty: bound by MaxHeapSize. */
-	size_t max_heap = 0;
-	m->heap_bytes = heap->reserved_bytes;
-	if (!m->heap_bytes && p->status[HP_PART_FLAGS] == 0 && hp_vmflags_size(&p->flags, "MaxHeapSize", &max_heap) == 0)
-		m->heap_bytes = max_heap;
-	if (!m->heap_bytes)
-		m->heap_bytes = UINT64_MAX >> 1;
+	set_heap_bytes(p, m, heap);
 	snprintf(m->live_source, sizeof(m->live_source), "%s+%lld (ZGC mark end: live bytes of the last cycle)",
 		 sym_name, (long long)off);
 }
@@ -202,12 +223,33 @@ void hp_marking_locate(struct hp_probe *p)
 int hp_marking_live(struct hp_probe *p, uint64_t *out)
 {
 	struct hp_marking_state *m = p ? p->marking : NULL;
+	if (m && m->old_live) {
+		/* Generational: the old generation's, the last major marking's
+		 * (a requested one promotes everything first: the heap's). */
+		uint64_t o = *m->old_live;
+		if (o == 0 || o > m->heap_bytes)
+			return -ENODATA;
+		*out = o;
+		return 0;
+	}
 	if (!m || !m->marked_live)
 		return -ENODATA;
 	uint64_t v = *m->marked_live;
 	if (v == 0 || v > m->heap_bytes)
 		return -ENODATA;        /* no cycle yet, or torn by a race: none */
 	*out = v;
+	return 0;
+}
+
+int hp_marking_young_live(struct hp_probe *p, uint64_t *out)
+{
+	struct hp_marking_state *m = p ? p->marking : NULL;
+	if (!m || !m->young_live)
+		return -ENODATA;
+	uint64_t y = *m->young_live;
+	if (y == 0 || y > m->heap_bytes)
+		return -ENODATA;
+	*out = y;
 	return 0;
 }
 

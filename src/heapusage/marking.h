@@ -17,9 +17,13 @@ void hp_marking_free(struct hp_probe *p);
 
 /* The live bytes the last marking found, where the collector keeps them
  * and symbols/ data says where (ZGC single-generation: ZStatHeap /
- * XStatHeap::_at_mark_end.live). Plain loads. 0, or -ENODATA (none known,
+ * XStatHeap::_at_mark_end.live; generational: the old generation's, zstat.h).
+ * Plain loads. 0, or -ENODATA (none known,
  * or no cycle yet). */
 int hp_marking_live(struct hp_probe *p, uint64_t *out);
+/* Generational ZGC: the young generation's live bytes at its last mark
+ * end (several a second under load); -ENODATA elsewhere. Plain loads. */
+int hp_marking_young_live(struct hp_probe *p, uint64_t *out);
 
 /* Reports a marking completed since the last call, if any, to the
  * marking callback (hp_set_marking_callback): from the GC-finish event

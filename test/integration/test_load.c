@@ -67,7 +67,10 @@ static double read_truth(const char *path, double *end_s)
 	return cache_sum / n;
 }
 
-static void check_load(const char *gc_flag, bool periodic_checked, bool exit_checked)
+/* each_bound > 0: also every periodic profile but the first (written
+ * before any marking may have judged samples) within that share of the
+ * truth, and the median within a third of it. */
+static void check_load_bounded(const char *gc_flag, bool periodic_checked, bool exit_checked, double each_bound)
 {
 	char dir[] = "/tmp/hp-load-XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
@@ -90,7 +93,7 @@ static void check_load(const char *gc_flag, bool periodic_checked, bool exit_che
 	cr_expect(fabs(truth - CACHE_MIB * MiB) < 0.05 * CACHE_MIB * MiB, "cache by construction %.0f", truth);
 	DIR *d = opendir(dir);
 	cr_assert_not_null(d);
-	double periodic[32];
+	double periodic[32], mtimes[32];
 	int np = 0;
 	double exit_view = -1, exit_mtime = 0;
 	struct dirent *e;
@@ -109,17 +112,30 @@ static void check_load(const char *gc_flag, bool periodic_checked, bool exit_che
 				exit_view = v;
 			}
 		} else if (np < 32) {
+			mtimes[np] = mt;
 			periodic[np++] = v;
 		}
 	}
 	closedir(d);
 	cr_assert_geq(np, 3, "%s: %d periodic profiles while running\n%s", gc_flag, np, log ? log : "");
+	if (each_bound > 0) {
+		int first = 0;
+		for (int i = 1; i < np; i++)
+			if (mtimes[i] < mtimes[first])
+				first = i;
+		for (int i = 0; i < np; i++)
+			cr_expect(i == first || fabs(periodic[i] / truth - 1) < each_bound,
+				  "%s: a periodic view of the cache %.1f MiB vs truth %.1f MiB (%+.1f%%, bound %.0f%%)\n%s",
+				  gc_flag, periodic[i] / MiB, truth / MiB, 100 * (periodic[i] / truth - 1), 100 * each_bound,
+				  log ? log : "");
+	}
 	qsort(periodic, (size_t)np, sizeof(periodic[0]), cmp_double);
 	double med = np % 2 ? periodic[np / 2] : (periodic[np / 2 - 1] + periodic[np / 2]) / 2;
 	char all[512] = "";
 	for (int i = 0; i < np; i++)
 		snprintf(all + strlen(all), sizeof(all) - strlen(all), " %+.1f%%", 100 * (periodic[i] / truth - 1));
-	cr_expect(!periodic_checked || fabs(med / truth - 1) < 0.25, "%s: median periodic view of the cache %.1f MiB vs truth %.1f MiB (%+.1f%%; each:%s)\n%s",
+	double med_bound = each_bound > 0 ? each_bound / 3 : 0.25;
+	cr_expect(!periodic_checked || fabs(med / truth - 1) < med_bound, "%s: median periodic view of the cache %.1f MiB vs truth %.1f MiB (%+.1f%%; each:%s)\n%s",
 		  gc_flag, med / MiB, truth / MiB, 100 * (med / truth - 1), all, log ? log : "");
 	if (exit_checked) {
 		cr_expect(exit_view >= 0, "%s: no profile at exit", gc_flag);
@@ -131,11 +147,21 @@ static void check_load(const char *gc_flag, bool periodic_checked, bool exit_che
 	jvm_sh("rm -rf %s", dir);
 }
 
+static void check_load(const char *gc_flag, bool periodic_checked, bool exit_checked)
+{
+	check_load_bounded(gc_flag, periodic_checked, exit_checked, 0);
+}
+
 TestSuite(load, .timeout = 300);
 
+/* Single-generation ZGC (the default up to JDK 22): the recent part of the
+ * view anchored to the cycle's own live bytes (estimate.c anchor_estimate)
+ * holds every profile: -3% to +1% in bench/load/run.sh on 11, 17, 21 (was
+ * -17% to +25%); 15% each, 5% the median, with the sampling error at
+ * 256k on 96 MiB (~5% a profile) outside the anchored total. */
 Test(load, z)
 {
-	check_load("-XX:+UseZGC", true, true);
+	check_load_bounded("-XX:+UseZGC", true, true, 0.15);
 }
 
 Test(load, shenandoah)
