@@ -37,7 +37,7 @@ def views(d, lib, frame, interval):
     if lib == 'top':
         # heapprobe top's screens (non-tty: one after another, each begun by
         # the clear-screen sequence): "refreshed HH:MM:SS", then site rows
-        # VERIFIED +-95% RECENT ALLOCATED CLASS SITE (leaf first, ' < ').
+        # LIVE +-95% RECENT ALLOCATED CLASS SITE (leaf first, ' < ').
         p = os.path.join(d, 'top.txt')
         if not os.path.exists(p):
             return
@@ -128,7 +128,7 @@ def table(raw, commit, command, site='cache'):
           'inuse at that site against the truth (the first, before any marking, included); "exit": '
           'the profile at exit, written after the workers ended and their caches died (truth 0), as '
           'MiB at the cache site. Builds: "new" this build, "old" the one named OLD in the command, '
-          '"top" this build\'s `heapprobe top` screens (VERIFIED column, one per refresh), "async" '
+          '"top" this build\'s `heapprobe top` screens (LIVE column, one per refresh), "async" '
           'async-profiler 4.6 live (loop=4s; counts x interval), "ddprof" ddprof 1.22 live-heap '
           '(HeapLiveObject size x weight); all at the same sampling interval.\n' % what)
     print('| collector | JDK | build | periodic profiles (error each) | median [min, max] | within 10% | exit (MiB at the dead caches) |')

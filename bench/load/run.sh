@@ -25,7 +25,7 @@
 #           bench/peers/.cache; same interval as heapprobe;
 #   TOP=1   a run labelled "top": this build with `heapprobe top PID`
 #           attached 3 s after start until the load ends, its output kept;
-#           each screen's VERIFIED bytes at the site against the truth at
+#           each screen's LIVE bytes at the site against the truth at
 #           its "refreshed" second (its periodic profiles are not counted:
 #           top's own requests change theirs);
 #   GROW=MIB_PER_S, SHRINK=S   LoadService's third site (grow): a list

@@ -95,12 +95,13 @@ static void render(const struct hp_session *s, char *answer, long long collectio
 			size_str(atof(f[2]), lo, sizeof(lo));
 			size_str(atof(f[3]), hi, sizeof(hi));
 			size_str(atof(f[4]), r, sizeof(r));
-			OUT("sampled: %s verified by a marking [95%% %s..%s] + %s recent (not yet seen by a marking); "
+			OUT("sampled: %s live now [95%% %s..%s] (verified by markings, estimated since); %s recent "
+			    "(sampled since, not yet seen by a marking); "
 			    "%s samples, %s markings", a, lo, hi, r, f[5], f[6]);
 		} else if (nf >= 9 && !strcmp(f[0], "site")) {
 			if (!header) {
 				OUT("%s", "");
-				OUT("\033[7m%10s %10s %10s %10s  %-22s %s\033[0m", "VERIFIED", "+-95%", "RECENT",
+				OUT("\033[7m%10s %10s %10s %10s  %-22s %s\033[0m", "LIVE", "+-95%", "RECENT",
 				    "ALLOCATED", "CLASS", "SITE (leaf first)");
 				header = true;
 			}

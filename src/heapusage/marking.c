@@ -73,7 +73,7 @@ struct hp_marking_state {
 	const volatile uint64_t *young_live;    /* generational ZGC: the same, young and old (zstat.h) */
 	const volatile uint64_t *old_live;
 	uint64_t heap_bytes;                    /* bound for marked_live */
-	char source[200];
+	char source[300];
 	char live_source[200];
 	/* The last marking seen complete (hp_marking_observe). Whoever moves
 	 * seen_count by CAS owns the fields after it; a GC thread never waits. */
@@ -211,9 +211,9 @@ void hp_marking_locate(struct hp_probe *p)
 		break;
 	case HP_GC_Z:
 	case HP_GC_SHENANDOAH:
-		snprintf(m->source, sizeof(m->source), "concurrent cycles this probe requested (the collector's "
-			 "own cycles are not counted: its perfdata counts pauses)%s", m->starts
-			 ? "; their start: the Mark Start pause (_total_full_collections)" : "");
+		snprintf(m->source, sizeof(m->source), "no counter of the collector's own cycles (its perfdata counts "
+			 "pauses): concurrent cycles this probe requested, and those the profiler finds by other means "
+			 "(see its canaries)%s", m->starts ? "; their start: the Mark Start pause (_total_full_collections)" : "");
 		break;
 	default:
 		snprintf(m->source, sizeof(m->source), "none: %s has no marking", hp_gc_kind_name(heap->kind));
