@@ -52,6 +52,11 @@ BUILDS="hp"
 if [ -n "${BASE:-}" ]; then cp "$BASE" "$WORK/base.so"; BUILDS="base hp"; fi
 source "$HERE/workload.sh"
 PEERS=$ROOT/bench/peers/.cache/lib
+case " $CONFIGS " in *" async-"*|*" ddprof-"*)
+	CACHE=$ROOT/bench/peers/.cache
+	. "$ROOT/bench/peers/fetch.sh"
+	peer_libs ;;   # the peers' libraries from Maven Central, once
+esac
 case " $CONFIGS " in *" empty "*)
 	[ -f "$ROOT/build/build.ninja" ] || cmake -S "$ROOT" -B "$ROOT/build" -G Ninja >/dev/null
 	cmake --build "$ROOT/build" --target toggle_sampler >/dev/null ;;

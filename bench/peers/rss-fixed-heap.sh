@@ -4,7 +4,7 @@
 # G1's heap sizing, which moves the no-agent runs alone by ~10 MiB (run.sh's
 # overhead section measures the default heap). Interleaved runs; medians.
 #
-#   bash bench/peers/rss-fixed-heap.sh     # after run.sh fetched the peers
+#   bash bench/peers/rss-fixed-heap.sh
 #
 # Knobs: REPS (7), HEAP (400m), INTERVAL (32k), OUT (docs/rss-fixed-heap.md).
 set -euo pipefail
@@ -12,9 +12,10 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 REPS=${REPS:-7}; HEAP=${HEAP:-400m}; INTERVAL=${INTERVAL:-32k}; OUT=${OUT:-$ROOT/docs/rss-fixed-heap.md}
-LIB=$HERE/.cache/lib
-[ -f "$LIB/libasyncProfiler.so" ] && [ -f "$LIB/libjavaProfiler.so" ] ||
-	{ echo "peers not fetched: run bench/peers/run.sh once" >&2; exit 1; }
+CACHE=$HERE/.cache
+. "$HERE/fetch.sh"
+peer_libs   # the peers' libraries from Maven Central, once
+LIB=$CACHE/lib
 [ -f "$ROOT/build/libheapprobe.so" ] || { echo "build first (cmake --build build)" >&2; exit 1; }
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

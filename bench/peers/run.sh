@@ -57,8 +57,6 @@ SECTIONS=${SECTIONS:-"overhead startup accuracy usage"}
 ACC_WORKLOADS=${ACC_WORKLOADS:-"retained classmix"}
 ACC_CONFIGS=${ACC_CONFIGS:-"heapprobe@512k heapprobe@32k async-live@512k async-live@32k async-alloc@512k async-alloc@32k ddprof-live@512k ddprof-live@32k jfr-profile"}
 
-AP_VER=4.2          # tools.profiler:async-profiler (4.3+ also carry linux-x64; 4.2 is the one validated here)
-DD_VER=1.22.0       # com.datadoghq:ddprof, native library inside the jar
 H2_VER=2.2.224
 JMC_VER=9.1.2
 
@@ -93,16 +91,11 @@ fi
 
 # --- peers and helpers ---------------------------------------------------------
 mkdir -p "$CACHE/dl" "$CACHE/lib" "$CACHE/classes"
-. "$HERE/fetch.sh"   # fetch groupPath artifact version [classifier]
-AP_JAR=$(fetch tools/profiler async-profiler $AP_VER linux-x64)
-DD_JAR=$(fetch com/datadoghq ddprof $DD_VER)
+. "$HERE/fetch.sh"   # fetch, peer_libs (the peers' pins: AP_VER, DD_VER)
+peer_libs
 H2_JAR=$(fetch com/h2database h2 $H2_VER)
 JMC_CP=$(fetch org/openjdk/jmc flightrecorder $JMC_VER):$(fetch org/openjdk/jmc common $JMC_VER)
 JMC_CP=$JMC_CP:$(fetch org/owasp/encoder encoder 1.2.3):$(fetch at/yawk/lz4 lz4-java 1.10.2)
-AP=$CACHE/lib/libasyncProfiler.so
-DD=$CACHE/lib/libjavaProfiler.so
-[ -s "$AP" ] || unzip -p "$AP_JAR" linux-x64/libasyncProfiler.so >"$AP"
-[ -s "$DD" ] || unzip -p "$DD_JAR" META-INF/native-libs/linux-x64/libjavaProfiler.so >"$DD"
 EMPTY=$CACHE/lib/libempty_sampler.so
 gcc -O2 -Wall -Wextra -shared -fPIC -I"$JAVA_HOME/include" -I"$JAVA_HOME/include/linux" \
 	-o "$EMPTY" "$HERE/empty_sampler.c"
@@ -202,7 +195,7 @@ shuffled() { python3 -c 'import random,sys; a=sys.argv[2:]; random.Random(int(sy
 	echo "jdk: $("$JAVA" -version 2>&1 | sed -n 2p)"
 	echo "load_before: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "heapprobe: $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
-	echo "async-profiler: $AP_VER (tools.profiler:async-profiler:$AP_VER:linux-x64)"
+	echo "async-profiler: $AP_VER (tools.profiler:async-profiler:$AP_VER)"
 	echo "ddprof: $DD_VER (com.datadoghq:ddprof:$DD_VER)"
 	echo "h2: $H2_VER"
 	echo "quick: $QUICK reps: $REPS acc_reps: $ACC_REPS start_reps: $START_REPS usage_reps: $USAGE_REPS"
