@@ -31,7 +31,6 @@
 #include "jvmrun.h"
 
 #define MiB (1024.0 * 1024.0)
-#define CACHE_MIB 96
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -70,7 +69,8 @@ static double read_truth(const char *path, double *end_s)
 /* each_bound > 0: also every periodic profile but the first (written
  * before any marking may have judged samples) within that share of the
  * truth, and the median within a third of it. */
-static void check_load_bounded(const char *gc_flag, bool periodic_checked, bool exit_checked, double each_bound)
+static void check_load_java(const char *java, const char *gc_flag, const char *gc_flag2, bool periodic_checked,
+			    bool exit_checked, double each_bound, const char *xmx, const char *cache_mib)
 {
 	char dir[] = "/tmp/hp-load-XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
@@ -79,8 +79,16 @@ static void check_load_bounded(const char *gc_flag, bool periodic_checked, bool 
 		 HP_AGENT_PATH, dir, dir);
 	snprintf(truth_path, sizeof(truth_path), "%s/truth", dir);
 	snprintf(cp, sizeof(cp), "%s", HP_TEST_CLASSES);
-	const char *java = getenv("HP_TEST_JAVA") && *getenv("HP_TEST_JAVA") ? getenv("HP_TEST_JAVA") : HP_JAVA;
-	const char *argv[] = { java, "-Xmx2g", gc_flag, agent, "-cp", cp, "LoadService", "96", "16", truth_path, NULL };
+	const char *argv[16];
+	int na = 0;
+	argv[na++] = java;
+	argv[na++] = xmx;
+	argv[na++] = gc_flag;
+	if (gc_flag2)
+		argv[na++] = gc_flag2;
+	const char *rest[] = { agent, "-cp", cp, "LoadService", cache_mib, "16", truth_path, NULL };
+	for (int i = 0; i < 8; i++)
+		argv[na++] = rest[i];
 	struct jvm_result r = jvm_run(argv, NULL, 240);
 	char *log = NULL;
 	{
@@ -90,7 +98,7 @@ static void check_load_bounded(const char *gc_flag, bool periodic_checked, bool 
 	}
 	cr_assert_eq(r.exit_code, 0, "%s: exit %d\n%s\n%s", gc_flag, r.exit_code, r.output, log ? log : "");
 	double end_s, truth = read_truth(truth_path, &end_s);
-	cr_expect(fabs(truth - CACHE_MIB * MiB) < 0.05 * CACHE_MIB * MiB, "cache by construction %.0f", truth);
+	cr_expect(fabs(truth - atof(cache_mib) * MiB) < 0.05 * atof(cache_mib) * MiB, "cache by construction %.0f", truth);
 	DIR *d = opendir(dir);
 	cr_assert_not_null(d);
 	double periodic[32], mtimes[32];
@@ -147,6 +155,16 @@ static void check_load_bounded(const char *gc_flag, bool periodic_checked, bool 
 	jvm_sh("rm -rf %s", dir);
 }
 
+static const char *test_java(void)
+{
+	return getenv("HP_TEST_JAVA") && *getenv("HP_TEST_JAVA") ? getenv("HP_TEST_JAVA") : HP_JAVA;
+}
+
+static void check_load_bounded(const char *gc_flag, bool periodic_checked, bool exit_checked, double each_bound)
+{
+	check_load_java(test_java(), gc_flag, NULL, periodic_checked, exit_checked, each_bound, "-Xmx2g", "96");
+}
+
 static void check_load(const char *gc_flag, bool periodic_checked, bool exit_checked)
 {
 	check_load_bounded(gc_flag, periodic_checked, exit_checked, 0);
@@ -192,6 +210,27 @@ Test(load, parallel)
 Test(load, g1_exit)
 {
 	check_load("-XX:+UseG1GC", false, true);
+}
+
+/* Generational Shenandoah (JDK 25, setup-jdks' build): the caches dead
+ * before exit leave nothing in the exit profile. System.gc() there may
+ * return after a young cycle already under way (sampler.c: a second
+ * request for asked-for profiles); with one request 184-275 MiB of the
+ * 190 were left in one exit profile in two or three (bench/load/run.sh's
+ * 3 GiB heap and 190 MiB cache, as here; the build before passed this
+ * test 3 runs in 3 all the same, so it guards more than it shows). Its
+ * periodic view is not held (docs/load-releases.md: single runs read
+ * -35% or +35%). */
+Test(load, shenandoah_generational_exit)
+{
+	char java[1024];
+	snprintf(java, sizeof(java), "%s", HP_AGENT_PATH);
+	char *slash = strrchr(java, '/');
+	cr_assert_not_null(slash);
+	snprintf(slash, sizeof(java) - (size_t)(slash - java), "/jdks/25/bin/java");
+	cr_assert_eq(access(java, X_OK), 0, "no JDK 25 at %s (scripts/setup-jdks.sh)", java);
+	check_load_java(java, "-XX:+UseShenandoahGC", "-XX:ShenandoahGCMode=generational", false, true, 0, "-Xmx3g",
+			"190");
 }
 
 /* Leak suspects without period= (issue 26): the exit report of a service
