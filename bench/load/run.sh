@@ -14,7 +14,7 @@
 #   PEERS="async ddprof" TOP=1 bash bench/load/run.sh
 #
 # Knobs: REPS [2], CACHE_MIB [190], SECONDS_LOAD [18], INTERVAL [default,
-# 512k], OLD, OUT [docs/load.md];
+# 512k], OLD, OUT [docs/load-releases.md];
 #   PEERS   "async ddprof" or either: async-profiler 4.6 (event=alloc, live,
 #           loop=4s: a collapsed file every 4 s and at exit; its counts
 #           times the interval, as bench/peers/report.py reads them) and
@@ -35,7 +35,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 REPS=${REPS:-2}; CACHE_MIB=${CACHE_MIB:-190}; SECONDS_LOAD=${SECONDS_LOAD:-18}
-OUT=${OUT:-$ROOT/docs/load.md}
+OUT=${OUT:-$ROOT/docs/load-releases.md}
 RUN=$(mktemp -d /tmp/hp-load-bench-XXXXXX)
 [ -f "$ROOT/build/libheapprobe.so" ] || { echo "load bench: build/libheapprobe.so missing: run bash scripts/demo.sh first" >&2; exit 1; }
 cp "$(readlink -f "$ROOT/build/libheapprobe.so")" "$RUN/new.so"
@@ -74,14 +74,7 @@ GROWFLAGS=""; [ -n "${GROW:-}" ] && GROWFLAGS="-Dgrow=$GROW${SHRINK:+ -Dshrink=$
 if [ -n "${PEERS:-}" ]; then
 	CACHE=$ROOT/bench/peers/.cache
 	. "$ROOT/bench/peers/fetch.sh"
-	mkdir -p "$CACHE/lib"
-	AP=$CACHE/lib/libasyncProfiler-4.6.so; DD=$CACHE/lib/libjavaProfiler-1.22.0.so
-	if [ ! -s "$AP" ]; then
-		apjar=$(fetch tools/profiler async-profiler 4.6)
-		unzip -p "$apjar" "$(unzip -l "$apjar" | awk '/linux-x64\/libasyncProfiler.so/ {print $4}')" >"$AP"
-	fi
-	DD_JAR=$(fetch com/datadoghq ddprof 1.22.0)
-	[ -s "$DD" ] || unzip -p "$DD_JAR" META-INF/native-libs/linux-x64/libjavaProfiler.so >"$DD"
+	peer_libs
 	JMC_CP=$(fetch org/openjdk/jmc flightrecorder 9.1.2):$(fetch org/openjdk/jmc common 9.1.2)
 	JMC_CP=$JMC_CP:$(fetch org/owasp/encoder encoder 1.2.3):$(fetch at/yawk/lz4 lz4-java 1.10.2)
 	"$JDK17/bin/javac" --release 11 -d "$RUN/classes" -cp "$RUN/classes" "$HERE/DdprofDriver.java"

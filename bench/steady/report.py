@@ -114,7 +114,14 @@ p("")
 p("## Under load")
 p("")
 p("The figures above are profiles written while the program is idle. Profiles written while a service works "
-  "(periodic profiles at full load, every collector and JDK, beside the build before the estimate between "
-  "markings): docs/load.md, by `bash bench/load/run.sh`.")
+  "(test/java/LoadService.java at full load, no System.gc(), every periodic profile against the cache by "
+  "construction, and the exit profile after the caches died), by `bash bench/load/run.sh`, all gathered in "
+  "docs/RESULTS.md: every collector on JDK 11, 17, 21, 25 at the default 512k (docs/load-releases.md) and at "
+  "64k (docs/load-64k.md); a live set growing and dropped at a known rate (docs/load-grow.md); heapprobe "
+  "beside `heapprobe top`, async-profiler 4.6 `live` (loop=4s) and ddprof 1.22's live heap "
+  "(memory=INTERVAL:al:1.0, dumped every 4 s), all at the same interval (docs/load-peers.md: "
+  "`PEERS=\"async ddprof\" TOP=1 bash bench/load/run.sh`); leak suspects without period= "
+  "(docs/load-suspects.md, docs/load-suspects-releases.md, `bash bench/load/suspects.sh`); and what the "
+  "view costs there (docs/load-cost.md).")
 p("")
 print("\n".join(out))

@@ -71,7 +71,7 @@ bool heap_figure(struct hp_prof_heap *out, int64_t now_ns)
  * they have no concurrent marking, and without it every object that died
  * in the old generation since the last full GC (a cache whose threads
  * ended: 190 MiB of LoadService's) counts in the exit profile. The
- * program is done; its exit waits for one full pause (docs/load.md). */
+ * program is done; its exit waits for one full pause (docs/RESULTS.md, under load). */
 static void mark_before_profile(JNIEnv *jni, bool periodic, bool at_exit)
 {
 	if (!prof.o.live || prof.o.mark == HP_MARK_OFF)
@@ -89,7 +89,7 @@ static void mark_before_profile(JNIEnv *jni, bool periodic, bool at_exit)
 	 * still point to (their cards are roots to a young collection) into
 	 * survivor regions, which that marking takes as live: a cache held by
 	 * a thread that ended showed 110-127 MiB of its 190 after one cycle,
-	 * nothing after two (docs/load.md). The second marking knows the old
+	 * nothing after two (docs/RESULTS.md, under load). The second marking knows the old
 	 * referrers dead. */
 	struct hp_gc_info g = { .sz = sizeof(g) };
 	bool g1 = false, gen_shen = false;

@@ -50,7 +50,7 @@
  * What it does not know: lifetimes that change with the load (the
  * estimate follows within a few markings), and a marking's start where
  * the collector does not say it (G1's own cycles: the cover and start are
- * lower bounds, ages come out young and the view low; docs/load.md).
+ * lower bounds, ages come out young and the view low; docs/RESULTS.md, under load).
  */
 #include "agent/survival.h"
 

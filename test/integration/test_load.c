@@ -10,7 +10,7 @@
  * worth: the Horvitz-Thompson sd alone is sqrt(256k/96M) = 5%, and the
  * estimate between markings adds the binomial noise of not knowing which
  * recent samples are alive: single profiles at 512k and 190 MiB ranged
- * -33%..+25% on ZGC (sd ~18%, docs/load.md). The test takes the median of
+ * -33%..+25% on ZGC (sd ~18%, docs/RESULTS.md, under load). The test takes the median of
  * the periodic profiles (period=2 over 16 s: ~7), whose sd is ~7% at
  * most here, so +-25% is ~3.5 sigma, while the view before the estimate
  * read -100% on ZGC and Shenandoah (issue 26) and a model off by a factor
@@ -206,7 +206,7 @@ Test(load, parallel)
  * samples grow older than any age a marking judged, and those are counted
  * at the oldest judged age's survival). With its own cycles (3 GiB, 190
  * MiB: bench/load/run.sh), their start found by canaries, G1 reads +8%
- * [+0.4, +17.5] (docs/load.md). */
+ * [+0.4, +17.5] (docs/RESULTS.md, under load). */
 Test(load, g1_exit)
 {
 	check_load("-XX:+UseG1GC", false, true);
