@@ -289,31 +289,25 @@ double choose_scale(const struct snap_ctx *c, char *out, size_t cap)
  *
  * Between markings the recent samples are counted by their sites'
  * survival at their age, learnt from past judgments (add_live). Where the
- * samples still referenced outnumber what is alive a hundredfold
- * (generational ZGC: a young collection clears no weak reference, so every
- * sample since the last major marking is still referenced; 20 GiB of
- * samples for a 190 MiB cache under load), a survival error of 1% at any
- * age is an error of 100% in the view: single profiles read -18% to +66%
- * on JDK 21.
+ * samples still referenced outnumber what is alive many times over (under
+ * load, every sample since the last marking that no collection has cleared
+ * yet), a small survival error at any age is a large error in the view:
+ * single-generation ZGC's periodic profiles read -17% to +25% under load.
  *
- * ZGC's markings count the bytes they find alive (marking.c: single
- * generation, the heap's last cycle; generational, each generation's last
- * cycle, young ones several a second under load). That total, less what
- * was never sampled (B/2, as choose_scale), less the verified part (what
- * the last marking found of the samples, by survival since), is what the
- * recent samples stand for: their estimate is scaled to it, each site
- * keeping its share, the verified part untouched (it was judged, not
- * modelled). The figure is a moment behind (the last young marking under
- * load, well under a second; the last old one for old objects, which
- * change slowly), and it counts objects the sampler never saw allocated
- * beyond B/2: the anchor trades the model's variance for those. Off, the
- * profile saying why, where no figure is read, where choose_scale scaled
- * the view, or where the factor would leave 1/16..16 (a figure that far
- * from the model is not trusted). */
+ * Single-generation ZGC's marking counts the bytes it found alive
+ * (marking.c, the heap's last cycle). That total, less what was never
+ * sampled (B/2, as choose_scale), less the verified part (what the last
+ * marking found of the samples, by survival since), is what the recent
+ * samples stand for: their estimate is scaled to it, each site keeping its
+ * share, the verified part untouched (it was judged, not modelled). The
+ * figure is a cycle behind, and it counts objects the sampler never saw
+ * allocated beyond B/2: the anchor trades the model's variance for those.
+ * Off, the profile saying why, where no figure is read, on generational
+ * ZGC (below), where choose_scale scaled the view, or where the factor
+ * would leave 1/16..16 (a figure that far from the model is not trusted). */
 void anchor_estimate(struct snap_ctx *c, char *out, size_t cap)
 {
 	uint64_t f;
-	c->anchor = 0;
 	if (!prof.o.live || !c->estimating || !(c->recent_est > 0))
 		return;
 	if (hp_marking_young_live(prof.probe, &f) == 0) {
@@ -349,7 +343,6 @@ void anchor_estimate(struct snap_ctx *c, char *out, size_t cap)
 		c->var += a->var;
 	}
 	c->recent_est *= k;
-	c->anchor = k;
 	snprintf(out, cap, "; recent part anchored x%.3f to the collector's live figure: %llu bytes at the last "
 			 "marking's end, less half the %llu bytes in use before sampling (never sampled) and the verified "
 			 "part", k, (unsigned long long)f, (unsigned long long)prof.baseline_bytes);

@@ -187,7 +187,6 @@ struct snap_ctx {
 	struct clock_now now;
 	double verified_raw, verified_est, recent_est;
 	uint64_t recent_estimated;      /* recent samples counted through the estimate */
-	double anchor;                  /* factor anchor_estimate gave the recent part (0: none) */
 };
 
 /* What a snapshot is for, when not the configured outputs: a command's

@@ -101,14 +101,6 @@ static struct hp_marking_state *state(struct hp_probe *p)
 	return p->marking;
 }
 
-/* ZGC single-generation keeps the live bytes its marking found in a static
- * struct (zStat.hpp ZStatHeap::_at_mark_end, XStatHeap in JDK 21), set
- * when the relocation set is selected, right after mark end: symbols/
- * data names the symbol (symbol.z_at_mark_end) and the member's offset
- * (field.ZAtMarkEnd.live). Generational ZGC keeps one per generation in
- * ZGeneration objects (zstat.c): the figure is their sum, each from its
- * generation's last marking (young collections run several a second under
- * load). Shenandoah and G1 keep theirs only per region: not read. */
 /* The bound a live figure must keep. ZGC leaves CollectedHeap::_reserved
  * empty: bound by MaxHeapSize. */
 static void set_heap_bytes(struct hp_probe *p, struct hp_marking_state *m, const struct hp_heap_info *heap)
@@ -121,6 +113,15 @@ static void set_heap_bytes(struct hp_probe *p, struct hp_marking_state *m, const
 		m->heap_bytes = UINT64_MAX >> 1;
 }
 
+/* ZGC single-generation keeps the live bytes its marking found in a static
+ * struct (zStat.hpp ZStatHeap::_at_mark_end, XStatHeap in JDK 21), set
+ * when the relocation set is selected, right after mark end: symbols/
+ * data names the symbol (symbol.z_at_mark_end) and the member's offset
+ * (field.ZAtMarkEnd.live). Generational ZGC keeps one per generation in
+ * ZGeneration objects (zstat.c): the figure is the old generation's, the
+ * last major marking's (a requested one promotes everything first), and
+ * the young one's is read apart. Shenandoah and G1 keep theirs only per
+ * region: not read. */
 static void locate_live(struct hp_probe *p, struct hp_marking_state *m, const struct hp_heap_info *heap)
 {
 	const char *sym_name = hp_symdata_getf(p->data, "symbol.z_at_mark_end");
@@ -220,37 +221,31 @@ void hp_marking_locate(struct hp_probe *p)
 	}
 }
 
-int hp_marking_live(struct hp_probe *p, uint64_t *out)
+/* One of the collector's live figures, if set and within the heap: 0 when
+ * no cycle has set it yet, above the heap when torn by a race. */
+static int read_live(const struct hp_marking_state *m, const volatile uint64_t *at, uint64_t *out)
 {
-	struct hp_marking_state *m = p ? p->marking : NULL;
-	if (m && m->old_live) {
-		/* Generational: the old generation's, the last major marking's
-		 * (a requested one promotes everything first: the heap's). */
-		uint64_t o = *m->old_live;
-		if (o == 0 || o > m->heap_bytes)
-			return -ENODATA;
-		*out = o;
-		return 0;
-	}
-	if (!m || !m->marked_live)
+	if (!m || !at)
 		return -ENODATA;
-	uint64_t v = *m->marked_live;
+	uint64_t v = *at;
 	if (v == 0 || v > m->heap_bytes)
-		return -ENODATA;        /* no cycle yet, or torn by a race: none */
+		return -ENODATA;
 	*out = v;
 	return 0;
 }
 
+int hp_marking_live(struct hp_probe *p, uint64_t *out)
+{
+	const struct hp_marking_state *m = p ? p->marking : NULL;
+	/* Generational: the old generation's, the last major marking's (a
+	 * requested one promotes everything first: the heap's). */
+	return read_live(m, m && m->old_live ? m->old_live : m ? m->marked_live : NULL, out);
+}
+
 int hp_marking_young_live(struct hp_probe *p, uint64_t *out)
 {
-	struct hp_marking_state *m = p ? p->marking : NULL;
-	if (!m || !m->young_live)
-		return -ENODATA;
-	uint64_t y = *m->young_live;
-	if (y == 0 || y > m->heap_bytes)
-		return -ENODATA;
-	*out = y;
-	return 0;
+	const struct hp_marking_state *m = p ? p->marking : NULL;
+	return read_live(m, m ? m->young_live : NULL, out);
 }
 
 int hp_marking(struct hp_probe *p, struct hp_marking *out)
