@@ -92,6 +92,10 @@ struct profiler {
 	struct hp_survival surv;
 	bool have_surv;
 	uint64_t surv_markings;         /* markings_counted() at the last epoch */
+	/* When marking number i (markings_counted()) began, CLOCK_REALTIME,
+	 * at [i % HP_MARK_STARTS]; 0 unknown: the span of later judgments. */
+#define HP_MARK_STARTS 64
+	int64_t mark_start_real[HP_MARK_STARTS];
 	bool canary_tried;
 	/* The allocation clock of the estimate (survival.h): samples taken by
 	 * the end of each pause. */
@@ -252,6 +256,7 @@ void describe_stacks(char *out, size_t cap);
 struct clock_now clock_now(void);
 double clock_at(int64_t real_ns, void *ctx);
 void settle_pending(void);
+void survival_catch_up(void);
 void hist_dead(struct hp_live_entry *e, void *ctx);
 void markings_tick(JNIEnv *jni);
 void history_tick(JNIEnv *jni, bool profile);

@@ -118,11 +118,8 @@ static void mark_before_profile(JNIEnv *jni, bool periodic, bool at_exit)
 	}
 	if (rc == 0) {
 		hp_marks_canary_rearm(&prof.marks, jni, &prof.gc_events);      /* counted: not again */
-		if (prof.have_surv && markings_counted() > before) {
-			for (; prof.surv_markings < markings_counted(); prof.surv_markings++)
-				hp_survival_next_epoch(&prof.surv);
-			settle_pending();
-		}
+		if (markings_counted() > before)
+			survival_catch_up();
 	}
 	if (rc < 0 && prof.marks.requests == 1)
 		logf_("no marking before profiles: %s", prof.marks.last_request);
@@ -465,6 +462,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 		rc = hp_survival_init(&prof.surv, prof.sites.mask + 1);
 		prof.have_surv = rc == 0;
 		prof.surv_markings = 0;
+		memset(prof.mark_start_real, 0, sizeof(prof.mark_start_real));
 		prof.canary_tried = false;
 		hp_alloc_clock_reset(&prof.clock);
 	}

@@ -35,13 +35,24 @@
  *
  * The verified samples. A sample the last marking found alive is alive
  * now with S(a now) / S(a then), which the first judgments cannot give
- * past the ages they see (about one gap between markings). So per site
- * "next": the share of bytes alive at one marking still alive at the next,
- * and the exponential model between: next^{since / gap}. "first" (the
- * share alive at first judgment, all ages together) with f = (1 - e^-L)/L,
- * L = lambda gap, gives the rate where "next" has too few judgments yet.
- * Samples verified then found dead since (young collections) count at the
- * referenced ones' mean (hp_survival_with_cleared).
+ * past the ages they see (about one gap between markings). So per site,
+ * by span: of the samples a marking found alive, each later marking
+ * judges them again at the time since that marking began (the span):
+ * alive, or dead by then (found dead in between, by a young collection,
+ * counts when the next marking comes, at its span: hp_survival_settle_cleared).
+ * These are current-status data again, in the same log2 buckets, and the
+ * curve P(alive after span d | alive at a marking) is read at the time
+ * since the last marking began, at the constant hazard between buckets
+ * (hp_survival_by_span). Markings come at irregular gaps (G1's own cycles
+ * between requests, 0.2 to 4 s apart under load): one "next" share over
+ * all of them applied as next^{since / median gap}, as before, read G1's
+ * periodic profiles -45% to +53% (docs/load-releases.md); by span, within
+ * 15%. Where the spans have too few judgments yet, "next" (the share still
+ * alive at the next marking) with the exponential model next^{since/gap},
+ * then "first" (the share alive at first judgment, all ages together) with
+ * f = (1 - e^-L)/L, L = lambda gap. Samples verified then found dead
+ * since (young collections) count at the referenced ones' mean
+ * (hp_survival_with_cleared).
  *
  * Shrinkage: a site's ratio is (alive + K * pooled) / (all + K * mean),
  * K = 8 samples' worth, so a site with a handful of judgments takes the
@@ -63,6 +74,8 @@
 #define SHRINK_SAMPLES 8.0
 #define HP_SURV_SLOPE_MIN 40.0      /* judgments (with SHRINK_SAMPLES) for a bucket to give a slope */
 
+static void judge_in(struct hp_survival *s, uint32_t site, double bytes, double n, double age, bool alive, bool span);
+
 #define PENDING_CAP 131072      /* 3 MiB at most, touched as used */
 
 int hp_survival_init(struct hp_survival *s, uint32_t cap)
@@ -70,11 +83,14 @@ int hp_survival_init(struct hp_survival *s, uint32_t cap)
 	memset(s, 0, sizeof(*s));
 	s->sites = calloc(cap, sizeof(*s->sites));
 	s->pending = calloc(PENDING_CAP, sizeof(*s->pending));
-	if (!s->sites || !s->pending) {
+	s->cleared_sites = calloc(cap, sizeof(*s->cleared_sites));
+	if (!s->sites || !s->pending || !s->cleared_sites) {
 		free(s->sites);
 		free(s->pending);
+		free(s->cleared_sites);
 		s->sites = NULL;
 		s->pending = NULL;
+		s->cleared_sites = NULL;
 		return -ENOMEM;
 	}
 	s->pending_cap = PENDING_CAP;
@@ -87,6 +103,7 @@ void hp_survival_free(struct hp_survival *s)
 {
 	free(s->pending);
 	free(s->sites);
+	free(s->cleared_sites);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -96,12 +113,14 @@ void hp_survival_reset(struct hp_survival *s)
 		memset(s->sites, 0, sizeof(*s->sites) * s->cap);
 	memset(&s->pooled, 0, sizeof(s->pooled));
 	s->epoch = 0;
+	s->ncleared = 0;
 	s->pending_head = s->pending_n = 0;
 	s->pending_dropped = 0;
 }
 
 void hp_survival_next_epoch(struct hp_survival *s)
 {
+	s->ncleared = 0;
 	s->epoch++;
 }
 
@@ -121,12 +140,14 @@ static void catch_up(const struct hp_survival *s, struct hp_survival_site *x)
 	double k = d > 64 ? 0.0 : pow(s->keep, d);
 	scale_ratio(&x->first, k);
 	scale_ratio(&x->next, k);
-	for (int i = 0; i < HP_SURV_AGES; i++) {
-		x->ages.alive[i] *= (float)k;
-		x->ages.all[i] *= (float)k;
-		x->ages.age_bytes[i] *= (float)k;
-		x->ages.n[i] *= (float)k;
-	}
+	struct hp_survival_ages *tables[2] = { &x->ages, &x->spans };
+	for (int t = 0; t < 2; t++)
+		for (int i = 0; i < HP_SURV_AGES; i++) {
+			tables[t]->alive[i] *= (float)k;
+			tables[t]->all[i] *= (float)k;
+			tables[t]->age_bytes[i] *= (float)k;
+			tables[t]->n[i] *= (float)k;
+		}
 	x->epoch = s->epoch;
 }
 
@@ -218,11 +239,24 @@ void hp_survival_cleared(struct hp_survival *s, uint32_t site, double bytes)
 	if (!s->sites || site >= s->cap || !(bytes > 0))
 		return;
 	struct hp_survival_site *x = &s->sites[site];
-	if (x->cleared_epoch != s->epoch) {
+	if (x->cleared_epoch != s->epoch || !(x->cleared_verified > 0)) {
 		x->cleared_verified = 0;
+		x->cleared_n = 0;
 		x->cleared_epoch = s->epoch;
+		if (s->cleared_sites && s->ncleared < s->cap)
+			s->cleared_sites[s->ncleared++] = site;
 	}
 	x->cleared_verified += bytes;
+	x->cleared_n += 1;
+}
+
+void hp_survival_settle_cleared(struct hp_survival *s, double span)
+{
+	for (uint32_t k = 0; s->sites && s->cleared_sites && k < s->ncleared; k++) {
+		uint32_t i = s->cleared_sites[k];
+		if (s->sites[i].cleared_epoch == s->epoch && s->sites[i].cleared_verified > 0)
+			judge_in(s, i, s->sites[i].cleared_verified, s->sites[i].cleared_n, span, false, true);
+	}
 }
 
 double hp_survival_cleared_since(const struct hp_survival *s, uint32_t site)
@@ -250,7 +284,7 @@ unsigned hp_survival_age_bucket(double age)
 	return b >= HP_SURV_AGES ? HP_SURV_AGES - 1 : (unsigned)b;
 }
 
-void hp_survival_judge_age(struct hp_survival *s, uint32_t site, double bytes, double age, bool alive)
+static void judge_in(struct hp_survival *s, uint32_t site, double bytes, double n, double age, bool alive, bool span)
 {
 	if (!s->sites || site >= s->cap || !(bytes > 0))
 		return;
@@ -260,13 +294,23 @@ void hp_survival_judge_age(struct hp_survival *s, uint32_t site, double bytes, d
 	struct hp_survival_site *targets[2] = { &s->sites[site], &s->pooled };
 	for (int i = 0; i < 2; i++) {
 		catch_up(s, targets[i]);
-		struct hp_survival_ages *a = &targets[i]->ages;
+		struct hp_survival_ages *a = span ? &targets[i]->spans : &targets[i]->ages;
 		a->all[b] += (float)bytes;
 		a->age_bytes[b] += (float)(bytes * age);
-		a->n[b] += 1;
+		a->n[b] += (float)n;
 		if (alive)
 			a->alive[b] += (float)bytes;
 	}
+}
+
+void hp_survival_judge_age(struct hp_survival *s, uint32_t site, double bytes, double age, bool alive)
+{
+	judge_in(s, site, bytes, 1, age, alive, false);
+}
+
+void hp_survival_judge_span(struct hp_survival *s, uint32_t site, double bytes, double span, bool alive)
+{
+	judge_in(s, site, bytes, 1, span, alive, true);
 }
 
 void hp_survival_pend(struct hp_survival *s, uint32_t site, uint32_t pause, int64_t born_ns, double bytes)
@@ -312,25 +356,27 @@ void hp_survival_settle(struct hp_survival *s, uint32_t cover, double start, dou
 /* Per bucket: the site's share, shrunk toward the pooled one, and the
  * judgments' mean age; then made non-increasing (pool adjacent violators,
  * weighted by judgments). */
-double hp_survival_by_age(const struct hp_survival *s, uint32_t site, double age)
+static double curve(const struct hp_survival *s, uint32_t site, double age, bool span, double min_n)
 {
 	static const struct hp_survival_site none;
 	const struct hp_survival_site *x = s->sites && site < s->cap ? &s->sites[site] : &none;
 	double ks = x == &none ? 1 : pow(s->keep, s->epoch - x->epoch), kp = pow(s->keep, s->epoch - s->pooled.epoch);
-	double share[HP_SURV_AGES], weight[HP_SURV_AGES], at[HP_SURV_AGES];
+	const struct hp_survival_ages *xa = span ? &x->spans : &x->ages, *pa_ = span ? &s->pooled.spans : &s->pooled.ages;
+	double share[HP_SURV_AGES], weight[HP_SURV_AGES], at[HP_SURV_AGES], total = 0;
 	int nb = 0;
 	for (int b = 0; b < HP_SURV_AGES; b++) {
-		double pa = s->pooled.ages.alive[b] * kp, pall = s->pooled.ages.all[b] * kp, pn = s->pooled.ages.n[b] * kp;
-		double sa = x->ages.alive[b] * ks, sall = x->ages.all[b] * ks, sn = x->ages.n[b] * ks;
+		double pa = pa_->alive[b] * kp, pall = pa_->all[b] * kp, pn = pa_->n[b] * kp;
+		double sa = xa->alive[b] * ks, sall = xa->all[b] * ks, sn = xa->n[b] * ks;
 		if (!(pall > 0) || !(pn > 0.5))
 			continue;       /* nobody judged at this age */
 		double mean = pall / pn, pshare = pa / pall;
 		share[nb] = (sa + SHRINK_SAMPLES * mean * pshare) / (sall + SHRINK_SAMPLES * mean);
 		weight[nb] = sn + SHRINK_SAMPLES;
-		at[nb] = sall > 0 ? x->ages.age_bytes[b] * ks / sall : s->pooled.ages.age_bytes[b] * kp / pall;
+		at[nb] = sall > 0 ? xa->age_bytes[b] * ks / sall : pa_->age_bytes[b] * kp / pall;
+		total += pn;
 		nb++;
 	}
-	if (!nb)
+	if (!nb || total < min_n)
 		return -1;
 	/* Pool adjacent violators: a later bucket may not survive more. */
 	double bs[HP_SURV_AGES], bw[HP_SURV_AGES];
@@ -360,6 +406,13 @@ double hp_survival_by_age(const struct hp_survival *s, uint32_t site, double age
 	 * lifetimes, and for any mix of them with garbage dead at birth and
 	 * objects kept for ever (flat then). Flat, as before, read a cache
 	 * whose entries live 0.3 s at its survival at 0.7 s: 40% low. */
+	if (age <= at[0] && span) {
+		/* Alive at span 0 by definition: the first bucket's constant
+		 * hazard from there (exact for exponential lifetimes). */
+		if (!(at[0] > 0) || !(age > 0))
+			return age > 0 ? share[0] : 1;
+		return share[0] > 0 ? pow(share[0], age / at[0]) : 0;
+	}
 	if (age <= at[0]) {
 		/* Only between buckets of at least HP_SURV_SLOPE_MIN judgments
 		 * (shrinkage included), the youngest with some alive: a slope
@@ -375,9 +428,25 @@ double hp_survival_by_age(const struct hp_survival *s, uint32_t site, double age
 	for (int i = 1; i < nb; i++)
 		if (age <= at[i]) {
 			double t = at[i] > at[i - 1] ? (age - at[i - 1]) / (at[i] - at[i - 1]) : 1;
+			if (share[i] > 0 && share[i - 1] > 0)
+				/* At the constant hazard between the buckets: a
+				 * survival curve is a mixture of exponentials
+				 * (log-convex), which the geometric chord follows
+				 * closer than the straight one, always above it. */
+				return share[i - 1] * pow(share[i] / share[i - 1], t);
 			return share[i - 1] + (share[i] - share[i - 1]) * t;
 		}
 	return share[nb - 1];
+}
+
+double hp_survival_by_age(const struct hp_survival *s, uint32_t site, double age)
+{
+	return curve(s, site, age, false, 0);
+}
+
+double hp_survival_by_span(const struct hp_survival *s, uint32_t site, double since, double min_n)
+{
+	return curve(s, site, since, true, min_n);
 }
 
 /* ---- the allocation clock ------------------------------------------------- */

@@ -9,10 +9,12 @@
  *          alive (the objects' survival over ages 0..one marking gap);
  *   next:  of the samples judged alive by one marking, the share still
  *          alive at the next (survival over one more gap).
- * Between markings, a sample no marking has seen counts for
- * exp(-lambda * age), lambda fitted to `first` (exponential lifetimes), and
- * a sample verified by the last marking for next^(time since that marking
- * began / gap). A site with few judgments leans on the pooled ratios.
+ * and two curves in log2 buckets: first judgments by age (the recent
+ * samples), later judgments by span (the verified ones; see survival.c).
+ * Between markings, a sample no marking has seen counts for its site's
+ * survival at its age, and a sample verified by the last marking for the
+ * survival over the span since that marking began. A site with few
+ * judgments leans on the pooled ones.
  * Single writer: the agent thread's sweeps, under the profiler's dump lock. */
 #ifndef HP_SURVIVAL_H
 #define HP_SURVIVAL_H
@@ -41,12 +43,16 @@ struct hp_survival_ages {
 struct hp_survival_site {
 	struct hp_survival_ratio first, next;
 	struct hp_survival_ages ages;
+	/* Later judgments by the time since the marking that last found the
+	 * sample alive began (the span), same buckets: P(alive after span d |
+	 * alive at a marking's start), for the verified samples. */
+	struct hp_survival_ages spans;
 	uint32_t epoch;                 /* decays applied up to this epoch */
 	/* Bytes found dead since the last marking of samples it verified: a
 	 * young collection clears the references of young objects that died,
 	 * so the samples still referenced are the likelier alive, and the
 	 * estimate counts these. (Recent ones found dead are pending.) */
-	double cleared_verified;
+	double cleared_verified, cleared_n;
 	uint32_t cleared_epoch;
 };
 
@@ -66,6 +72,8 @@ struct hp_survival {
 	uint32_t pending_cap, pending_head, pending_n;
 	uint64_t pending_dropped;
 	struct hp_survival_site pooled;
+	uint32_t *cleared_sites;        /* sites hp_survival_cleared counted this epoch */
+	uint32_t ncleared;
 	uint32_t epoch;                 /* one per marking seen */
 	double keep;                    /* decay per marking */
 };
@@ -105,6 +113,18 @@ void hp_survival_settle(struct hp_survival *s, uint32_t cover, double start, dou
  * garbage dies younger than any marking can look); -1 if no judgment. */
 double hp_survival_by_age(const struct hp_survival *s, uint32_t site, double age);
 
+/* A later judgment: a sample a marking found alive, judged again `span`
+ * (allocation clock) after that marking began: alive (a later marking
+ * found it so when it began) or dead by then. */
+void hp_survival_judge_span(struct hp_survival *s, uint32_t site, double bytes, double span, bool alive);
+
+/* P(alive `since` after a marking's start | found alive by it), from the
+ * site's later judgments by span (pooled where the site has few),
+ * non-increasing, interpolated between the buckets' mean spans and, below
+ * the first, at its constant hazard from 1 at span 0; -1 with fewer than
+ * `min_n` judgments at the site and pooled together. */
+double hp_survival_by_span(const struct hp_survival *s, uint32_t site, double since, double min_n);
+
 /* The age bucket of `age` (tests). */
 unsigned hp_survival_age_bucket(double age);
 
@@ -127,6 +147,10 @@ double hp_alloc_clock_at(const struct hp_alloc_clock *c, int64_t ns, int64_t now
 
 /* A sample verified by the last marking found dead since. */
 void hp_survival_cleared(struct hp_survival *s, uint32_t site, double bytes);
+/* At a new marking, `span` after the last began (before
+ * hp_survival_next_epoch): what hp_survival_cleared counted since, per
+ * site, judged dead at that span (hp_survival_judge_span). */
+void hp_survival_settle_cleared(struct hp_survival *s, double span);
 /* What hp_survival_cleared counted at the site since the last marking. */
 double hp_survival_cleared_since(const struct hp_survival *s, uint32_t site);
 
