@@ -189,9 +189,7 @@ void setup_estimate(struct snap_ctx *c)
 	c->estimating = false;
 	if (!prof.have_surv || !hp_marks_last_start(&prof.marks, &last) || hp_survival_first(&prof.surv, 0, &n) < 0)
 		return;
-	struct timespec mono;
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	int64_t mono_now = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec;
+	int64_t mono_now = hp_mono_ns();
 	c->now = clock_now();
 	int64_t gap = hp_marks_gap_ns(&prof.marks);
 	if (gap <= 0) {

@@ -17,6 +17,7 @@
  * U+FFFD, so no frame name can end the script element or break the page.
  */
 #include "agent/profile.h"
+#include "agent/units.h"
 #include "agent/writer.h"
 
 #include <errno.h>
@@ -121,27 +122,10 @@ static void html_text(struct hp_out *o, const char *str)
 }
 
 /* "12.3 MiB": binary units, as the JVM reports heap sizes. */
-static void fmt_bytes(char *buf, size_t n, int64_t v)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-	double d = (double)v;
-	size_t u = 0;
-	while (fabs(d) >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		d /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, n, "%" PRId64 " B", v);
-	else if (d == trunc(d))
-		snprintf(buf, n, "%.0f %s", d, units[u]);      /* "512 KiB", not "512.0 KiB" */
-	else
-		snprintf(buf, n, "%.1f %s", d, units[u]);
-}
-
 static void out_bytes(struct hp_out *o, int64_t v)
 {
 	char b[32];
-	fmt_bytes(b, sizeof(b), v);
+	hp_bytes_str((double)v, b, sizeof(b));
 	hp_out_str(o, b);
 }
 
@@ -326,7 +310,7 @@ static void write_timeline(struct hp_out *o, const struct hp_profile *p)
 	for (int g = 0; g <= 2; g++) {
 		double v = ymax / 1.05 * g / 2;
 		char b[32];
-		fmt_bytes(b, sizeof(b), (int64_t)v);
+		hp_bytes_str(v, b, sizeof(b));
 		hp_out_printf(o, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e5e5e5\"/>"
 			      "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" fill=\"#555\">%s</text>\n",
 			      TL_L, TL_W - TL_R, Y(v), Y(v), TL_L - 4, Y(v) + 4, b);

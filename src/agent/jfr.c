@@ -1,4 +1,9 @@
-/* hp_write_jfr: the profile as a JDK Flight Recorder file, one chunk of
+/* Why one file of ~840 lines: the metadata declares every type and field
+ * the events and constant pools below write, by id and in order; kept in
+ * one place they are read and changed together, and a mismatch between
+ * them is a file the JDK's parser rejects.
+ *
+ * hp_write_jfr: the profile as a JDK Flight Recorder file, one chunk of
  * format 2.1, the layout the JDK writes and its `jfr` tool and JDK Mission
  * Control's parser read (jdk.jfr.internal.consumer.ChunkHeader, ChunkParser,
  * MetadataReader name the pieces):

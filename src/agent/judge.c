@@ -4,26 +4,17 @@
 
 /* ---- history ------------------------------------------------------------- */
 
-static int64_t realtime_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 /* When the latest marking began, on CLOCK_REALTIME (the samples' clock);
  * now if none. */
 static int64_t last_start_real(void)
 {
-	struct timespec mono;
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	int64_t mono_now = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec, real_now = realtime_ns(), start;
+	int64_t mono_now = hp_mono_ns(), real_now = hp_real_ns(), start;
 	return hp_marks_last_start(&prof.marks, &start) ? real_now - (mono_now - start) : real_now;
 }
 
 struct clock_now clock_now(void)
 {
-	return (struct clock_now){ realtime_ns(), (uint64_t)hp_striped_sum(&prof.samples, memory_order_relaxed) };
+	return (struct clock_now){ hp_real_ns(), (uint64_t)hp_striped_sum(&prof.samples, memory_order_relaxed) };
 }
 
 double clock_at(int64_t real_ns, void *ctx)
@@ -178,7 +169,7 @@ void history_tick(JNIEnv *jni, bool profile)
 		return;
 	markings_tick(jni);
 	uint64_t m = markings_counted();
-	int64_t now = realtime_ns();
+	int64_t now = hp_real_ns();
 	uint64_t pauses = atomic_load(&prof.gc_events);
 	if (!prof.have_history || !hp_history_due(&prof.history, m, now, pauses, profile)) {
 		hp_live_sweep(&prof.live, jni, sweep_alive, hist_dead, NULL);

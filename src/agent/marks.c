@@ -15,6 +15,7 @@
  * Bounds err on the side of "recent, not yet verified", never the other.
  */
 #include "agent/marks.h"
+#include "vmstructs/clock.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -23,13 +24,6 @@
 #include <time.h>
 
 /* CLOCK_MONOTONIC ns: request timing and marking start times. */
-static int64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 static uint32_t ring_latest(const struct hp_mark_ring *r, bool *have)
 {
 	uint64_t n = atomic_load_explicit(&r->n, memory_order_acquire);
@@ -94,7 +88,7 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	atomic_store(&m->z_pending, false);
 	m->canary_markings = 0;
 	__atomic_store_n(&m->last_completion, pauses_now, __ATOMIC_RELAXED);
-	__atomic_store_n(&m->last_completion_ns, mono_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&m->last_completion_ns, hp_mono_ns(), __ATOMIC_RELAXED);
 	m->last_full_pause = 0;
 	m->requests = m->requests_ok = 0;
 	m->request_ns_total = m->request_ns_max = 0;
@@ -115,7 +109,7 @@ void hp_marks_observe(struct hp_marks *m, uint64_t full, uint64_t concurrent, ui
 	if (counted <= m->count_seen)
 		return;
 	bool was_full = full != m->full_seen;
-	int64_t now = mono_ns();
+	int64_t now = hp_mono_ns();
 	uint32_t cover = was_full ? pauses_before : __atomic_load_n(&m->last_completion, __ATOMIC_RELAXED);
 	/* A concurrent cycle began after the pause following its cover: the
 	 * end of that pause is the earliest it can have begun. */
@@ -151,7 +145,7 @@ static void z_major_began(struct hp_marks *m, uint64_t young, int64_t now, uint3
 
 void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_before)
 {
-	int64_t now = mono_ns();
+	int64_t now = hp_mono_ns();
 	atomic_store_explicit(&m->pause_end_ns[(pauses_before + 1) % HP_PAUSE_RING], now, memory_order_relaxed);
 	struct hp_marking mk = { .sz = sizeof(mk) };
 	if (hp_marking(probe, &mk) != 0)
@@ -229,21 +223,21 @@ static void marks_requested_at(struct hp_marks *m, uint32_t at_request, uint64_t
 		ring_push(&m->requested, at_request, request_ns, pauses_now);
 	}
 	__atomic_store_n(&m->last_completion, pauses_now, __ATOMIC_RELAXED);
-	__atomic_store_n(&m->last_completion_ns, mono_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&m->last_completion_ns, hp_mono_ns(), __ATOMIC_RELAXED);
 	m->request_cover = at_request;
 	m->request_end_pause = pauses_now;
 }
 
 void hp_marks_requested(struct hp_marks *m, uint32_t at_request, uint64_t seen_before, uint32_t pauses_now)
 {
-	marks_requested_at(m, at_request, seen_before, pauses_now, mono_ns());
+	marks_requested_at(m, at_request, seen_before, pauses_now, hp_mono_ns());
 }
 
 bool hp_marks_may_request(struct hp_marks *m)
 {
 	if (!m->requests_ok)
 		return true;
-	uint64_t since = (uint64_t)mono_ns() - m->last_end_ns;
+	uint64_t since = (uint64_t)hp_mono_ns() - m->last_end_ns;
 	if (since >= HP_MARKS_DUTY * m->last_ns)
 		return true;
 	snprintf(m->last_request, sizeof(m->last_request),
@@ -261,10 +255,10 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags,
 	uint32_t at_request = (uint32_t)atomic_load(pauses);
 	uint64_t seen_before = atomic_load(&m->seen.n);
 	char why[200] = "";
-	int64_t request_ns = mono_ns();
+	int64_t request_ns = hp_mono_ns();
 	uint64_t t0 = (uint64_t)request_ns;
 	int rc = hp_request_marking(probe, flags, why, sizeof(why));
-	uint64_t dt = (uint64_t)mono_ns() - t0;
+	uint64_t dt = (uint64_t)hp_mono_ns() - t0;
 	m->requests++;
 	if (rc) {
 		snprintf(m->last_request, sizeof(m->last_request), "not requested: %.180s", why);
@@ -272,7 +266,7 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags,
 	}
 	m->requests_ok++;
 	m->last_ns = dt;
-	m->last_end_ns = (uint64_t)mono_ns();
+	m->last_end_ns = (uint64_t)hp_mono_ns();
 	m->request_ns_total += dt;
 	if (dt > m->request_ns_max)
 		m->request_ns_max = dt;
@@ -475,7 +469,7 @@ int hp_marks_canary_check(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_
 		uint32_t cover = m->canary[newest].pause;
 		int64_t start = atomic_load(&m->pause_end_ns[(cover + 1) % HP_PAUSE_RING]);
 		int64_t made = atomic_load(&m->pause_end_ns[cover % HP_PAUSE_RING]);
-		ring_push(&m->requested, cover, start > made ? start : made > 0 ? made : mono_ns(),
+		ring_push(&m->requested, cover, start > made ? start : made > 0 ? made : hp_mono_ns(),
 			  (uint32_t)atomic_load(pauses));
 		m->canary_markings++;
 		counted = 1;

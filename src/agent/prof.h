@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmstructs/clock.h"
 #include "agent/history.h"
 #include "agent/live.h"
 #include "agent/marks.h"

@@ -393,9 +393,7 @@ void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 	/* The world is stopped: no sample is allocated between the two. */
 	uint64_t before = atomic_load_explicit(&prof.gc_events, memory_order_relaxed);
 	hp_marks_on_gc(&prof.marks, prof.probe, (uint32_t)before);
-	struct timespec t;
-	clock_gettime(CLOCK_REALTIME, &t);
-	hp_alloc_clock_tick(&prof.clock, (int64_t)t.tv_sec * 1000000000 + t.tv_nsec,
+	hp_alloc_clock_tick(&prof.clock, hp_real_ns(),
 			    (uint64_t)hp_striped_sum(&prof.samples, memory_order_relaxed));
 	atomic_fetch_add_explicit(&prof.gc_events, 1, memory_order_release);
 	atomic_store_explicit(&prof.gc_pending, 1, memory_order_release);

@@ -415,9 +415,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 		atomic_store(&prof.decode_failed[i], 0);
 	for (int i = 0; i < HP_METHOD_RESULTS; i++)
 		atomic_store(&prof.method_failed[i], 0);
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	prof.start_realtime_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	prof.start_realtime_ns = hp_real_ns();
 	if (!prof.jvmti && (*vm)->GetEnv(vm, (void **)&prof.jvmti, JVMTI_VERSION_11) != JNI_OK) {
 		snprintf(err, errlen, "heapprobe: JVMTI 11 (SampledObjectAlloc) is not available in this JVM");
 		prof.jvmti = NULL;
@@ -481,7 +479,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 			undo_start(jni);
 			return rc;
 		}
-		prof.up_from_s = now.tv_sec;
+		prof.up_from_s = prof.start_realtime_ns / 1000000000;
 	}
 	sem_init(&prof.wake, 0, 0);
 

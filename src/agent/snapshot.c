@@ -409,9 +409,7 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 	 * arrays that hold them may move, and we have taken the pointers. */
 	pthread_mutex_unlock(&t->lock);
 	const char *comments[] = { c1, c2, c3, c4, c5, c6 };
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	int64_t now_ns = hp_real_ns();
 	struct hp_profile p = {
 		.frames = frames, .nframes = nframes, .frame_map = remap, .nframe_map = nfr,
 		.samples = samples, .nsamples = nsamples,

@@ -79,9 +79,7 @@ static void fmt_time(int64_t ns, char *buf, size_t cap)
 
 void hp_profiler_status(FILE *out)
 {
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	int64_t now_ns = hp_real_ns();
 	fprintf(out, "pid: %d\n", (int)getpid());
 	if (!atomic_load(&prof.running)) {
 		fprintf(out, "profiler: not running\n");

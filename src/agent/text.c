@@ -18,21 +18,11 @@
 #include <time.h>
 
 #include "agent/profile.h"
+#include "agent/units.h"
 #include "agent/writer.h"
 
 #define TOP_SITES 20
 #define FRAMES_SHOWN 8
-
-static const char *size_str(double b, char *buf, size_t cap)
-{
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	int i = 0;
-	double a = fabs(b);
-	while (a >= 1024 && i < 4)
-		a /= 1024, b /= 1024, i++;
-	snprintf(buf, cap, i ? "%.1f %s" : "%.0f %s", b, unit[i]);
-	return buf;
-}
 
 static const char *duration_str(double s, char *buf, size_t cap)
 {
@@ -86,7 +76,7 @@ int hp_write_text(const struct hp_profile *p, const char *path, char *err, size_
 	hp_out_printf(&o, "time: %s (sampling for %s)\n", when, duration_str(p->duration_nanos / 1e9, a, sizeof(a)));
 	if (p->heap)
 		hp_out_printf(&o, "live heap after the last collection: %s (%s, from %s, collection #%u)\n",
-			      size_str((double)p->heap->used, a, sizeof(a)), hp_str(p->heap->kind),
+			      hp_bytes_str((double)p->heap->used, a, sizeof(a)), hp_str(p->heap->kind),
 			      hp_str(p->heap->source), p->heap->gc_id);
 	double inuse = 0, recent = 0, alloc = 0;
 	for (size_t i = 0; i < p->nsamples; i++) {
@@ -95,8 +85,8 @@ int hp_write_text(const struct hp_profile *p, const char *path, char *err, size_
 		alloc += (double)p->samples[i].alloc_bytes;
 	}
 	hp_out_printf(&o, "sampled view: %s verified alive by a marking, %s recent (not yet seen by a marking), "
-		      "%s allocated; interval %lld bytes\n", size_str(inuse, a, sizeof(a)), size_str(recent, b, sizeof(b)),
-		      size_str(alloc, c, sizeof(c)), (long long)p->period);
+		      "%s allocated; interval %lld bytes\n", hp_bytes_str(inuse, a, sizeof(a)), hp_bytes_str(recent, b, sizeof(b)),
+		      hp_bytes_str(alloc, c, sizeof(c)), (long long)p->period);
 	const struct hp_prof_history *h = p->history;
 	if (h && h->npoints) {
 		size_t young = 0;
@@ -105,7 +95,7 @@ int hp_write_text(const struct hp_profile *p, const char *path, char *err, size_
 		double span = (double)(h->points[h->npoints - 1].time_nanos - h->points[0].time_nanos) / 1e9;
 		hp_out_printf(&o, "history: %zu marking records and %zu young-collection records over %s (%s held)\n",
 			      h->npoints - young, young, duration_str(span, a, sizeof(a)),
-			      size_str((double)h->bytes, b, sizeof(b)));
+			      hp_bytes_str((double)h->bytes, b, sizeof(b)));
 	} else {
 		hp_out_str(&o, "history: none (live tracking off, or no collection yet)\n");
 	}
@@ -126,9 +116,9 @@ int hp_write_text(const struct hp_profile *p, const char *path, char *err, size_
 		if (s->inuse_bytes + s->recent_bytes <= 0)
 			break;
 		hp_out_printf(&o, "%3zu. %s +- %s  recent %s  alloc %s  %s\n", ++shown,
-			      size_str((double)s->inuse_bytes, a, sizeof(a)),
-			      size_str((double)(s->inuse_bytes_hi - s->inuse_bytes_lo) / 2, b, sizeof(b)),
-			      size_str((double)s->recent_bytes, c, sizeof(c)), size_str((double)s->alloc_bytes, d, sizeof(d)),
+			      hp_bytes_str((double)s->inuse_bytes, a, sizeof(a)),
+			      hp_bytes_str((double)(s->inuse_bytes_hi - s->inuse_bytes_lo) / 2, b, sizeof(b)),
+			      hp_bytes_str((double)s->recent_bytes, c, sizeof(c)), hp_bytes_str((double)s->alloc_bytes, d, sizeof(d)),
 			      s->class_name && s->class_name[0] ? s->class_name : "-");
 		for (size_t k = 0; k < s->nframes && k < FRAMES_SHOWN; k++)
 			write_frame(&o, &p->frames[hp_prof_frame(p, s, k)]);
@@ -151,9 +141,9 @@ int hp_write_text(const struct hp_profile *p, const char *path, char *err, size_
 			hp_out_printf(&o, "  %6.1fs  %-8s  %11u  %13s  %14s  %10s  %13s\n",
 				      (double)(pt->time_nanos - h->points[0].time_nanos) / 1e9,
 				      pt->kind == HP_POINT_MARKING ? "marking" : "young", pt->collections,
-				      pt->heap_used ? size_str((double)pt->heap_used, a, sizeof(a)) : "-",
-				      size_str(pt->live, b, sizeof(b)), size_str(pt->recent, c, sizeof(c)),
-				      size_str(pt->freed, e, sizeof(e)));
+				      pt->heap_used ? hp_bytes_str((double)pt->heap_used, a, sizeof(a)) : "-",
+				      hp_bytes_str(pt->live, b, sizeof(b)), hp_bytes_str(pt->recent, c, sizeof(c)),
+				      hp_bytes_str(pt->freed, e, sizeof(e)));
 		}
 	}
 
@@ -173,11 +163,11 @@ int hp_write_text(const struct hp_profile *p, const char *path, char *err, size_
 		if (x->may_be_replacement)
 			snprintf(note, sizeof(note), "; late attach: may be objects older than the sampling being replaced, "
 				 "until its live bytes pass the %s in use when sampling began",
-				 size_str((double)x->baseline_bytes, base, sizeof(base)));
+				 hp_bytes_str((double)x->baseline_bytes, base, sizeof(base)));
 		hp_out_printf(&o, "%zu. %s  +%s/min over %u markings (%s), z=%.1f (second half z=%.1f), live %s, %s; "
 			      "age in markings survived: 1: %.0f%%, 2-3: %.0f%%, 4-7: %.0f%%, 8+: %.0f%%%s\n",
-			      i + 1, leaf(p, s), size_str(x->per_min, a, sizeof(a)), x->window,
-			      duration_str(x->span_s, b, sizeof(b)), x->z, x->z_recent, size_str(x->live, c, sizeof(c)),
+			      i + 1, leaf(p, s), hp_bytes_str(x->per_min, a, sizeof(a)), x->window,
+			      duration_str(x->span_s, b, sizeof(b)), x->z, x->z_recent, hp_bytes_str(x->live, c, sizeof(c)),
 			      s->class_name && s->class_name[0] ? s->class_name : "-",
 			      ages > 0 ? 100 * x->age_bytes[0] / ages : 0, ages > 0 ? 100 * x->age_bytes[1] / ages : 0,
 			      ages > 0 ? 100 * x->age_bytes[2] / ages : 0, ages > 0 ? 100 * x->age_bytes[3] / ages : 0, note);

@@ -1,4 +1,5 @@
 #include "agent/upload.h"
+#include "vmstructs/clock.h"
 
 #include <curl/curl.h>
 #include <dlfcn.h>
@@ -84,13 +85,6 @@ struct hp_upload {
 	struct hp_upload_stats st;
 };
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits on the condition until woken or ms elapsed (the clock is
  * CLOCK_REALTIME for pthread_cond_timedwait by default). Lock held. */
 static void wait_ms(struct hp_upload *u, int64_t ms)
@@ -148,7 +142,7 @@ static void *sender(void *arg)
 	for (;;) {
 		while (!u->count && !u->stopping)
 			pthread_cond_wait(&u->cond, &u->lock);
-		if (!u->count || (u->stopping && now_ms() >= u->deadline_ms))
+		if (!u->count || (u->stopping && hp_mono_ms() >= u->deadline_ms))
 			break;
 		/* Take the oldest out of the queue while it is sent: a push
 		 * meanwhile may drop queued periods, never the one on the wire. */
@@ -159,8 +153,8 @@ static void *sender(void *arg)
 		/* 10 s a request; when stopping, no later than the deadline:
 		 * the JVM's exit waits for this thread. */
 		long timeout = 10000;
-		if (u->stopping && u->deadline_ms - now_ms() < timeout)
-			timeout = (long)(u->deadline_ms - now_ms()) > 100 ? (long)(u->deadline_ms - now_ms()) : 100;
+		if (u->stopping && u->deadline_ms - hp_mono_ms() < timeout)
+			timeout = (long)(u->deadline_ms - hp_mono_ms()) > 100 ? (long)(u->deadline_ms - hp_mono_ms()) : 100;
 		pthread_mutex_unlock(&u->lock);
 		char why[256] = "libcurl unavailable";
 		int rc = c ? post(u, c, &it, timeout, why, sizeof(why)) : -1;
@@ -184,8 +178,8 @@ static void *sender(void *arg)
 			u->st.attempts_failed++;
 			snprintf(u->st.last_error, sizeof(u->st.last_error), "%s", why);
 			int64_t w = backoff;
-			if (u->stopping && u->deadline_ms - now_ms() < w)
-				w = u->deadline_ms - now_ms();
+			if (u->stopping && u->deadline_ms - hp_mono_ms() < w)
+				w = u->deadline_ms - hp_mono_ms();
 			if (w > 0)
 				wait_ms(u, w);
 			backoff = backoff * 2 > 60000 ? 60000 : backoff * 2;
@@ -291,7 +285,7 @@ void hp_upload_stop(struct hp_upload *u, int wait, struct hp_upload_stats *final
 		return;
 	pthread_mutex_lock(&u->lock);
 	u->stopping = true;
-	u->deadline_ms = now_ms() + wait;
+	u->deadline_ms = hp_mono_ms() + wait;
 	pthread_cond_signal(&u->cond);
 	pthread_mutex_unlock(&u->lock);
 	pthread_join(u->thread, NULL);

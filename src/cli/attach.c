@@ -1,4 +1,5 @@
 #include "cli/attach.h"
+#include "vmstructs/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,13 +14,6 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static const char *user_name(uid_t uid, char *buf, size_t cap)
 {
@@ -251,8 +245,8 @@ static int start_listener(struct hp_target *t, const char *sock, int timeout_ms,
 		result = errno == ESRCH ? HP_EXIT_NO_PROCESS : HP_EXIT_PERMISSION;
 		goto out;
 	}
-	long long deadline = now_ms() + timeout_ms;
-	for (int delay = 20; now_ms() < deadline; delay = delay < 200 ? delay * 2 : 200) {
+	long long deadline = hp_mono_ms() + timeout_ms;
+	for (int delay = 20; hp_mono_ms() < deadline; delay = delay < 200 ? delay * 2 : 200) {
 		usleep((useconds_t)delay * 1000);
 		struct stat st;
 		if (stat(sock, &st) == 0 && S_ISSOCK(st.st_mode)) {
@@ -303,8 +297,8 @@ int hp_attach_command(struct hp_target *t, const char *cmd, const char *const ar
 		int rc = start_listener(t, sock, connect_timeout_ms, err, errlen);
 		if (rc)
 			return rc;
-		long long deadline = now_ms() + 2000;
-		while ((fd = try_connect(sock)) < 0 && now_ms() < deadline)
+		long long deadline = hp_mono_ms() + 2000;
+		while ((fd = try_connect(sock)) < 0 && hp_mono_ms() < deadline)
 			usleep(20000);
 		if (fd < 0) {
 			snprintf(err, errlen, "cannot connect to %s: %s", sock, strerror(-fd));
@@ -341,10 +335,10 @@ int hp_attach_command(struct hp_target *t, const char *cmd, const char *const ar
 	/* The answer, until the JVM closes the connection. */
 	size_t cap = 4096, got = 0;
 	char *buf = malloc(cap);
-	long long deadline = answer_timeout_ms > 0 ? now_ms() + answer_timeout_ms : 0;
+	long long deadline = answer_timeout_ms > 0 ? hp_mono_ms() + answer_timeout_ms : 0;
 	int result = 0;
 	while (buf) {
-		int wait = deadline ? (int)(deadline - now_ms()) : 1000;
+		int wait = deadline ? (int)(deadline - hp_mono_ms()) : 1000;
 		if (deadline && wait <= 0) {
 			snprintf(err, errlen, "JVM %d did not finish answering within %d ms", (int)t->pid,
 				 answer_timeout_ms);

@@ -71,33 +71,39 @@ void hp_jvmstat_close(struct hp_jvmstat *js)
 	js->map = NULL;
 }
 
-/* The entry named `name`: its data and vector length, bounds checked. */
+/* The entry named `name` of type `type`, through the library's checked
+ * walker (hp_perfdata_each): its data and vector length. */
+struct find {
+	const char *name;
+	char type;
+	int32_t veclen;
+	size_t at;
+};
+
+static int find_one(const char *name, char type, int32_t veclen, size_t at, void *vctx)
+{
+	struct find *f = vctx;
+	if (type != f->type || strcmp(name, f->name))
+		return 0;
+	f->veclen = veclen;
+	f->at = at;
+	return 1;
+}
+
 static const unsigned char *find(const struct hp_jvmstat *js, const char *name, char type, int32_t *veclen)
 {
-	if (!js->map)
+	if (!js->map || js->len < sizeof(struct hp_pd_prologue))
 		return NULL;
-	const struct hp_pd_prologue *p = (const void *)js->map;
-	size_t used = (size_t)p->used <= js->len ? (size_t)p->used : js->len;
-	size_t off = (size_t)p->entry_offset;
-	for (int32_t i = 0; i < p->num_entries && off + sizeof(struct hp_pd_entry) <= used; i++) {
-		const struct hp_pd_entry *e = (const void *)(js->map + off);
-		if (e->entry_length <= 0 || off + (size_t)e->entry_length > used)
-			return NULL;
-		size_t nlen = (size_t)e->entry_length;
-		if (e->name_offset > 0 && (size_t)e->name_offset < nlen &&
-		    strnlen((const char *)js->map + off + e->name_offset, nlen - (size_t)e->name_offset) <
-			    nlen - (size_t)e->name_offset &&
-		    !strcmp((const char *)js->map + off + e->name_offset, name) && e->data_type == type &&
-		    e->data_offset > 0 && (size_t)e->data_offset < nlen) {
-			size_t need = type == 'J' ? 8 : (size_t)(e->vector_length > 0 ? e->vector_length : 0);
-			if ((size_t)e->data_offset + need > nlen)
-				return NULL;
-			*veclen = e->vector_length;
-			return js->map + off + e->data_offset;
-		}
-		off += nlen;
-	}
-	return NULL;
+	struct hp_pd_prologue p;
+	memcpy(&p, js->map, sizeof(p));
+	if ((size_t)p.used > js->len)
+		p.used = (int32_t)js->len;     /* the file is what there is */
+	struct find f = { name, type, 0, 0 };
+	hp_perfdata_each((const char *)js->map, &p, find_one, &f, NULL, 0);
+	if (!f.at)
+		return NULL;    /* not there, or a malformed entry before it */
+	*veclen = f.veclen;
+	return js->map + f.at;
 }
 
 const volatile int64_t *hp_jvmstat_long(const struct hp_jvmstat *js, const char *name)

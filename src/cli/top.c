@@ -1,4 +1,5 @@
 #include "cli/top.h"
+#include "agent/units.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -41,15 +42,6 @@ static void term_restore(void)
 	}
 }
 
-static void size_str(double b, char *out, size_t cap)
-{
-	const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	int i = 0;
-	while (b >= 1024 && i < 4)
-		b /= 1024, i++;
-	snprintf(out, cap, i ? "%.1f %s" : "%.0f %s", b, u[i]);
-}
-
 /* One screen from the agent's tab-separated answer (sampler.c, write_top). */
 static void render(const struct hp_session *s, char *answer, long long collections, int cols, int rows)
 {
@@ -84,17 +76,17 @@ static void render(const struct hp_session *s, char *answer, long long collectio
 			f[nf++] = x;
 		if (nf >= 5 && !strcmp(f[0], "heap")) {
 			char a[32];
-			size_str(atof(f[1]), a, sizeof(a));
+			hp_bytes_str(atof(f[1]), a, sizeof(a));
 			if (atof(f[1]) > 0)
 				OUT("live heap %s (%s, from %s, collection #%s)", a, f[2], f[3], f[4]);
 			else
 				OUT("live heap: no collection yet");
 		} else if (nf >= 7 && !strcmp(f[0], "view")) {
 			char a[32], lo[32], hi[32], r[32];
-			size_str(atof(f[1]), a, sizeof(a));
-			size_str(atof(f[2]), lo, sizeof(lo));
-			size_str(atof(f[3]), hi, sizeof(hi));
-			size_str(atof(f[4]), r, sizeof(r));
+			hp_bytes_str(atof(f[1]), a, sizeof(a));
+			hp_bytes_str(atof(f[2]), lo, sizeof(lo));
+			hp_bytes_str(atof(f[3]), hi, sizeof(hi));
+			hp_bytes_str(atof(f[4]), r, sizeof(r));
 			OUT("sampled: %s live now [95%% %s..%s] (verified by markings, estimated since); %s recent "
 			    "(sampled since, not yet seen by a marking); "
 			    "%s samples, %s markings", a, lo, hi, r, f[5], f[6]);
@@ -109,10 +101,10 @@ static void render(const struct hp_session *s, char *answer, long long collectio
 				break;
 			char v[32], pm[32], r[32], al[32];
 			double in = atof(f[1]);
-			size_str(in, v, sizeof(v));
-			size_str((atof(f[3]) - atof(f[2])) / 2, pm, sizeof(pm));
-			size_str(atof(f[5]), r, sizeof(r));
-			size_str(atof(f[6]), al, sizeof(al));
+			hp_bytes_str(in, v, sizeof(v));
+			hp_bytes_str((atof(f[3]) - atof(f[2])) / 2, pm, sizeof(pm));
+			hp_bytes_str(atof(f[5]), r, sizeof(r));
+			hp_bytes_str(atof(f[6]), al, sizeof(al));
 			/* frames leaf first, shown as leaf < caller < ... */
 			char frames[2048];
 			size_t n = 0;
@@ -128,8 +120,8 @@ static void render(const struct hp_session *s, char *answer, long long collectio
 				OUT("\033[1;31mleak suspects\033[0m (verified live bytes still rising beyond sampling error)");
 			}
 			char g[32], lv[32];
-			size_str(atof(f[2]), g, sizeof(g));
-			size_str(atof(f[5]), lv, sizeof(lv));
+			hp_bytes_str(atof(f[2]), g, sizeof(g));
+			hp_bytes_str(atof(f[5]), lv, sizeof(lv));
 			OUT("%3s. %-40s +%s/min  z=%s  live %s  %s%s", f[1], f[7], g, f[3], lv, f[6],
 			    nf >= 9 && !strcmp(f[8], "replacing") ? "  (late attach: may be older objects being replaced)"
 								    : "");

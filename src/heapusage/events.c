@@ -19,6 +19,7 @@
 
 #include <jvmti.h>
 
+#include "heapusage/lastgc.h"
 #include "heapusage/layout.h"
 #include "heapusage/marking.h"
 #include "heapusage/probe.h"

@@ -13,6 +13,7 @@
 
 #include "heapusage/gcthread.h"
 #include "heapusage/modes.h"
+#include "vmstructs/clock.h"
 #include "heapusage/probe.h"
 
 const char *hp_mode_name(enum hp_mode mode)
@@ -141,9 +142,7 @@ uint64_t hp_now_coarse_ns(void)
 
 uint64_t hp_now_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);    /* vDSO: no system call */
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return (uint64_t)hp_mono_ns();
 }
 
 /* Reads one mode if it is enabled and legal here. */

@@ -64,9 +64,6 @@ uint64_t hp_now_ns(void);
 /* The same clock at tick resolution (1-4 ms), several times cheaper. */
 uint64_t hp_now_coarse_ns(void);
 
-/* Whether a collection (whole-heap or not) refreshes the last-GC fields on
- * this collector; false when the mode is not set up. */
-bool hp_lastgc_refreshed_by(struct hp_probe *p, bool full_gc);
 
 /* Sanity every reading must pass: used <= committed <= max (when max known),
  * committed > 0. */

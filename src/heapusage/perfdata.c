@@ -61,25 +61,6 @@ _Static_assert(sizeof(struct hp_pd_entry) == 20, "PerfDataEntry is 20 bytes");
 _Static_assert(offsetof(struct hp_pd_entry, data_type) == 12, "PerfDataEntry.data_type");
 _Static_assert(offsetof(struct hp_pd_entry, data_offset) == 16, "PerfDataEntry.data_offset");
 
-/* A type char fit for a one-line reason (garbage may be anything, NUL too). */
-static char printable(int8_t t)
-{
-	return t >= 32 && t < 127 ? (char)t : '?';
-}
-
-/* Bytes per element of a PerfData type char, 0 if we do not know it (the
- * entry is then only bounds-checked). */
-static size_t type_size(int8_t t)
-{
-	switch (t) {
-	case 'B': case 'Z': return 1;
-	case 'C': case 'S': return 2;
-	case 'I': case 'F': return 4;
-	case 'J': case 'D': return 8;
-	}
-	return 0;
-}
-
 /* "123" at *s -> value, advances *s; -1 if no digits or absurd. */
 static long parse_index(const char **s)
 {
@@ -154,93 +135,73 @@ static const volatile int64_t **slot(struct hp_pd_gen *g, long space, enum count
 	return f == F_CAPACITY ? &g->capacity : f == F_MAX_CAPACITY ? &g->max_capacity : NULL;
 }
 
+/* The heap counters among the entries (hp_perfdata_each), as pointers
+ * into the live region. */
+struct walk {
+	const char *snap, *live;
+	struct hp_perfdata_counters *out;
+	const void **spaces_at;
+	char *err;
+	size_t errlen;
+};
+
+static int walk_one(const char *name, char type, int32_t veclen, size_t at, void *vctx)
+{
+	struct walk *w = vctx;
+	struct hp_perfdata_counters *out = w->out;
+	char *err = w->err;
+	size_t errlen = w->errlen;
+	if (strcmp(name, "sun.gc.lastCause") == 0 && type == 'B' && veclen >= 6 && !out->last_cause) {
+		/* optional, and only ever compared with "No GC" */
+		out->last_cause = w->live + at;
+	}
+	if (strcmp(name, "java.cls.unloadedClasses") == 0 && type == 'J' && veclen == 0 && at % 8 == 0 &&
+	    !out->classes_unloaded)
+		out->classes_unloaded = (const volatile int64_t *)(w->live + at);
+	long gen, space;
+	enum counter_field f = classify(name, &gen, &space);
+	if (f == F_NONE)
+		return 0;
+	/* Ours to load from a GC callback: must be an aligned scalar jlong. */
+	if (type != 'J' || veclen != 0 || at % 8 != 0)
+		return hp_fail(err, errlen, -EBADMSG, "%s: type '%c', vector length %d, offset %zu: not an aligned jlong",
+			       name, hp_pd_printable(type), veclen, at);
+	const char *value = w->live + at;
+	if (f == F_INVOCATIONS || f == F_DESIRED_SURVIVOR) {
+		const volatile int64_t **p = f == F_INVOCATIONS ? &out->invocations[gen] : &out->desired_survivor;
+		if (*p)
+			return hp_fail(err, errlen, -EBADMSG, "%s appears twice", name);
+		*p = (const volatile int64_t *)value;
+		return 0;
+	}
+	struct hp_pd_gen *g = &out->gen[gen];
+	if (f == F_SPACES) {
+		if (w->spaces_at[gen])
+			return hp_fail(err, errlen, -EBADMSG, "%s appears twice", name);
+		/* A constant: read its value from the snapshot. */
+		memcpy(&g->spaces, w->snap + at, sizeof(g->spaces));
+		w->spaces_at[gen] = value;
+		return 0;
+	}
+	const volatile int64_t **p = slot(g, space, f);
+	if (p) {
+		if (*p)
+			return hp_fail(err, errlen, -EBADMSG, "%s appears twice", name);
+		*p = (const volatile int64_t *)value;
+	}
+	return 0;
+}
+
 /* Checks the entries of `snap` (a copy of the region's first `used` bytes)
  * and records the heap counters as pointers into the live region. */
 static int walk_entries(const char *snap, const char *live, const struct hp_pd_prologue *pro,
 			struct hp_perfdata_counters *out, const void **spaces_at, char *err, size_t errlen)
 {
-	size_t used = (size_t)pro->used;
-	size_t off = (size_t)pro->entry_offset;
-	int32_t i;
-	for (i = 0; i < pro->num_entries; i++) {
-		struct hp_pd_entry e;
-		if (off + sizeof(e) > used) {
-			/* The count is bumped with the space allocation, so an entry
-			 * header must fit in the bytes in use. */
-			return hp_fail(err, errlen, -EBADMSG, "entry %d at offset %zu: header beyond the %zu bytes in use", i,
-				    off, used);
-		}
-		memcpy(&e, snap + off, sizeof(e));
-		if (e.entry_length == 0) {
-			/* Allocated but not filled in yet (entries are created while we
-			 * look, the header last): the entries before it are complete. */
-			break;
-		}
-		if (e.entry_length < (int32_t)sizeof(e) || e.entry_length % 8 != 0 ||
-		    (size_t)e.entry_length > used - off)
-			return hp_fail(err, errlen, -EBADMSG,
-				    "entry %d at offset %zu: length %d out of bounds (%zu bytes in use)", i, off,
-				    e.entry_length, used);
-		size_t len = (size_t)e.entry_length;
-		if (e.name_offset < (int32_t)sizeof(e) || (size_t)e.name_offset >= len)
-			return hp_fail(err, errlen, -EBADMSG, "entry %d at offset %zu: name offset %d outside its %zu bytes",
-				    i, off, e.name_offset, len);
-		const char *name = snap + off + (size_t)e.name_offset;
-		const char *nul = memchr(name, '\0', len - (size_t)e.name_offset);
-		if (!nul)
-			return hp_fail(err, errlen, -EBADMSG, "entry %d at offset %zu: name not NUL-terminated", i, off);
-		size_t name_end = (size_t)(nul + 1 - (snap + off));
-		size_t elems = e.vector_length > 0 ? (size_t)e.vector_length : 1;
-		if (e.vector_length < 0 || e.data_offset < 0 || (size_t)e.data_offset < name_end ||
-		    (size_t)e.data_offset > len || elems * type_size(e.data_type) > len - (size_t)e.data_offset)
-			return hp_fail(err, errlen, -EBADMSG, "entry %d (%.60s): data at %d (%zu x '%c') outside its %zu bytes",
-				    i, name, e.data_offset, elems, printable(e.data_type), len);
-
-		if (strcmp(name, "sun.gc.lastCause") == 0 && e.data_type == 'B' && e.vector_length >= 6 &&
-		    !out->last_cause) {
-			/* optional, and only ever compared with "No GC" */
-			out->last_cause = live + off + (size_t)e.data_offset;
-		}
-		if (strcmp(name, "java.cls.unloadedClasses") == 0 && e.data_type == 'J' && e.vector_length == 0 &&
-		    (off + (size_t)e.data_offset) % 8 == 0 && !out->classes_unloaded)
-			out->classes_unloaded = (const volatile int64_t *)(live + off + (size_t)e.data_offset);
-		long gen, space;
-		enum counter_field f = classify(name, &gen, &space);
-		if (f != F_NONE) {
-			/* Ours to load from a GC callback: must be an aligned scalar jlong. */
-			if (e.data_type != 'J' || e.vector_length != 0 || (off + (size_t)e.data_offset) % 8 != 0)
-				return hp_fail(err, errlen, -EBADMSG,
-					    "%s: type '%c', vector length %d, offset %zu: not an aligned jlong", name,
-					    printable(e.data_type), e.vector_length, off + (size_t)e.data_offset);
-			const char *value = live + off + (size_t)e.data_offset;
-			if (f == F_INVOCATIONS || f == F_DESIRED_SURVIVOR) {
-				const volatile int64_t **p =
-					f == F_INVOCATIONS ? &out->invocations[gen] : &out->desired_survivor;
-				if (*p)
-					return hp_fail(err, errlen, -EBADMSG, "%s appears twice", name);
-				*p = (const volatile int64_t *)value;
-				off += len;
-				continue;
-			}
-			struct hp_pd_gen *g = &out->gen[gen];
-			if (f == F_SPACES) {
-				if (spaces_at[gen])
-					return hp_fail(err, errlen, -EBADMSG, "%s appears twice", name);
-				/* A constant: read its value from the snapshot. */
-				memcpy(&g->spaces, snap + off + (size_t)e.data_offset, sizeof(g->spaces));
-				spaces_at[gen] = value;
-			} else {
-				const volatile int64_t **p = slot(g, space, f);
-				if (p) {
-					if (*p)
-						return hp_fail(err, errlen, -EBADMSG, "%s appears twice", name);
-					*p = (const volatile int64_t *)value;
-				}
-			}
-		}
-		off += len;
-	}
-	out->num_entries = i;
+	struct walk w = { snap, live, out, spaces_at, err, errlen };
+	int n = hp_perfdata_each(snap, pro, walk_one, &w, err, errlen);
+	if (n < 0)
+		return n;
+	out->num_entries = n;
 	return 0;
 }
 

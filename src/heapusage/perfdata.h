@@ -120,6 +120,21 @@ struct hp_perfdata_counters {
 int hp_perfdata_index(const void *start, size_t capacity, struct hp_perfdata_counters *out, char *err,
 		      size_t errlen);
 
+/* Walks the entries of `snap`, a copy (or a mapping) of a region's first
+ * pro->used bytes whose prologue is `pro`, each checked against the bytes
+ * in use (header, length, NUL-terminated name, data inside its entry), and
+ * calls fn with its name, type ('J', 'B'...), vector length (0: a scalar)
+ * and the data's offset from the region's start. Stops at the first entry
+ * still being written (length 0), or when fn returns non-zero (returned).
+ * Returns the entries walked, or -EBADMSG with the reason in err. The
+ * library's index (hp_perfdata_index) and the command's jvmstat reader
+ * walk with it. */
+/* A type char fit for a one-line reason ('?' for anything unprintable). */
+char hp_pd_printable(int8_t t);
+typedef int (*hp_pd_entry_fn)(const char *name, char type, int32_t veclen, size_t data_at, void *ctx);
+int hp_perfdata_each(const char *snap, const struct hp_pd_prologue *pro, hp_pd_entry_fn fn, void *ctx, char *err,
+		     size_t errlen);
+
 /* How the counters of a given collector add up to the heap's used, committed
  * and max (see perfdata.c for each collector's peculiarities). */
 struct hp_perfdata_plan {

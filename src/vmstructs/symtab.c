@@ -11,6 +11,12 @@
  * Everything read from the file is untrusted: section links, entry sizes
  * and string offsets are checked before use, and a bad debug file is
  * refused (with a note), never trusted.
+ *
+ * Why one file of ~1,100 lines: the mapping checked once (sections,
+ * links, sizes) is what every reader here trusts, the stripped file's
+ * .dynsym, its separate debug file (by build-id or .gnu_debuglink)
+ * and the xz-compressed .gnu_debugdata (MiniDebugInfo) alike; split, each part
+ * would re-check it or take it on trust across a file boundary.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE             /* memrchr */
