@@ -86,10 +86,10 @@ void add_live(struct hp_live_entry *e, void *vctx)
 		double p = hp_survival_by_age(&prof.surv, e->site, age_now);
 		if (p < 0)
 			p = hp_survival_at_age(f, c->gap, age_now);
-		double b = s * w;
-		a->rec_est += b * p;
-		a->rec_obj += w * p;
-		a->rec_var += s * s * (1.0 - pi) / (pi * pi) * p * p + b * b * p * (1 - p);
+		struct hp_ht_term t = hp_ht_alive(e->size, e->thin, (double)prof.o.interval, p);
+		a->rec_est += t.bytes;
+		a->rec_obj += t.objects;
+		a->rec_var += t.var;
 		c->recent_estimated++;
 		return;
 	}
@@ -118,11 +118,12 @@ void add_live(struct hp_live_entry *e, void *vctx)
 		}
 	}
 	double b = s * w;
-	a->age_bytes[age >= 8 ? 3 : age >= 4 ? 2 : age >= 2 ? 1 : 0] += b * p;
+	struct hp_ht_term t = hp_ht_alive(e->size, e->thin, (double)prof.o.interval, p);
+	a->age_bytes[age >= 8 ? 3 : age >= 4 ? 2 : age >= 2 ? 1 : 0] += t.bytes;
 	a->ver_raw += b;
-	a->ver_est += b * p;
-	a->ver_obj += w * p;
-	a->ver_var += s * s * (1.0 - pi) / (pi * pi) * p * p + b * b * p * (1 - p);
+	a->ver_est += t.bytes;
+	a->ver_obj += t.objects;
+	a->ver_var += t.var;
 	c->verified_raw += b;
 	c->counted++;
 }

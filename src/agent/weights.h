@@ -21,6 +21,16 @@ double hp_sample_probability(uint64_t size, double interval);
  * B (B - S). thin >= 1. */
 double hp_ht_bytes(uint64_t size, double thin, double interval, double *var);
 
+/* A sample's term in an estimate of what is alive now, when it is alive
+ * with probability q (survival between markings; 1 when a marking just
+ * found it alive): bytes B q, objects q / pi, and the variance of
+ * both uncertainties, sampling S^2 (1 - pi) / pi^2 q^2 and not knowing
+ * whether it survived B^2 q (1 - q). */
+struct hp_ht_term {
+	double bytes, objects, var;
+};
+struct hp_ht_term hp_ht_alive(uint64_t size, double thin, double interval, double q);
+
 /* Half the width of the 95% interval of a sum whose variance is var. */
 double hp_ht_half95(double var);
 

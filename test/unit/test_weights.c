@@ -50,3 +50,30 @@ Test(weights, every_allocation_when_the_interval_is_zero)
 	/* No variance wanted: NULL is allowed. */
 	near(hp_ht_bytes(1024, 1, 65536, NULL), 66049.33332790821, "B without var");
 }
+
+/* What the live view sums per sample (estimate.c add_live): alive now with
+ * probability q. 1 KiB at 64 KiB, q = 1/4: bytes 66049.33 / 4; objects
+ * 1 / (4 p); variance = the sampling term 4294879915.73 q^2 plus the
+ * Bernoulli term B^2 q (1 - q) = 268429994.73 + 817971456.20. 100,000
+ * bytes thinned to a half, q = 1 (just verified): B = 255568.15, sampling
+ * term only. A site of both: the sum and its 95% half-width, by hand. A
+ * sample certainly dead (q = 0) adds nothing. */
+Test(weights, alive_terms_sum_to_the_site_estimate)
+{
+	struct hp_ht_term a = hp_ht_alive(1024, 1, 65536, 0.25);
+	near(a.bytes, 16512.333331977006, "bytes at q 1/4");
+	near(a.objects, 16.125325519508795, "objects at q 1/4");
+	near(a.var, 1086401450.9322894, "var at q 1/4");
+	near(a.var, 4294879915.733349 * 0.0625 + 66049.33332790821 * 66049.33332790821 * 0.25 * 0.75,
+	     "var = sampling + Bernoulli");
+	struct hp_ht_term b = hp_ht_alive(100000, 2, 65536, 1.0);
+	near(b.bytes, 255568.1503076005, "bytes thinned, q 1");
+	near(b.objects, 2.555681503076005, "objects thinned, q 1");
+	near(b.var, 39758264420.888245, "var thinned, q 1");
+	near(a.bytes + b.bytes, 272080.4836395775, "site bytes");
+	near(hp_ht_half95(a.var + b.var), 396117.2407421643, "site half95");
+	struct hp_ht_term d = hp_ht_alive(1024, 4, 65536, 0.0);
+	cr_expect_eq(d.bytes, 0.0);
+	cr_expect_eq(d.objects, 0.0);
+	cr_expect_eq(d.var, 0.0);
+}
