@@ -8,10 +8,19 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char valid_options[] =
-	"interval=<size>, live[=true|false], min_age=<n>, depth=<n>, file=<path>, "
-	"format=pprof|collapsed|html|jfr|text[+...], period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=concurrent|full|off, dump, stop, stop,discard, status, top=<n>, reply=<path>, info, info=exit, "
-	"verify, log=<path>, upload=<url>, app=<name>, labels=<k=v;k=v>, upload_queue=<n>";
+/* Every option, for the error naming an unknown one (the formats from
+ * formats.c). */
+static const char *valid_options(char *buf, size_t cap)
+{
+	char names[96];
+	snprintf(buf, cap,
+		 "interval=<size>, live[=true|false], min_age=<n>, depth=<n>, file=<path>, "
+		 "format=%s[+...], period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=concurrent|full|off, "
+		 "dump, stop, stop,discard, status, top=<n>, reply=<path>, info, info=exit, "
+		 "verify, log=<path>, upload=<url>, app=<name>, labels=<k=v;k=v>, upload_queue=<n>",
+		 hp_format_names("|", names, sizeof(names)));
+	return buf;
+}
 
 /* "512k", "1m", "100" -> bytes. false on junk, overflow or empty. */
 static bool parse_size(const char *s, size_t len, uint64_t *out)
@@ -132,7 +141,10 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 			range = "file is a path of 1 to 511 bytes (%p: the PID, %t: the time)";
 		} else if (IS("format")) {
 			/* in enum hp_format's order */
-			static const char *const formats[] = { "pprof", "collapsed", "html", "jfr", "text", NULL };
+			const char *formats[HP_FORMAT_LAST + 2];
+			for (int f = 0; f <= HP_FORMAT_LAST; f++)
+				formats[f] = hp_formats[f].name;
+			formats[HP_FORMAT_LAST + 1] = NULL;
 			/* One, or several joined by '+' (each to FILE.<ext>). */
 			out->formats = 0;
 			ok = v != NULL;
@@ -148,7 +160,11 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 				at += flen + 1;
 			}
 			out->format_given = ok;
-			range = "format is pprof, collapsed, html, jfr or text, or several joined by + (format=jfr+pprof)";
+			static char fr[160];
+			char names[96];
+			snprintf(fr, sizeof(fr), "format is one of %s, or several joined by + (format=jfr+pprof)",
+				 hp_format_names(", ", names, sizeof(names)));
+			range = fr;
 		} else if (IS("period")) {
 			ok = v && parse_uint(v, vlen, 0, 86400 * 365, &out->period);
 			range = "period is seconds from 0 (no periodic profile) to 31536000 (a year)";
@@ -217,17 +233,20 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 			range = "log is a path of 1 to 255 bytes";
 			profiler = false;
 		} else {
+			char vo[640];
 			snprintf(err, errlen, "heapprobe: unknown or malformed option '%.*s'; valid options: %s",
-				 (int)len, p, valid_options);
+				 (int)len, p, valid_options(vo, sizeof(vo)));
 			return -EINVAL;
 		}
 #undef IS
 		if (!ok) {
 			if (range[0])
 				snprintf(err, errlen, "heapprobe: bad value in option '%.*s': %s", (int)len, p, range);
-			else
+			else {
+				char vo[640];
 				snprintf(err, errlen, "heapprobe: bad value in option '%.*s'; valid options: %s", (int)len, p,
-					 valid_options);
+					 valid_options(vo, sizeof(vo)));
+			}
 			return -EINVAL;
 		}
 		any_profiler_option |= profiler;
@@ -259,14 +278,7 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 
 const char *hp_format_extension(enum hp_format f)
 {
-	switch (f) {
-	case HP_FORMAT_COLLAPSED: return "collapsed";
-	case HP_FORMAT_HTML: return "html";
-	case HP_FORMAT_JFR: return "jfr";
-	case HP_FORMAT_TEXT: return "txt";
-	case HP_FORMAT_PPROF: break;
-	}
-	return "pb.gz";
+	return f >= 0 && f <= HP_FORMAT_LAST ? hp_formats[f].ext : hp_formats[HP_FORMAT_PPROF].ext;
 }
 
 void hp_options_output_path(const struct hp_agent_options *o, char *out, size_t cap)

@@ -7,8 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum hp_format { HP_FORMAT_PPROF = 0, HP_FORMAT_COLLAPSED, HP_FORMAT_HTML, HP_FORMAT_JFR, HP_FORMAT_TEXT };
-#define HP_FORMAT_LAST HP_FORMAT_TEXT
+#include "agent/formats.h"
 
 /* How a sample's stack is found (sample.c): GetStackTrace answers cached
  * by the frame walker's key, checked every 1024th hit (default); every

@@ -111,9 +111,8 @@ void hp_profiler_status(FILE *out)
 	char fmts[64] = "";
 	for (int f = 0; f <= HP_FORMAT_LAST; f++)
 		if (prof.o.formats & (1u << f)) {
-			static const char *const names[] = { "pprof", "collapsed", "html", "jfr", "text" };
 			size_t l = strlen(fmts);
-			snprintf(fmts + l, sizeof(fmts) - l, "%s%s", l ? "+" : "", names[f]);
+			snprintf(fmts + l, sizeof(fmts) - l, "%s%s", l ? "+" : "", hp_formats[f].name);
 		}
 	fprintf(out, "output: %s%s%s (format %s; %s)\n", rel ? cwd : "", rel ? "/" : "", path, fmts,
 		prof.upload ? "periodic profiles to the server" : prof.o.period ? "also every period" : "at dump, stop and exit");

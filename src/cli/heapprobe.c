@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/formats.h"
 #include "cli/session.h"
 #include "cli/top.h"
 
@@ -49,20 +50,11 @@ static void on_signal(int sig)
 	interrupted = sig;
 }
 
-/* format= from FILE's name, "" when it says nothing. */
+/* format= from FILE's name (agent/formats.c), "" when it says nothing. */
 static const char *format_of(const char *file)
 {
-	static const struct { const char *ext, *format; } map[] = {
-		{ ".pb.gz", "pprof" }, { ".pprof", "pprof" }, { ".pb", "pprof" }, { ".html", "html" },
-		{ ".htm", "html" },    { ".jfr", "jfr" },     { ".collapsed", "collapsed" }, { ".txt", "text" },
-	};
-	size_t fl = strlen(file);
-	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
-		size_t el = strlen(map[i].ext);
-		if (fl > el && !strcmp(file + fl - el, map[i].ext))
-			return map[i].format;
-	}
-	return "";
+	int f = hp_format_of_path(file);
+	return f < 0 ? "" : hp_formats[f].name;
 }
 
 /* argv[from..] joined with ',' (each may itself hold several options). */

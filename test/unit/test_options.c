@@ -97,7 +97,7 @@ Test(options, formats_one_or_several)
 	o = parse_ok("format=jfr+pprof+text");
 	cr_expect_eq(o.format, HP_FORMAT_JFR, "the first named leads");
 	cr_expect_eq(o.formats, (1u << HP_FORMAT_JFR) | (1u << HP_FORMAT_PPROF) | (1u << HP_FORMAT_TEXT));
-	parse_bad("format=svg", "format is pprof, collapsed, html, jfr or text");
+	parse_bad("format=svg", "format is one of pprof, collapsed, html, jfr, text");
 	parse_bad("format=jfr+", "format=jfr+");
 	parse_bad("format=", "format=");
 }
@@ -174,4 +174,26 @@ Test(options, output_path_expands_pid_and_time_and_defaults_by_format)
 	char small[12];
 	hp_options_output_path(&o, small, sizeof(small));
 	cr_expect_eq(strlen(small), sizeof(small) - 1);
+}
+
+/* The command's format from a file name, from the same table the agent
+ * parses format= with (formats.c). */
+Test(options, format_of_a_file_name)
+{
+	cr_expect_eq(hp_format_of_path("p.pb.gz"), HP_FORMAT_PPROF);
+	cr_expect_eq(hp_format_of_path("p.pprof"), HP_FORMAT_PPROF);
+	cr_expect_eq(hp_format_of_path("dir.d/p.pb"), HP_FORMAT_PPROF);
+	cr_expect_eq(hp_format_of_path("p.htm"), HP_FORMAT_HTML);
+	cr_expect_eq(hp_format_of_path("p.html"), HP_FORMAT_HTML);
+	cr_expect_eq(hp_format_of_path("p.jfr"), HP_FORMAT_JFR);
+	cr_expect_eq(hp_format_of_path("p.collapsed"), HP_FORMAT_COLLAPSED);
+	cr_expect_eq(hp_format_of_path("p.txt"), HP_FORMAT_TEXT);
+	cr_expect_eq(hp_format_of_path("p.gz"), -1);
+	cr_expect_eq(hp_format_of_path("ptxt"), -1);
+	cr_expect_eq(hp_format_of_path(".txt"), -1);
+	for (int f = 0; f <= HP_FORMAT_LAST; f++) {
+		char name[64];
+		snprintf(name, sizeof(name), "x.%s", hp_format_extension((enum hp_format)f));
+		cr_expect_eq(hp_format_of_path(name), f, "%s", name);
+	}
 }
