@@ -168,6 +168,24 @@ drop:
  * than a chunk's IsSameObject calls. */
 #define SWEEP_CHUNK 256
 
+/* Entries [from, to) of a stripe, its lock held: a cleared reference is
+ * dead (dead, then freed), a set one alive. */
+static void look_at(struct hp_live *l, struct hp_live_stripe *s, JNIEnv *jni, uint32_t from, uint32_t to,
+		    hp_live_fn alive, hp_live_fn dead, void *ctx)
+{
+	for (uint32_t k = from; k < to; k++) {
+		if (!s->entries[k].ref)
+			continue;
+		if ((*jni)->IsSameObject(jni, s->entries[k].ref, NULL)) {
+			if (dead)
+				dead(&s->entries[k], ctx);
+			release(l, s, jni, k);
+		} else if (alive) {
+			alive(&s->entries[k], ctx);
+		}
+	}
+}
+
 void hp_live_sweep(struct hp_live *l, JNIEnv *jni, hp_live_fn alive, hp_live_fn dead, void *ctx)
 {
 	for (int i = 0; i < HP_LIVE_STRIPES; i++) {
@@ -178,18 +196,7 @@ void hp_live_sweep(struct hp_live *l, JNIEnv *jni, hp_live_fn alive, hp_live_fn 
 				pthread_mutex_unlock(&s->lock);
 				break;
 			}
-			uint32_t to = from + SWEEP_CHUNK < s->cap ? from + SWEEP_CHUNK : s->cap;
-			for (uint32_t k = from; k < to; k++) {
-				if (!s->entries[k].ref)
-					continue;
-				if ((*jni)->IsSameObject(jni, s->entries[k].ref, NULL)) {
-					if (dead)
-						dead(&s->entries[k], ctx);
-					release(l, s, jni, k);
-				} else if (alive) {
-					alive(&s->entries[k], ctx);
-				}
-			}
+			look_at(l, s, jni, from, from + SWEEP_CHUNK < s->cap ? from + SWEEP_CHUNK : s->cap, alive, dead, ctx);
 			pthread_mutex_unlock(&s->lock);
 		}
 	}
@@ -200,17 +207,8 @@ void hp_live_each(struct hp_live *l, JNIEnv *jni, hp_live_fn fn, hp_live_fn dead
 	for (int i = 0; i < HP_LIVE_STRIPES; i++) {
 		struct hp_live_stripe *s = &l->stripes[i];
 		pthread_mutex_lock(&s->lock);
-		for (uint32_t k = 0; s->entries && k < s->cap; k++) {
-			if (!s->entries[k].ref)
-				continue;
-			if ((*jni)->IsSameObject(jni, s->entries[k].ref, NULL)) {
-				if (dead)
-					dead(&s->entries[k], ctx);
-				release(l, s, jni, k);
-			} else {
-				fn(&s->entries[k], ctx);
-			}
-		}
+		if (s->entries)
+			look_at(l, s, jni, 0, s->cap, fn, dead, ctx);
 		pthread_mutex_unlock(&s->lock);
 	}
 }

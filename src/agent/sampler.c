@@ -358,14 +358,10 @@ int hp_profiler_running(void)
 	return atomic_load(&prof.running);
 }
 
-/* A start that fails gives back what it set up so far: the tables and the
- * upload sender. Each part is safe to free when it was never set up. */
-static void undo_start(JNIEnv *jni)
+/* The tables a start sets up (hp_profiler_start), given back. Each part
+ * is safe to free when it was never set up. */
+static void free_tables(JNIEnv *jni)
 {
-	if (prof.upload) {
-		hp_upload_stop(prof.upload, 0, NULL);
-		prof.upload = NULL;
-	}
 	hp_live_free(&prof.live, jni);
 	if (prof.have_history)
 		hp_history_free(&prof.history);
@@ -376,6 +372,17 @@ static void undo_start(JNIEnv *jni)
 	hp_sites_free(&prof.sites);
 	prof.keep_samples = false;
 	hp_samplelog_free(&prof.log);
+}
+
+/* A start that fails gives back what it set up so far: the tables and the
+ * upload sender. */
+static void undo_start(JNIEnv *jni)
+{
+	if (prof.upload) {
+		hp_upload_stop(prof.upload, 0, NULL);
+		prof.upload = NULL;
+	}
+	free_tables(jni);
 }
 
 int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_options *o, JNIEnv *jni,
@@ -541,23 +548,13 @@ int hp_profiler_stop(JNIEnv *jni, const struct hp_agent_options *dest, bool disc
 	remove_exit_hook(jni);
 	(*j)->SetEventNotificationMode(j, JVMTI_DISABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL);
 	pthread_mutex_lock(&prof.dump_lock);
-	if (prof.o.live)
-		hp_live_free(&prof.live, jni);
-	if (prof.have_history)
-		hp_history_free(&prof.history);
-	prof.have_history = false;
-	if (prof.have_surv)
-		hp_survival_free(&prof.surv);
-	prof.have_surv = false;
 	hp_marks_canary_free(&prof.marks, jni);
 	prof.canary_tried = false;
 	atomic_store(&prof.walk_ready, 0);
 	hp_stackcache_free(&prof.stack_cache, jni);
 	if (atomic_exchange(&prof.decode_ready, 0))
 		hp_framedecode_free(&prof.decode);
-	hp_sites_free(&prof.sites);
-	prof.keep_samples = false;
-	hp_samplelog_free(&prof.log);
+	free_tables(jni);
 	pthread_mutex_unlock(&prof.dump_lock);
 	if (!atomic_load(&prof.thread_alive)) {
 		sem_destroy(&prof.wake);
