@@ -111,6 +111,7 @@ static void sampler_case(const char *lib, const char *gc, const char *kind, cons
 	 * seen in 3 of ~20 runs on a loaded machine, before and after issue
 	 * 14's changes alike). */
 	double est = field(rep, "vendor.verified_live_bytes");
+	/* sampling sd 2.1% (R 32 KiB, 64 MiB) but the load bias is unmeasured (3 of ~20 at 0.91-0.92): ~1e-3..3e-2 by a normal fit, not shown to meet 1e-4; docs/test-bounds.md */
 	cr_expect(est > 0.85 * KEPT_BYTES && est < 1.2 * KEPT_BYTES,
 		  "verified live %.0f bytes vs %.0f kept by construction:\n%s", est, KEPT_BYTES, rep);
 	free(rep);
@@ -149,6 +150,7 @@ Test(embed, two_samplers_vendor_first)
 	cr_assert(rep, "no report: %s", r.output);
 	cr_expect(strstr(rep, "vendor.sampler: on"), "%s", rep);
 	cr_expect_gt(field(rep, "vendor.samples"), 1000, "%s", rep);
+	/* as sampler_case, one-sided at 0.9: not derivable, the same fit gives ~7e-2; docs/test-bounds.md */
 	cr_expect_gt(field(rep, "vendor.verified_live_bytes"), 0.9 * KEPT_BYTES, "%s", rep);
 	free(rep);
 	jvm_result_free(&r);

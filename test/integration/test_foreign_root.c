@@ -69,6 +69,7 @@ static void expect_retained(const struct jvm_result *r, const char *file)
 	char path[700];
 	snprintf(path, sizeof(path), "%s%s", root, file);
 	double kb = collapsed_sum(path, "RetainedSet.keepBytes", NULL), tb = truth(r, "truth.keepBytes");
+	/* false failure 3.8e-7 per call: sd 3.9% (R 64 KiB, 40 MiB), bound 5.1 sd; docs/test-bounds.md */
 	cr_expect(kb > 0.8 * tb && kb < 1.2 * tb, "keepBytes live %.0f vs truth %.0f\n%s", kb, tb, r->output);
 }
 

@@ -128,12 +128,14 @@ static void leak_ranked_first(const char *gc, const char *extra)
 		}
 		/* once found, it stays first: the leak never stops */
 		if (first_found >= 0)
+			/* false failure ~0 per run: z ~ 8 at 3 markings, ~15 at 8 (1 MiB/s at 64k); docs/test-bounds.md */
 			cr_expect(!strncmp(s, "1. LeakTarget.leak ", 19), "%s: the leak is not first:\n%s", path, s);
 		free(s);
 	}
 	cr_expect_geq(first_found, 0, "LeakTarget.leak never ranked first on %s", gc);
 	/* The test needs 3 markings; the leak (1 MiB/s at 64 KiB sampling)
 	 * is measurable from the first one. */
+	/* statistically ~0 (P(z < 4 at marking 3) ~ 2e-13); the marking cadence is timing, not derived; docs/test-bounds.md */
 	cr_expect(markings_then >= 3 && markings_then <= 5, "found only at %d markings on %s", markings_then, gc);
 	free_run(&r);
 }
@@ -148,6 +150,7 @@ static void no_suspect(const char *gc, const char *extra)
 		snprintf(path, sizeof(path), "%s/%s", r.dir, r.files[i]);
 		char *s = suspects_of(path);
 		cr_assert(s, "%s has no 'leak suspects:' section", path);
+		/* false failure ~3e-4 per run under N(0,1) z (13 overlapping windows, Monte Carlo): misses 1e-4, and ZGC fails it more; docs/test-bounds.md */
 		cr_expect_str_empty(s, "%s: a suspect where nothing leaks:\n%s", path, s);
 		free(s);
 	}
@@ -171,8 +174,10 @@ static void stops_growing(const char *mode, const char *site, const char *gc, co
 		seen |= !strncmp(s, want, strlen(want));
 		free(s);
 	}
+	/* false failure ~0 per run: a 1 MiB/s rise at 64k has z ~ 8 within 3 markings; docs/test-bounds.md */
 	cr_expect(seen, "%s was never reported while it grew (%s)", site, gc);
 	char *s = suspects_of(r.last);
+	/* false failure ~3e-5 (stops) / ~6e-5 (plateau) per run: one window per turnover site under N(0,1) z; docs/test-bounds.md */
 	cr_expect_str_empty(s, "%s still reported after it stopped growing (%s):\n%s", site, gc, s);
 	free(s);
 	free_run(&r);
@@ -269,6 +274,7 @@ Test(history, pprof_diff_base)
 	const char *nl = strchr(line, '\n');
 	char top[512];
 	snprintf(top, sizeof(top), "%.*s", nl ? (int)(nl - line) : (int)strlen(line), line);
+	/* false failure ~0 per run: the leak grows ~20 MiB, the steady site's diff has sd ~2 MiB; docs/test-bounds.md */
 	cr_expect(strstr(top, "LeakTarget.leak") && top[strspn(top, " ")] != '-', "diff's top line: '%s'\n%s", top,
 		  d.output);
 	jvm_result_free(&d);

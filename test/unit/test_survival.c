@@ -140,6 +140,7 @@ Test(survival, the_estimate_between_markings_matches_a_simulated_service)
 		checked++;
 	}
 	cr_expect_gt(checked, 20);
+	/* deterministic (fixed xorshift seed): false failure 0; docs/test-bounds.md */
 	cr_expect_lt(worst, 0.12, "worst relative error %.3f over %d profiles", worst, checked);
 	cr_expect_lt(worst_ages, 0.12, "by age: worst relative error %.3f over %d profiles", worst_ages, checked);
 	hp_survival_free(&s);
@@ -177,6 +178,7 @@ Test(survival, by_age_recovers_the_curve_and_settles_the_pending)
 			hp_survival_judge_age(&s, 0, 1, ages[k], uniform() < exp(-ages[k] / 5000));
 	for (unsigned k = 0; k < 6; k++) {
 		double got = hp_survival_by_age(&s, 0, ages[k]), want = exp(-ages[k] / 5000);
+		/* deterministic (fixed xorshift seed): false failure 0; docs/test-bounds.md */
 		cr_expect(fabs(got - want) < 0.04, "age %g: %g vs %g", ages[k], got, want);
 	}
 	/* Younger than any judgment: the hazard between the two youngest
@@ -292,6 +294,7 @@ Test(survival, by_span_follows_exponential_survival_over_irregular_gaps)
 	const double at[] = { 0.1, 0.25, 0.5 };
 	for (int i = 0; i < 3; i++) {
 		double got = hp_survival_by_span(&s, 1, 1000 * at[i], 0), want = exp(-l * at[i]);
+		/* deterministic (fixed xorshift seed): false failure 0; docs/test-bounds.md */
 		cr_expect(fabs(got - want) < 0.02, "since %g: %g, want %g", at[i], got, want);
 	}
 	cr_expect_eq(hp_survival_by_span(&s, 1, 100, 1e9), -1.0);     /* too few judgments */
