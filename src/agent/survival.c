@@ -417,13 +417,27 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 		/* Only between buckets of at least HP_SURV_SLOPE_MIN judgments
 		 * (shrinkage included), the youngest with some alive: a slope
 		 * from a handful is noise, multiplied by the distance. */
-		for (int i = 1; i < nb && weight[0] >= HP_SURV_SLOPE_MIN && share[0] * weight[0] >= 4; i++)
+		/* And never above the constant hazard from birth (alive at age 0)
+		 * to the youngest bucket: a slope between two noisy buckets,
+		 * carried back a long way (generational ZGC judges nothing
+		 * younger than ~0.5 s), read a cache 60% high; the site that
+		 * declines from bucket to bucket but gives no slope (the next
+		 * bucket all dead) takes that hazard rather than staying flat
+		 * (read the same cache 65% low). Exact for exponential
+		 * lifetimes; a mix with garbage dead at birth keeps its flat
+		 * share (no decline). */
+		double from_birth = share[0] > 0 && at[0] > 0 && age >= 0 ? pow(share[0], age / at[0]) : share[0];
+		bool declines = false;
+		for (int i = 1; i < nb && weight[0] >= HP_SURV_SLOPE_MIN && share[0] * weight[0] >= 4; i++) {
+			if (weight[i] >= HP_SURV_SLOPE_MIN && at[i] > at[0] && share[i] < share[0] / 2)
+				declines = true;
 			if (share[i] < share[0] && share[i] > 0 && at[i] > at[0] && weight[i] >= HP_SURV_SLOPE_MIN) {
 				double lambda = log(share[0] / share[i]) / (at[i] - at[0]);
 				double p = share[0] * exp(lambda * (at[0] - age));
-				return p < 1 ? p : 1;
+				return fmin(fmin(p, from_birth), 1);
 			}
-		return share[0];
+		}
+		return declines ? from_birth : share[0];
 	}
 	for (int i = 1; i < nb; i++)
 		if (age <= at[i]) {
