@@ -300,3 +300,34 @@ Test(survival, by_span_follows_exponential_survival_over_irregular_gaps)
 	cr_expect_eq(hp_survival_by_span(&s, 1, 100, 1e9), -1.0);     /* too few judgments */
 	hp_survival_free(&s);
 }
+
+/* Judged only from age 6,000 on (generational ZGC: majors only), lifetimes
+ * exponential at 1/4,000: carried back to younger ages at the constant
+ * hazard, never above it from birth. Two sites: the next buckets all dead
+ * (shrunk toward the pooled share, barely above 0), and a noisy next
+ * bucket (a third of the truth). The slope between the first two buckets,
+ * carried back, read both 1.0 at ages 1,000 and 3,000 (0.78 and 0.47
+ * true): this test fails on the code before the cap. */
+Test(survival, by_age_below_the_youngest_at_the_hazard_from_birth)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 2), 0);
+	/* Site 0: 6,000 (share e^{-1.5} = 0.223), then 12,000 and 24,000 all dead. */
+	for (int i = 0; i < 1000; i++) {
+		hp_survival_judge_age(&s, 0, 1, 6000, i < 223);
+		hp_survival_judge_age(&s, 0, 1, 12000, false);
+		hp_survival_judge_age(&s, 0, 1, 24000, false);
+	}
+	/* Site 1: 6,000 at 0.223, 12,000 at a third of e^{-3} = 0.0166. */
+	for (int i = 0; i < 1000; i++) {
+		hp_survival_judge_age(&s, 1, 1, 6000, i < 223);
+		hp_survival_judge_age(&s, 1, 1, 12000, i < 17);
+	}
+	const double ages[] = { 1000, 3000, 5000 };
+	for (int site = 0; site < 2; site++)
+		for (int k = 0; k < 3; k++) {
+			double got = hp_survival_by_age(&s, (uint32_t)site, ages[k]), want = exp(-ages[k] / 4000);
+			cr_expect(fabs(got - want) < 0.03, "site %d age %g: %g, want %g", site, ages[k], got, want);
+		}
+	hp_survival_free(&s);
+}
