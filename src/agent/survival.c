@@ -45,9 +45,9 @@
  * since the last marking began, at the constant hazard between buckets
  * (hp_survival_by_span). Markings come at irregular gaps (G1's own cycles
  * between requests, 0.2 to 4 s apart under load): one "next" share over
- * all of them applied as next^{since / median gap}, as before, read G1's
- * periodic profiles -45% to +53% (docs/load-releases.md); by span, within
- * 15%. Where the spans have too few judgments yet, "next" (the share still
+ * all of them applied as next^{since / median gap}, as before, held 20
+ * of G1's 32 periodic profiles under load within 10% (one at +54%); by
+ * span, 26 of 32 (docs/load-releases.md). Where the spans have too few judgments yet, "next" (the share still
  * alive at the next marking) with the exponential model next^{since/gap},
  * then "first" (the share alive at first judgment, all ages together) with
  * f = (1 - e^-L)/L, L = lambda gap. Samples verified then found dead
