@@ -310,7 +310,7 @@ Test(outputs, option_errors_give_the_range)
 		{ "interval=-1", "interval is a size in bytes" },
 		{ "period=-5", "period is seconds from 0 (no periodic profile) to 31536000" },
 		{ "period=40000000", "period is seconds from 0" },
-		{ "format=jpeg", "format is pprof, collapsed, html, jfr or text" },
+		{ "format=jpeg", "format is one of pprof, collapsed, html, jfr, text" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char agent[1200];
