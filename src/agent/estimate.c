@@ -102,11 +102,10 @@ void add_live(struct hp_live_entry *e, void *vctx)
 	 * the Bernoulli term of not knowing which survived. */
 	double p = 1;
 	if (c->estimating) {
-		double n, g = hp_survival_next(&prof.surv, e->site, &n);
-		double q = hp_survival_by_span(&prof.surv, e->site, c->since, 64);
+		double n, g, q = hp_survival_by_span(&prof.surv, e->site, c->since, 64);
 		if (q >= 0) {
 			p = q;
-		} else if (g >= 0 && n >= 8) {
+		} else if ((g = hp_survival_next(&prof.surv, e->site, &n)) >= 0 && n >= 8) {
 			p = hp_survival_since(g, c->gap, c->since);
 		} else {
 			/* Too few re-judgments yet: the exponential model of the

@@ -146,16 +146,14 @@ void survival_catch_up(void)
 	if (!prof.have_surv || prof.surv_markings >= m)
 		return;
 	int64_t start = last_start_real();
-	uint64_t was = prof.surv_markings;
-	prof.mark_start_real[m % HP_MARK_STARTS] = start;
+	for (uint64_t k = prof.surv_markings + 1; k <= m; k++)
+		prof.mark_start_real[k % HP_MARK_STARTS] = start;
 	struct clock_now now = clock_now();
-	double span = span_between(was, m, &now);
+	double span = span_between(prof.surv_markings, m, &now);
 	if (span >= 0)
 		hp_survival_settle_cleared(&prof.surv, span);      /* before the epoch moves on */
-	for (; prof.surv_markings < m; prof.surv_markings++) {
+	for (; prof.surv_markings < m; prof.surv_markings++)
 		hp_survival_next_epoch(&prof.surv);
-		prof.mark_start_real[(prof.surv_markings + 1) % HP_MARK_STARTS] = start;
-	}
 	settle_pending();
 }
 

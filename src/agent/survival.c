@@ -74,8 +74,6 @@
 #define SHRINK_SAMPLES 8.0
 #define HP_SURV_SLOPE_MIN 40.0      /* judgments (with SHRINK_SAMPLES) for a bucket to give a slope */
 
-static void judge_in(struct hp_survival *s, uint32_t site, double bytes, double n, double age, bool alive, bool span);
-
 #define PENDING_CAP 131072      /* 3 MiB at most, touched as used */
 
 int hp_survival_init(struct hp_survival *s, uint32_t cap)
@@ -250,15 +248,6 @@ void hp_survival_cleared(struct hp_survival *s, uint32_t site, double bytes)
 	x->cleared_n += 1;
 }
 
-void hp_survival_settle_cleared(struct hp_survival *s, double span)
-{
-	for (uint32_t k = 0; s->sites && s->cleared_sites && k < s->ncleared; k++) {
-		uint32_t i = s->cleared_sites[k];
-		if (s->sites[i].cleared_epoch == s->epoch && s->sites[i].cleared_verified > 0)
-			judge_in(s, i, s->sites[i].cleared_verified, s->sites[i].cleared_n, span, false, true);
-	}
-}
-
 double hp_survival_cleared_since(const struct hp_survival *s, uint32_t site)
 {
 	if (!s->sites || site >= s->cap || s->sites[site].cleared_epoch != s->epoch)
@@ -311,6 +300,15 @@ void hp_survival_judge_age(struct hp_survival *s, uint32_t site, double bytes, d
 void hp_survival_judge_span(struct hp_survival *s, uint32_t site, double bytes, double span, bool alive)
 {
 	judge_in(s, site, bytes, 1, span, alive, true);
+}
+
+void hp_survival_settle_cleared(struct hp_survival *s, double span)
+{
+	for (uint32_t k = 0; s->sites && s->cleared_sites && k < s->ncleared; k++) {
+		uint32_t i = s->cleared_sites[k];
+		if (s->sites[i].cleared_epoch == s->epoch && s->sites[i].cleared_verified > 0)
+			judge_in(s, i, s->sites[i].cleared_verified, s->sites[i].cleared_n, span, false, true);
+	}
 }
 
 void hp_survival_pend(struct hp_survival *s, uint32_t site, uint32_t pause, int64_t born_ns, double bytes)
@@ -402,17 +400,15 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 	 * begins well after the request, as generational ZGC's after a young
 	 * collection that promotes everything, judges nothing younger than that
 	 * delay), at the constant hazard between the youngest bucket and the
-	 * next with a lower share, capped at 1: exact for exponential
+	 * next with a lower share, capped at the hazard from birth: exact for exponential
 	 * lifetimes, and for any mix of them with garbage dead at birth and
 	 * objects kept for ever (flat then). Flat, as before, read a cache
 	 * whose entries live 0.3 s at its survival at 0.7 s: 40% low. */
-	if (age <= at[0] && span) {
-		/* Alive at span 0 by definition: the first bucket's constant
-		 * hazard from there (exact for exponential lifetimes). */
-		if (!(at[0] > 0) || !(age > 0))
-			return age > 0 ? share[0] : 1;
-		return share[0] > 0 ? pow(share[0], age / at[0]) : 0;
-	}
+	/* The constant hazard from age (or span) 0, alive then by definition,
+	 * to the youngest bucket. */
+	double from_birth = !(age > 0) ? 1 : share[0] > 0 && at[0] > 0 ? pow(share[0], age / at[0]) : share[0];
+	if (age <= at[0] && span)
+		return from_birth;      /* exact for exponential lifetimes */
 	if (age <= at[0]) {
 		/* Only between buckets of at least HP_SURV_SLOPE_MIN judgments
 		 * (shrinkage included), the youngest with some alive: a slope
@@ -426,7 +422,6 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 		 * (read the same cache 65% low). Exact for exponential
 		 * lifetimes; a mix with garbage dead at birth keeps its flat
 		 * share (no decline). */
-		double from_birth = share[0] > 0 && at[0] > 0 && age >= 0 ? pow(share[0], age / at[0]) : share[0];
 		bool declines = false;
 		for (int i = 1; i < nb && weight[0] >= HP_SURV_SLOPE_MIN && share[0] * weight[0] >= 4; i++) {
 			if (weight[i] >= HP_SURV_SLOPE_MIN && at[i] > at[0] && share[i] < share[0] / 2)
@@ -446,7 +441,8 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 				/* At the constant hazard between the buckets: a
 				 * survival curve is a mixture of exponentials
 				 * (log-convex), which the geometric chord follows
-				 * closer than the straight one, always above it. */
+				 * closer than the straight one (both lie above
+				 * it; the geometric one below the straight). */
 				return share[i - 1] * pow(share[i] / share[i - 1], t);
 			return share[i - 1] + (share[i] - share[i - 1]) * t;
 		}
