@@ -2,6 +2,7 @@
 #include "vmstructs/framedecode.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -28,60 +29,60 @@ const char *hp_framedecode_result_name(int result)
 	return result < 0 && result >= -HP_FD_RESULTS ? result_names[-result - 1] : "ok";
 }
 
-static int64_t off_either(const struct hp_vms *v, const char *t1, const char *t2, const char *field)
-{
-	int64_t o = hp_vms_offset(v, t1, field);
-	return o >= 0 ? o : hp_vms_offset(v, t2, field);
-}
+#define FD(type, field, member, need, since, until) \
+	{ type, field, HP_VMS_OFFSET, offsetof(struct hp_framedecode, member), need, since, until }
+
+/* What the decoder reads of a compiled method, every release: the PcDesc
+ * table and the method (CompiledMethod merged into nmethod in 23). */
+static const struct hp_vms_entry fd_common[] = {
+	{ "PcDesc", NULL, HP_VMS_SIZE, offsetof(struct hp_framedecode, pcdesc_size), HP_VMS_REQUIRED, 0, 0 },
+	FD("PcDesc", "_pc_offset", off_pc_offset, HP_VMS_REQUIRED, 0, 0),
+	FD("PcDesc", "_scope_decode_offset", off_scope_decode_offset, HP_VMS_REQUIRED, 0, 0),
+	FD("nmethod|CompiledMethod", "_method", off_nm_method, HP_VMS_REQUIRED, 0, 0),
+	FD("CodeBlob", "_size", off_blob_size, HP_VMS_REQUIRED, 0, 0),
+	FD("CodeBlob", "_data_offset", off_data_offset, HP_VMS_REQUIRED, 0, 0),
+	FD("nmethod", "_scopes_pcs_offset", off_pcs_offset, HP_VMS_REQUIRED, 0, 0),
+	FD("CodeBlob", "_code_begin", off_code_begin, 1, 0, 21),
+	FD("CodeBlob", "_code_offset", off_code_offset, 1, 25, 0),
+	FD("nmethod", "_immutable_data", off_immutable, HP_VMS_OPTIONAL, 25, 0),
+};
+/* Scopes in the immutable data, metadata after the oops (25 on). */
+static const struct hp_vms_entry fd_immutable[] = {
+	FD("nmethod", "_immutable_data_size", off_immutable_size, HP_VMS_REQUIRED, 25, 0),
+	FD("nmethod", "_scopes_data_offset", off_scopes_data_offset, HP_VMS_REQUIRED, 25, 0),
+	FD("CodeBlob", "_mutable_data", off_mutable, HP_VMS_REQUIRED, 25, 0),
+	FD("CodeBlob", "_mutable_data_size", off_mutable_size, HP_VMS_REQUIRED, 25, 0),
+	FD("CodeBlob", "_relocation_size", off_relocation_size, HP_VMS_REQUIRED, 25, 0),
+};
+/* Before: every section in the nmethod, by offsets from it. */
+static const struct hp_vms_entry fd_inline[] = {
+	FD("nmethod", "_dependencies_offset", off_pcs_end_offset, HP_VMS_REQUIRED, 0, 21),
+	FD("nmethod|CompiledMethod", "_scopes_data_begin", off_scopes_data_begin, HP_VMS_REQUIRED, 0, 21),
+	FD("nmethod", "_metadata_offset", off_metadata_offset, HP_VMS_REQUIRED, 0, 21),
+};
 
 int hp_framedecode_init(struct hp_framedecode *d, const struct hp_vms *v, const struct hp_symdata *data,
 			char *err, size_t errlen)
 {
 	memset(d, 0, sizeof(*d));
-	if (!v)
-		return hp_fail(err, errlen, -ENOENT, "no VMStructs");
-	const struct hp_vms_type *pc = hp_vms_type(v, "PcDesc");
-	d->pcdesc_size = pc ? (int64_t)pc->size : -1;
-	d->off_pc_offset = hp_vms_offset(v, "PcDesc", "_pc_offset");
-	d->off_scope_decode_offset = hp_vms_offset(v, "PcDesc", "_scope_decode_offset");
-	d->off_nm_method = off_either(v, "nmethod", "CompiledMethod", "_method");
-	d->off_blob_size = hp_vms_offset(v, "CodeBlob", "_size");
-	d->off_data_offset = hp_vms_offset(v, "CodeBlob", "_data_offset");
-	d->off_code_begin = hp_vms_offset(v, "CodeBlob", "_code_begin");
-	d->off_code_offset = hp_vms_offset(v, "CodeBlob", "_code_offset");
-	d->off_pcs_offset = hp_vms_offset(v, "nmethod", "_scopes_pcs_offset");
-	if (d->pcdesc_size < 16 || d->off_pc_offset < 0 || d->off_scope_decode_offset < 0 || d->off_nm_method < 0 ||
-	    d->off_blob_size < 0 || d->off_data_offset < 0 || d->off_pcs_offset < 0 ||
-	    (d->off_code_begin < 0 && d->off_code_offset < 0))
-		return hp_fail(err, errlen, -ENOENT, "VMStructs lacks PcDesc, nmethod::_method or "
-			       "nmethod::_scopes_pcs_offset");
-	d->off_immutable = hp_vms_offset(v, "nmethod", "_immutable_data");
-	if (d->off_immutable >= 0) {
-		/* JDK 25: scopes in the immutable data, metadata after the oops */
-		d->off_immutable_size = hp_vms_offset(v, "nmethod", "_immutable_data_size");
-		d->off_scopes_data_offset = hp_vms_offset(v, "nmethod", "_scopes_data_offset");
-		if (d->off_immutable_size < 0 || d->off_scopes_data_offset < 0)
-			return hp_fail(err, errlen, -ENOENT, "VMStructs lacks nmethod::_immutable_data_size or "
-				       "_scopes_data_offset");
-		d->off_mutable = hp_vms_offset(v, "CodeBlob", "_mutable_data");
-		d->off_mutable_size = hp_vms_offset(v, "CodeBlob", "_mutable_data_size");
-		d->off_relocation_size = hp_vms_offset(v, "CodeBlob", "_relocation_size");
-		if (d->off_mutable < 0 || d->off_mutable_size < 0 || d->off_relocation_size < 0)
-			return hp_fail(err, errlen, -ENOENT, "VMStructs lacks CodeBlob::_mutable_data, "
-				       "_mutable_data_size or _relocation_size");
-	} else {
-		d->off_pcs_end_offset = hp_vms_offset(v, "nmethod", "_dependencies_offset");
-		d->off_scopes_data_begin = off_either(v, "nmethod", "CompiledMethod", "_scopes_data_begin");
-		d->off_metadata_offset = hp_vms_offset(v, "nmethod", "_metadata_offset");
-		if (d->off_pcs_end_offset < 0 || d->off_scopes_data_begin < 0 || d->off_metadata_offset < 0)
-			return hp_fail(err, errlen, -ENOENT, "VMStructs lacks nmethod::_dependencies_offset, "
-				       "_metadata_offset or _scopes_data_begin");
-	}
+	int rc = hp_vms_bind(v, fd_common, HP_VMS_N(fd_common), d, "frame decoder", err, errlen);
+	if (rc)
+		return rc;
+	if (d->pcdesc_size < 16)
+		return hp_fail(err, errlen, -EINVAL, "frame decoder: sizeof(PcDesc) is %lld", (long long)d->pcdesc_size);
+	if (d->off_immutable >= 0)
+		rc = hp_vms_bind(v, fd_immutable, HP_VMS_N(fd_immutable), d, "frame decoder (immutable data layout)",
+				 err, errlen);
+	else
+		rc = hp_vms_bind(v, fd_inline, HP_VMS_N(fd_inline), d, "frame decoder (inline sections layout)", err,
+				 errlen);
+	if (rc)
+		return rc;
 	const char *x = data ? hp_symdata_get(data, "code.unsigned5_excluded") : NULL;
 	if (!x || (strcmp(x, "0") && strcmp(x, "1")))
 		return hp_fail(err, errlen, -ENOENT, "symbols/ data has no usable code.unsigned5_excluded");
 	d->unsigned5_x = x[0] - '0';
-	int rc = hp_methods_init(&d->methods, v, data, err, errlen);
+	rc = hp_methods_init(&d->methods, v, data, err, errlen);
 	if (rc)
 		return rc;
 	/* Page-aligned (each entry one cache line, each pair two), mapped in

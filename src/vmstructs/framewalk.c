@@ -2,6 +2,7 @@
 #include "vmstructs/framewalk.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,22 +32,32 @@ const char *hp_framewalk_result_name(int result)
 }
 
 /* The code heaps: CodeCache::_heaps, a GrowableArray<CodeHeap*>*. */
+struct heap_layout {
+	const void *heaps_at;
+	int64_t off_len, off_data, off_mem, off_seg, off_log2, off_vlow, off_vhigh;
+};
+#define HL(type, field, what, member) \
+	{ type, field, what, offsetof(struct heap_layout, member), HP_VMS_REQUIRED, 0, 0 }
+static const struct hp_vms_entry heap_table[] = {
+	HL("CodeCache", "_heaps", HP_VMS_ADDRESS, heaps_at),
+	HL("GrowableArrayBase|GenericGrowableArray", "_len", HP_VMS_OFFSET, off_len),   /* the second: JDK 11 */
+	HL("GrowableArray<int>", "_data", HP_VMS_OFFSET, off_data),
+	HL("CodeHeap", "_memory", HP_VMS_OFFSET, off_mem),
+	HL("CodeHeap", "_segmap", HP_VMS_OFFSET, off_seg),
+	HL("CodeHeap", "_log2_segment_size", HP_VMS_OFFSET, off_log2),
+	HL("VirtualSpace", "_low", HP_VMS_OFFSET, off_vlow),
+	HL("VirtualSpace", "_high", HP_VMS_OFFSET, off_vhigh),
+};
+
 static int read_heaps(struct hp_framewalk *w, const struct hp_vms *v, char *err, size_t errlen)
 {
-	const void *heaps_at = hp_vms_address(v, "CodeCache", "_heaps");
-	int64_t off_len = hp_vms_offset(v, "GrowableArrayBase", "_len");
-	if (off_len < 0)
-		off_len = hp_vms_offset(v, "GenericGrowableArray", "_len");    /* JDK 11 */
-	int64_t off_data = hp_vms_offset(v, "GrowableArray<int>", "_data");
-	int64_t off_mem = hp_vms_offset(v, "CodeHeap", "_memory");
-	int64_t off_seg = hp_vms_offset(v, "CodeHeap", "_segmap");
-	int64_t off_log2 = hp_vms_offset(v, "CodeHeap", "_log2_segment_size");
-	int64_t off_vlow = hp_vms_offset(v, "VirtualSpace", "_low");
-	int64_t off_vhigh = hp_vms_offset(v, "VirtualSpace", "_high");
-	if (!heaps_at || off_len < 0 || off_data < 0 || off_mem < 0 || off_seg < 0 || off_log2 < 0 ||
-	    off_vlow < 0 || off_vhigh < 0)
-		return hp_fail(err, errlen, -ENOENT, "VMStructs lacks the code heap layout (CodeCache::_heaps, "
-			       "CodeHeap::_memory/_segmap/_log2_segment_size, VirtualSpace::_low/_high, GrowableArray)");
+	struct heap_layout l;
+	int rc = hp_vms_bind(v, heap_table, HP_VMS_N(heap_table), &l, "frame walker (code heaps)", err, errlen);
+	if (rc)
+		return rc;
+	const void *heaps_at = l.heaps_at;
+	int64_t off_len = l.off_len, off_data = l.off_data, off_mem = l.off_mem, off_seg = l.off_seg;
+	int64_t off_log2 = l.off_log2, off_vlow = l.off_vlow, off_vhigh = l.off_vhigh;
 	const void *array, *data;
 	int32_t len;
 	if (hp_safe_read_ptr(&array, heaps_at) || !array || hp_safe_read(&len, (const char *)array + off_len, 4) ||
@@ -79,6 +90,47 @@ static int read_heaps(struct hp_framewalk *w, const struct hp_vms *v, char *err,
 	return 0;
 }
 
+#define FW(type, field, member, need, since, until) \
+	{ type, field, HP_VMS_OFFSET, offsetof(struct hp_framewalk, member), need, since, until }
+
+/* What the walker reads of threads and code blobs. */
+static const struct hp_vms_entry walker_table[] = {
+	{ "JavaThread", NULL, HP_VMS_SIZE, offsetof(struct hp_framewalk, thread_size), HP_VMS_REQUIRED, 0, 0 },
+	{ "HeapBlock", NULL, HP_VMS_SIZE, offsetof(struct hp_framewalk, block_header_size), HP_VMS_REQUIRED, 0, 0 },
+	FW("JavaThread", "_anchor", off_anchor, HP_VMS_REQUIRED, 0, 0),
+	FW("JavaFrameAnchor", "_last_Java_sp", off_last_sp, HP_VMS_REQUIRED, 0, 0),
+	FW("JavaFrameAnchor", "_last_Java_fp", off_last_fp, HP_VMS_REQUIRED, 0, 0),
+	FW("JavaFrameAnchor", "_last_Java_pc", off_last_pc, HP_VMS_REQUIRED, 0, 0),
+	FW("JavaCallWrapper", "_anchor", off_wrapper_anchor, HP_VMS_REQUIRED, 0, 0),
+	FW("HeapBlock::Header", "_used", off_block_used, HP_VMS_REQUIRED, 0, 0),
+	FW("CodeBlob", "_frame_size", off_frame_size, HP_VMS_REQUIRED, 0, 0),
+	FW("nmethod", "_stub_offset", off_stub_offset, HP_VMS_REQUIRED, 0, 0),
+	FW("nmethod", "_compile_id", off_compile_id, HP_VMS_REQUIRED, 0, 0),
+	/* The stack bounds: in Thread up to 17, in JavaThread since. */
+	FW("JavaThread|Thread", "_stack_base", off_stack_base, HP_VMS_REQUIRED, 0, 0),
+	FW("JavaThread|Thread", "_stack_size", off_stack_size, HP_VMS_REQUIRED, 0, 0),
+	/* Which blobs are nmethods: CodeBlob::_kind where it exists (its
+	 * CodeBlob has no vtable), else the name nmethods are built with. */
+	FW("CodeBlob", "_kind", off_kind, 1, 25, 0),
+	FW("CodeBlob", "_name", off_name, 1, 0, 0),
+	/* Where instructions begin: an address up to 21, an offset since. */
+	FW("CodeBlob", "_code_begin", off_code_begin, 2, 0, 21),
+	FW("CodeBlob", "_code_offset", off_code_offset, 2, 25, 0),
+};
+
+/* The call stub's return address and the interpreter's code. */
+struct stubs_layout {
+	const void *csr, *code;
+	int64_t off_buf, off_limit;
+};
+static const struct hp_vms_entry stubs_table[] = {
+	{ "StubRoutines", "_call_stub_return_address", HP_VMS_ADDRESS, offsetof(struct stubs_layout, csr),
+	  HP_VMS_REQUIRED, 0, 0 },
+	{ "AbstractInterpreter", "_code", HP_VMS_ADDRESS, offsetof(struct stubs_layout, code), HP_VMS_REQUIRED, 0, 0 },
+	{ "StubQueue", "_stub_buffer", HP_VMS_OFFSET, offsetof(struct stubs_layout, off_buf), HP_VMS_REQUIRED, 0, 0 },
+	{ "StubQueue", "_buffer_limit", HP_VMS_OFFSET, offsetof(struct stubs_layout, off_limit), HP_VMS_REQUIRED, 0, 0 },
+};
+
 int hp_framewalk_init(struct hp_framewalk *w, const struct hp_vms *v, const struct hp_symdata *d,
 		      const struct hp_libjvm *jvm, char *err, size_t errlen)
 {
@@ -91,70 +143,34 @@ int hp_framewalk_init(struct hp_framewalk *w, const struct hp_vms *v, const stru
 	if (!jvm)
 		return hp_fail(err, errlen, -ENOENT, "no libjvm segments");
 	w->jvm = jvm;
-	const struct hp_vms_type *jt = hp_vms_type(v, "JavaThread");
-	const struct hp_vms_type *hb = hp_vms_type(v, "HeapBlock");
-	if (!jt || !jt->size || !hb || !hb->size)
-		return hp_fail(err, errlen, -ENOENT, "VMStructs has no size for JavaThread or HeapBlock");
-	w->thread_size = jt->size;
-	w->block_header_size = hb->size;
+	int rc = hp_vms_bind(v, walker_table, HP_VMS_N(walker_table), w, "frame walker", err, errlen);
+	if (rc)
+		return rc;
+	if (w->off_kind >= 0 && hp_vms_int_constant(v, "CodeBlobKind::Nmethod", &w->kind_nmethod))
+		return hp_fail(err, errlen, -ENOENT, "frame walker: VMStructs has CodeBlob::_kind but no "
+			       "CodeBlobKind::Nmethod");
 	int32_t wrapper_slot, slot;
-	int rc;
 	if ((rc = hp_symdata_frame(v, d, HP_ARCH_NAME, "entry_frame_call_wrapper_offset", &wrapper_slot, err, errlen)) ||
 	    (rc = hp_symdata_frame(v, d, HP_ARCH_NAME, "interpreter_frame_sender_sp_offset", &w->interp_sender_sp_slot,
 				   err, errlen)))
 		return rc;
 	w->entry_wrapper_slot = wrapper_slot;
-	if ((rc = hp_vms_need_offset(v, "JavaThread", "_anchor", &w->off_anchor, err, errlen)) ||
-	    (rc = hp_vms_need_offset(v, "JavaFrameAnchor", "_last_Java_sp", &w->off_last_sp, err, errlen)) ||
-	    (rc = hp_vms_need_offset(v, "JavaFrameAnchor", "_last_Java_fp", &w->off_last_fp, err, errlen)) ||
-	    (rc = hp_vms_need_offset(v, "JavaFrameAnchor", "_last_Java_pc", &w->off_last_pc, err, errlen)) ||
-	    (rc = hp_vms_need_offset(v, "JavaCallWrapper", "_anchor", &w->off_wrapper_anchor, err, errlen)) ||
-	    (rc = hp_vms_need_offset(v, "HeapBlock::Header", "_used", &w->off_block_used, err, errlen)) ||
-	    (rc = hp_vms_need_offset(v, "CodeBlob", "_frame_size", &w->off_frame_size, err, errlen)) ||
-	    (rc = hp_vms_need_offset(v, "nmethod", "_stub_offset", &w->off_stub_offset, err, errlen)) ||
-	    (rc = hp_vms_need_offset(v, "nmethod", "_compile_id", &w->off_compile_id, err, errlen)) ||
-	    (rc = hp_symdata_frame(v, d, HP_ARCH_NAME, "interpreter_frame_method_offset", &slot, err, errlen)))
+	if ((rc = hp_symdata_frame(v, d, HP_ARCH_NAME, "interpreter_frame_method_offset", &slot, err, errlen)))
 		return rc;
 	w->interp_method_slot = slot;
 	if ((rc = hp_symdata_frame(v, d, HP_ARCH_NAME, "interpreter_frame_bcp_offset", &slot, err, errlen)))
 		return rc;
 	w->interp_bcp_slot = slot;
-	/* JDK 11-17 keep the stack bounds in Thread, later ones in JavaThread;
-	 * VMStructs names whichever. */
-	w->off_stack_base = hp_vms_offset(v, "JavaThread", "_stack_base");
-	w->off_stack_size = hp_vms_offset(v, "JavaThread", "_stack_size");
-	if (w->off_stack_base < 0 || w->off_stack_size < 0) {
-		w->off_stack_base = hp_vms_offset(v, "Thread", "_stack_base");
-		w->off_stack_size = hp_vms_offset(v, "Thread", "_stack_size");
-	}
-	if (w->off_stack_base < 0 || w->off_stack_size < 0)
-		return hp_fail(err, errlen, -ENOENT, "VMStructs has no JavaThread::_stack_base/_stack_size");
-	/* Which blobs are nmethods: CodeBlob::_kind where it exists (JDK 24+,
-	 * whose CodeBlob has no vtable), else the name nmethods are built with. */
-	w->off_kind = hp_vms_offset(v, "CodeBlob", "_kind");
-	int32_t kind_nmethod = -1;
-	if (w->off_kind >= 0 && hp_vms_int_constant(v, "CodeBlobKind::Nmethod", &kind_nmethod))
-		return hp_fail(err, errlen, -ENOENT, "VMStructs has CodeBlob::_kind but no CodeBlobKind::Nmethod");
-	w->kind_nmethod = kind_nmethod;
-	w->off_name = hp_vms_offset(v, "CodeBlob", "_name");
-	if (w->off_kind < 0 && w->off_name < 0)
-		return hp_fail(err, errlen, -ENOENT, "VMStructs has neither CodeBlob::_kind nor CodeBlob::_name");
-	/* Where instructions begin: an address up to JDK 21, an offset since. */
-	w->off_code_begin = hp_vms_offset(v, "CodeBlob", "_code_begin");
-	w->off_code_offset = hp_vms_offset(v, "CodeBlob", "_code_offset");
-	if (w->off_code_begin < 0 && w->off_code_offset < 0)
-		return hp_fail(err, errlen, -ENOENT, "VMStructs has neither CodeBlob::_code_begin nor _code_offset");
 
-	const void *csr = hp_vms_address(v, "StubRoutines", "_call_stub_return_address");
-	const void *code = hp_vms_address(v, "AbstractInterpreter", "_code");
-	int64_t off_buf = hp_vms_offset(v, "StubQueue", "_stub_buffer");
-	int64_t off_limit = hp_vms_offset(v, "StubQueue", "_buffer_limit");
+	struct stubs_layout sl;
+	if ((rc = hp_vms_bind(v, stubs_table, HP_VMS_N(stubs_table), &sl, "frame walker (call stub, interpreter)", err,
+			      errlen)))
+		return rc;
+	const void *csr = sl.csr, *code = sl.code;
+	int64_t off_buf = sl.off_buf, off_limit = sl.off_limit;
 	const void *queue;
 	uintptr_t buf;
 	int32_t limit;
-	if (!csr || !code || off_buf < 0 || off_limit < 0)
-		return hp_fail(err, errlen, -ENOENT, "VMStructs has no StubRoutines::_call_stub_return_address or "
-			       "AbstractInterpreter::_code");
 	if (hp_safe_read(&w->call_stub_return, csr, WORD) || hp_safe_read_ptr(&queue, code) || !queue ||
 	    hp_safe_read(&buf, (const char *)queue + off_buf, WORD) ||
 	    hp_safe_read(&limit, (const char *)queue + off_limit, 4))
@@ -171,7 +187,7 @@ int hp_framewalk_set_thread(struct hp_framewalk *w, const void *jni, uintptr_t j
 			    size_t errlen)
 {
 	int64_t off = (int64_t)((uintptr_t)jni - java_thread);
-	if (!java_thread || off <= 0 || (uint64_t)off >= w->thread_size)
+	if (!java_thread || off <= 0 || off >= w->thread_size)
 		return hp_fail(err, errlen, -EINVAL, "the JNIEnv (%p) is not inside JavaThread %p (%llu bytes)", jni,
 			       (void *)java_thread, (unsigned long long)w->thread_size);
 	uintptr_t base, size, here = (uintptr_t)&base;

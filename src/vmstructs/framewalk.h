@@ -56,7 +56,7 @@ struct hp_stackchunk;
 struct hp_framewalk {
 	/* JavaThread */
 	int64_t env_offset;             /* JNIEnv* - JavaThread*, set by hp_framewalk_set_thread */
-	uint64_t thread_size;
+	int64_t thread_size;
 	int64_t off_stack_base, off_stack_size, off_anchor;
 	/* JavaFrameAnchor, JavaCallWrapper */
 	int64_t off_last_sp, off_last_fp, off_last_pc, off_wrapper_anchor;
@@ -69,7 +69,7 @@ struct hp_framewalk {
 		const volatile uintptr_t *seg_low, *seg_high;   /* CodeHeap::_segmap */
 		int log2_segment;
 	} heaps[HP_FW_MAX_HEAPS];
-	uint64_t block_header_size;     /* sizeof(HeapBlock) */
+	int64_t block_header_size;      /* sizeof(HeapBlock) */
 	int64_t off_block_used;         /* HeapBlock::Header::_used */
 	int64_t off_frame_size, off_name, off_kind, off_code_begin, off_code_offset;
 	int64_t off_stub_offset, off_compile_id;

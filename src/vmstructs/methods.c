@@ -2,6 +2,7 @@
 #include "vmstructs/methods.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,24 +26,29 @@ const char *hp_method_result_name(int result)
 	return result < 0 && result >= -HP_METHOD_RESULTS ? result_names[-result - 1] : "ok";
 }
 
+#define MT(type, field, member) \
+	{ type, field, HP_VMS_OFFSET, offsetof(struct hp_methods, member), HP_VMS_REQUIRED, 0, 0 }
+
+/* From a Method* to its class, name and jmethodID, every release. */
+static const struct hp_vms_entry methods_table[] = {
+	{ "ConstMethod", NULL, HP_VMS_SIZE, offsetof(struct hp_methods, const_method_size), HP_VMS_REQUIRED, 0, 0 },
+	MT("Method", "_constMethod", off_const_method),
+	MT("Method", "_access_flags", off_access_flags),
+	MT("ConstMethod", "_constants", off_constants),
+	MT("ConstMethod", "_method_idnum", off_idnum),
+	MT("ConstMethod", "_code_size", off_code_size),
+	MT("ConstantPool", "_pool_holder", off_pool_holder),
+	MT("InstanceKlass", "_methods_jmethod_ids", off_jmethod_ids),
+	MT("InstanceKlass", "_methods", off_methods),
+	MT("Array<Klass*>", "_data[0]", off_array_data),
+};
+
 int hp_methods_init(struct hp_methods *m, const struct hp_vms *v, const struct hp_symdata *d, char *err,
 		    size_t errlen)
 {
 	memset(m, 0, sizeof(*m));
-	const struct hp_vms_type *cm = v ? hp_vms_type(v, "ConstMethod") : NULL;
-	if (!cm || !cm->size)
-		return hp_fail(err, errlen, -ENOENT, "VMStructs has no size for ConstMethod");
-	m->const_method_size = cm->size;
-	int rc;
-	if ((rc = hp_vms_need_offset(v, "Method", "_constMethod", &m->off_const_method, err, errlen)) ||
-	    (rc = hp_vms_need_offset(v, "Method", "_access_flags", &m->off_access_flags, err, errlen)) ||
-	    (rc = hp_vms_need_offset(v, "ConstMethod", "_constants", &m->off_constants, err, errlen)) ||
-	    (rc = hp_vms_need_offset(v, "ConstMethod", "_method_idnum", &m->off_idnum, err, errlen)) ||
-	    (rc = hp_vms_need_offset(v, "ConstMethod", "_code_size", &m->off_code_size, err, errlen)) ||
-	    (rc = hp_vms_need_offset(v, "ConstantPool", "_pool_holder", &m->off_pool_holder, err, errlen)) ||
-	    (rc = hp_vms_need_offset(v, "InstanceKlass", "_methods_jmethod_ids", &m->off_jmethod_ids, err, errlen)) ||
-	    (rc = hp_vms_need_offset(v, "InstanceKlass", "_methods", &m->off_methods, err, errlen)) ||
-	    (rc = hp_vms_need_offset(v, "Array<Klass*>", "_data[0]", &m->off_array_data, err, errlen)))
+	int rc = hp_vms_bind(v, methods_table, HP_VMS_N(methods_table), m, "method names", err, errlen);
+	if (rc)
 		return rc;
 	const char *kind = d ? hp_symdata_get(d, "code.jmethodid") : NULL;
 	if (!kind || (strcmp(kind, "pointer") && strcmp(kind, "table")))

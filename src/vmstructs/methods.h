@@ -68,7 +68,7 @@ struct hp_methods {
 	/* layout (VMStructs) */
 	int64_t off_const_method, off_access_flags, off_constants, off_idnum, off_code_size;
 	int64_t off_pool_holder, off_jmethod_ids, off_methods, off_array_data;
-	uint64_t const_method_size;
+	int64_t const_method_size;
 	bool jmid_is_pointer;
 	/* how first sights are read: HotSpot's SafeFetchN when set (no
 	 * system call), else process_vm_readv; the caller sets it */

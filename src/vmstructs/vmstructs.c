@@ -456,15 +456,6 @@ int64_t hp_vms_offset(const struct hp_vms *v, const char *type, const char *fiel
 	return (int64_t)f->offset;
 }
 
-int hp_vms_need_offset(const struct hp_vms *v, const char *type, const char *field, int64_t *out, char *err,
-		       size_t errlen)
-{
-	*out = hp_vms_offset(v, type, field);
-	if (*out < 0)
-		return hp_fail(err, errlen, -ENOENT, "VMStructs has no %s::%s", type, field);
-	return 0;
-}
-
 const void *hp_vms_address(const struct hp_vms *v, const char *type, const char *field)
 {
 	const struct hp_vms_field *f = hp_vms_field(v, type, field);
@@ -481,6 +472,113 @@ bool hp_vms_is_subtype(const struct hp_vms *v, const char *type, const char *anc
 		type = t ? t->superclass : NULL;
 	}
 	return false;
+}
+
+/* ---- declarative lookups (hp_vms_bind) ---------------------------------- */
+
+/* The entry looked up under each of its "A|B" types in turn. */
+static bool bind_one(const struct hp_vms *v, const struct hp_vms_entry *e, char *base)
+{
+	const char *t = e->type;
+	while (t && *t) {
+		const char *bar = strchr(t, '|');
+		size_t len = bar ? (size_t)(bar - t) : strlen(t);
+		char name[HP_VMS_MAX_NAME];
+		if (len >= sizeof(name))
+			return false;
+		memcpy(name, t, len);
+		name[len] = 0;
+		if (e->what == HP_VMS_ADDRESS) {
+			const void *a = hp_vms_address(v, name, e->field);
+			if (a) {
+				memcpy(base + e->dest, &a, sizeof(a));
+				return true;
+			}
+		} else {
+			const struct hp_vms_type *ty = e->what == HP_VMS_SIZE ? hp_vms_type(v, name) : NULL;
+			int64_t o = e->what == HP_VMS_SIZE ? (ty && ty->size > 0 && ty->size <= INT64_MAX ? (int64_t)ty->size : -1)
+							   : hp_vms_offset(v, name, e->field);
+			if (o >= 0) {
+				memcpy(base + e->dest, &o, sizeof(o));
+				return true;
+			}
+		}
+		t = bar ? bar + 1 : NULL;
+	}
+	return false;
+}
+
+/* "A::x (JDK 25+)" or "sizeof(A)" into out. */
+static int entry_name(const struct hp_vms_entry *e, char *out, size_t len)
+{
+	char range[32] = "";
+	if (e->since && e->until)
+		snprintf(range, sizeof(range), " (JDK %d-%d)", e->since, e->until);
+	else if (e->since)
+		snprintf(range, sizeof(range), " (JDK %d+)", e->since);
+	else if (e->until)
+		snprintf(range, sizeof(range), " (JDK 11-%d)", e->until);
+	return e->what == HP_VMS_SIZE ? snprintf(out, len, "sizeof(%s)%s", e->type, range)
+				      : snprintf(out, len, "%s::%s%s", e->type, e->field, range);
+}
+
+int hp_vms_bind(const struct hp_vms *v, const struct hp_vms_entry *t, size_t n, void *base, const char *who,
+		char *err, size_t errlen)
+{
+	char msg[1024];
+	size_t used = 0;
+	int missing = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct hp_vms_entry *e = &t[i];
+		if (e->what == HP_VMS_ADDRESS)
+			memset((char *)base + e->dest, 0, sizeof(void *));
+		else
+			memcpy((char *)base + e->dest, &(int64_t){ -1 }, sizeof(int64_t));
+	}
+	bool found[n ? n : 1];
+	for (size_t i = 0; i < n; i++)
+		found[i] = v && bind_one(v, &t[i], base);
+	for (size_t i = 0; i < n; i++) {
+		const struct hp_vms_entry *e = &t[i];
+		if (found[i] || e->need == HP_VMS_OPTIONAL)
+			continue;
+		bool group_ok = false, first = true;
+		if (e->need > 0) {
+			/* A group is named once, at its first member; it is met
+			 * by any member found. */
+			for (size_t j = 0; j < n; j++) {
+				if (t[j].need != e->need)
+					continue;
+				if (j < i)
+					first = false;
+				if (found[j])
+					group_ok = true;
+			}
+			if (group_ok || !first)
+				continue;
+		}
+		char one[300];
+		if (e->need > 0) {
+			size_t k = (size_t)snprintf(one, sizeof(one), "neither");
+			int members = 0;
+			for (size_t j = i; j < n && k < sizeof(one); j++)
+				if (t[j].need == e->need) {
+					k += (size_t)snprintf(one + k, sizeof(one) - k, "%s", members++ ? " nor " : " ");
+					if (k < sizeof(one))
+						k += (size_t)entry_name(&t[j], one + k, sizeof(one) - k);
+				}
+		} else {
+			entry_name(e, one, sizeof(one));
+		}
+		if (used < sizeof(msg))
+			used += (size_t)snprintf(msg + used, sizeof(msg) - used, "%s%s", missing ? ", " : "", one);
+		missing++;
+	}
+	if (!v)
+		return hp_fail(err, errlen, -ENOENT, "%s: no VMStructs", who);
+	if (missing)
+		return hp_fail(err, errlen, -ENOENT, "%s: VMStructs lacks %s", who, msg);
+	return 0;
 }
 
 size_t hp_vms_field_count(const struct hp_vms *v) { return v->nfields; }

@@ -97,14 +97,43 @@ int hp_vms_long_constant(const struct hp_vms *v, const char *name, uint64_t *out
 
 /* Convenience: instance-field offset, or -1 when absent or static. */
 int64_t hp_vms_offset(const struct hp_vms *v, const char *type, const char *field);
-/* hp_vms_offset for a field the caller cannot do without: 0, or -ENOENT
- * with "VMStructs has no TYPE::FIELD" in err. */
-int hp_vms_need_offset(const struct hp_vms *v, const char *type, const char *field, int64_t *out, char *err,
-		       size_t errlen);
 /* Convenience: static-field address, or NULL when absent or not static. */
 const void *hp_vms_address(const struct hp_vms *v, const char *type, const char *field);
 /* true if `type` is `ancestor` or derives from it. */
 bool hp_vms_is_subtype(const struct hp_vms *v, const char *type, const char *ancestor);
+
+/* Declarative lookups: each consumer lists what it reads from VMStructs in
+ * one table, and hp_vms_bind fills its struct and names exactly what is
+ * missing. An entry is a field's offset, a static field's address or a
+ * type's size. */
+enum hp_vms_what {
+	HP_VMS_OFFSET,          /* int64_t at dest: the instance field's offset, -1 absent */
+	HP_VMS_ADDRESS,         /* const void * at dest: the static field's address, NULL absent */
+	HP_VMS_SIZE,            /* int64_t at dest: sizeof(type), -1 absent (field unused) */
+};
+#define HP_VMS_REQUIRED 0       /* .need: the consumer cannot work without it */
+#define HP_VMS_OPTIONAL (-1)    /* .need: used when present */
+/* .need > 0: one of the entries sharing that number is required ("either
+ * CodeBlob::_code_begin or CodeBlob::_code_offset"). */
+struct hp_vms_entry {
+	const char *type;       /* "A|B": the first of these types that has it (a class renamed between releases) */
+	const char *field;      /* NULL for HP_VMS_SIZE */
+	enum hp_vms_what what;
+	size_t dest;            /* offsetof(the consumer's struct, its member) */
+	int need;
+	/* The feature releases it has been seen in (0: open-ended), for the
+	 * message that names it missing: a release a table has not met yet
+	 * (22-24, the next one) says which of its layouts it lacks. Never
+	 * relaxes .need: a layout is chosen by what VMStructs has, not by the
+	 * release number. */
+	int since, until;
+};
+/* Reads every entry into `base` (absent ones: -1 / NULL). 0, or -ENOENT
+ * with err "WHO: VMStructs lacks A::x (JDK 25+), B::y, neither C::z nor
+ * D::w": every required entry and group missing, as the table names them. */
+int hp_vms_bind(const struct hp_vms *v, const struct hp_vms_entry *t, size_t n, void *base, const char *who,
+		char *err, size_t errlen);
+#define HP_VMS_N(table) (sizeof(table) / sizeof((table)[0]))
 
 size_t hp_vms_field_count(const struct hp_vms *v);
 size_t hp_vms_type_count(const struct hp_vms *v);

@@ -189,3 +189,61 @@ Test(vmstructs, superclass_cycle_does_not_hang)
 	cr_assert(hp_vms_is_subtype(v, "A", "B"));
 	hp_vms_free(v);
 }
+
+/* The declarative loader: offsets, addresses and sizes into the consumer's
+ * struct, "A|B" types tried in turn, and a message that names every
+ * required entry and group missing, with its releases, and nothing else. */
+struct bound {
+	int64_t reserved, total, heap_size, renamed, absent_optional, either;
+	const void *heap_slot;
+};
+#define B(type, field, what, member, need, since, until) \
+	{ type, field, what, offsetof(struct bound, member), need, since, until }
+static const struct hp_vms_entry all_there[] = {
+	B("CollectedHeap", "_reserved", HP_VMS_OFFSET, reserved, HP_VMS_REQUIRED, 0, 0),
+	B("OldName|CollectedHeap", "_total_collections", HP_VMS_OFFSET, renamed, HP_VMS_REQUIRED, 0, 0),
+	B("G1CollectedHeap", NULL, HP_VMS_SIZE, heap_size, HP_VMS_REQUIRED, 0, 0),
+	B("Universe", "_collectedHeap", HP_VMS_ADDRESS, heap_slot, HP_VMS_REQUIRED, 0, 0),
+	B("CollectedHeap", "_nope", HP_VMS_OFFSET, absent_optional, HP_VMS_OPTIONAL, 0, 0),
+	B("CollectedHeap", "_gone", HP_VMS_OFFSET, either, 1, 0, 21),
+	B("CollectedHeap", "_total_collections", HP_VMS_OFFSET, total, 1, 25, 0),
+};
+static const struct hp_vms_entry some_missing[] = {
+	B("CollectedHeap", "_reserved", HP_VMS_OFFSET, reserved, HP_VMS_REQUIRED, 0, 0),
+	B("CollectedHeap", "_used_at_gc", HP_VMS_OFFSET, total, HP_VMS_REQUIRED, 25, 0),
+	B("ZCollectedHeap", NULL, HP_VMS_SIZE, heap_size, HP_VMS_REQUIRED, 0, 0),
+	B("CollectedHeap", "_nope", HP_VMS_OFFSET, absent_optional, HP_VMS_OPTIONAL, 0, 0),
+	B("CollectedHeap", "_a", HP_VMS_OFFSET, renamed, 2, 0, 21),
+	B("CollectedHeap", "_b", HP_VMS_OFFSET, either, 2, 25, 0),
+	B("Universe", "_gone", HP_VMS_ADDRESS, heap_slot, HP_VMS_REQUIRED, 0, 17),
+};
+
+Test(vmstructs, bind_fills_a_table_and_names_exactly_what_is_missing)
+{
+	struct hp_vms_tables t = good_tables();
+	struct hp_vms *v;
+	char err[512] = "";
+	cr_assert_eq(hp_vms_load(&t, &v, err, sizeof(err)), 0, "%s", err);
+	struct bound b;
+	memset(&b, 0x5a, sizeof(b));
+	cr_assert_eq(hp_vms_bind(v, all_there, HP_VMS_N(all_there), &b, "test", err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(b.reserved, 32);
+	cr_expect_eq(b.renamed, 64, "the second of OldName|CollectedHeap");
+	cr_expect_eq(b.heap_size, 1800);
+	cr_expect_eq(b.heap_slot, &universe_heap_slot);
+	cr_expect_eq(b.absent_optional, -1);
+	cr_expect_eq(b.either, -1, "the group is met by its other member");
+	cr_expect_eq(b.total, 64);
+
+	memset(&b, 0x5a, sizeof(b));
+	err[0] = 0;
+	cr_assert_eq(hp_vms_bind(v, some_missing, HP_VMS_N(some_missing), &b, "test", err, sizeof(err)), -ENOENT);
+	cr_expect_str_eq(err, "test: VMStructs lacks CollectedHeap::_used_at_gc (JDK 25+), sizeof(ZCollectedHeap), "
+			      "neither CollectedHeap::_a (JDK 11-21) nor CollectedHeap::_b (JDK 25+), "
+			      "Universe::_gone (JDK 11-17)");
+	cr_expect_eq(b.reserved, 32, "what is there is read all the same");
+	cr_expect_null(b.heap_slot);
+	cr_expect_eq(hp_vms_bind(NULL, all_there, HP_VMS_N(all_there), &b, "test", err, sizeof(err)), -ENOENT);
+	cr_expect_str_eq(err, "test: no VMStructs");
+	hp_vms_free(v);
+}
