@@ -157,6 +157,10 @@ void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 void hp_marks_observe_starts(struct hp_marks *m, uint64_t starts, uint64_t young, int64_t now, uint32_t pauses_before)
 {
 	bool z_own = __atomic_load_n(&m->z_own, __ATOMIC_ACQUIRE);
+	/* The collection before this one, seen begin by itself (not filled in
+	 * below from a later callback): its first pause's count. */
+	uint32_t before_prev = z_own && young >= 2 && m->young_seen + 1 == young && young - 1 > m->young_first
+				       ? m->young_start[(young - 1) % HP_YOUNG_RING] : 0;
 	if (z_own) {
 		for (uint64_t c = young > m->young_seen + HP_YOUNG_RING ? young - HP_YOUNG_RING + 1 : m->young_seen + 1;
 		     c <= young; c++)
@@ -166,6 +170,7 @@ void hp_marks_observe_starts(struct hp_marks *m, uint64_t starts, uint64_t young
 	}
 	if (starts > m->starts_seen) {
 		m->starts_seen = starts;
+		atomic_store_explicit(&m->start_cover, before_prev, memory_order_relaxed);
 		atomic_store_explicit(&m->start_ns, now, memory_order_release);
 		if (z_own)
 			z_major_began(m, young, now, pauses_before);
@@ -213,6 +218,9 @@ static void marks_requested_at(struct hp_marks *m, uint32_t at_request, uint64_t
 		if (atomic_load(&m->z_start_ns) == began)
 			atomic_exchange(&m->z_pending, false);
 		request_ns = began;
+		uint32_t cover = atomic_load_explicit(&m->start_cover, memory_order_relaxed);
+		if (__atomic_load_n(&m->z_own, __ATOMIC_ACQUIRE) && cover > at_request && cover <= pauses_now)
+			at_request = cover;     /* promoted by its preclean (start_cover) */
 	}
 	uint64_t seen_after = atomic_load(&m->seen.n);
 	if (seen_after > seen_before && !__atomic_load_n(&m->z_own, __ATOMIC_ACQUIRE)) {

@@ -49,6 +49,18 @@ struct hp_marks {
 	 * survival learnt that much low). */
 	uint64_t starts_seen;
 	_Atomic int64_t start_ns;               /* end of the latest Mark Start pause (CLOCK_MONOTONIC), 0 none */
+	/* Generational ZGC: the cover of the major that began there, if it is
+	 * a requested one. Its young collection major_full_preclean promoted
+	 * every sample allocated before that collection's Mark Start pause
+	 * (the collection before the major's own, zDriver.cpp collect_young),
+	 * so the old marking that began at start_ns judges exactly those:
+	 * the pause count before it, 0 where the callback did not see that
+	 * collection begin. With the request's pause count instead, the
+	 * samples allocated during the wait (0.2-3.5 s under load) were judged
+	 * by no marking and the ages at first judgment began there: the
+	 * survival of the youngest was extrapolated and the view came out
+	 * 15-48% low (docs/load-releases.md, generational ZGC on 25). */
+	_Atomic uint32_t start_cover;
 	/* Generational ZGC's own major cycles. A young collection marks
 	 * through weak roots as if strong (ZRootsIteratorAllColored), so a
 	 * sample's weak reference is cleared only by an old marking, once the

@@ -56,7 +56,11 @@
  *
  * Shrinkage: a site's ratio is (alive + K * pooled) / (all + K * mean),
  * K = 8 samples' worth, so a site with a handful of judgments takes the
- * pooled share and one with hundreds its own.
+ * pooled share and one with hundreds its own. In the curves, a bucket's
+ * pooled share is capped at the site's own share at younger ages (the
+ * pooled share at old ages is the long-lived sites'), and a youngest
+ * bucket with fewer than HP_SURV_SLOPE_MIN judgments joins the next (the
+ * curve below it rests on that bucket alone).
  *
  * What it does not know: lifetimes that change with the load (the
  * estimate follows within a few markings), and a marking's start where
@@ -367,7 +371,13 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 		double sa = xa->alive[b] * ks, sall = xa->all[b] * ks, sn = xa->n[b] * ks;
 		if (!(pall > 0) || !(pn > 0.5))
 			continue;       /* nobody judged at this age */
-		double mean = pall / pn, pshare = pa / pall;
+		/* Shrunk toward the pooled share, but never toward more than the
+		 * site's own share at the younger ages (survival does not rise
+		 * with age): the pooled share at old ages is the long-lived
+		 * sites', and 8 samples' worth of it gave a cache with hundreds
+		 * of judgments, none alive, a 1.3% survival for ever, which
+		 * times the gigabytes of its old recent samples read +24%. */
+		double mean = pall / pn, pshare = nb ? fmin(pa / pall, share[nb - 1]) : pa / pall;
 		share[nb] = (sa + SHRINK_SAMPLES * mean * pshare) / (sall + SHRINK_SAMPLES * mean);
 		weight[nb] = sn + SHRINK_SAMPLES;
 		at[nb] = sall > 0 ? xa->age_bytes[b] * ks / sall : pa_->age_bytes[b] * kp / pall;
@@ -376,6 +386,22 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 	}
 	if (!nb || total < min_n)
 		return -1;
+	/* A thin youngest bucket joins the next until it has
+	 * HP_SURV_SLOPE_MIN judgments: the curve below it, from birth, rests
+	 * on its share and age alone. (Generational ZGC's first marking
+	 * judged 29 samples of a cache in the youngest bucket: too few for a
+	 * slope, the curve stayed flat at their share below it, and the view
+	 * read 45% low.) */
+	while (nb > 1 && weight[0] < HP_SURV_SLOPE_MIN) {
+		double w = weight[0] + weight[1] - SHRINK_SAMPLES;
+		share[1] = (share[0] * weight[0] + share[1] * weight[1]) / (weight[0] + weight[1]);
+		at[1] = (at[0] * weight[0] + at[1] * weight[1]) / (weight[0] + weight[1]);
+		weight[1] = w;
+		nb--;
+		memmove(share, share + 1, nb * sizeof(*share));
+		memmove(weight, weight + 1, nb * sizeof(*weight));
+		memmove(at, at + 1, nb * sizeof(*at));
+	}
 	/* Pool adjacent violators: a later bucket may not survive more. */
 	double bs[HP_SURV_AGES], bw[HP_SURV_AGES];
 	int len[HP_SURV_AGES], m = 0;
