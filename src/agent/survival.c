@@ -355,6 +355,43 @@ void hp_survival_settle(struct hp_survival *s, uint32_t cover, double start, dou
 	s->pending_n = kept;
 }
 
+/* Buckets i and i + 1 as one (weighted), the arrays closed up; the new count. */
+static int merge_buckets(double *share, double *weight, double *at, int nb, int i)
+{
+	double w = weight[i] + weight[i + 1];
+	share[i] = (share[i] * weight[i] + share[i + 1] * weight[i + 1]) / w;
+	at[i] = (at[i] * weight[i] + at[i + 1] * weight[i + 1]) / w;
+	weight[i] = w - SHRINK_SAMPLES;         /* the shrinkage counted once */
+	nb--;
+	memmove(share + i + 1, share + i + 2, (size_t)(nb - i - 1) * sizeof(*share));
+	memmove(weight + i + 1, weight + i + 2, (size_t)(nb - i - 1) * sizeof(*weight));
+	memmove(at + i + 1, at + i + 2, (size_t)(nb - i - 1) * sizeof(*at));
+	return nb;
+}
+
+/* The line log S(a) = b0 + b1 a through the youngest buckets (up to 4)
+ * with a share in (0, 1) and HP_SURV_SLOPE_MIN judgments, weighted by
+ * their inverse variance n s / (1 - s); false without two, or without a
+ * decline. */
+static bool fit_young(const double *share, const double *weight, const double *at, int nb, double *b0, double *b1)
+{
+	double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+	int used = 0;
+	for (int i = 0; i < nb && i < 4; i++) {
+		if (!(share[i] > 0 && share[i] < 1) || weight[i] < HP_SURV_SLOPE_MIN)
+			continue;
+		double w = weight[i] * share[i] / (1 - share[i]), x = at[i], y = log(share[i]);
+		sw += w, sx += w * x, sy += w * y, sxx += w * x * x, sxy += w * x * y;
+		used++;
+	}
+	double d = sw * sxx - sx * sx;
+	if (used < 2 || !(d > 0))
+		return false;
+	*b1 = (sw * sxy - sx * sy) / d;
+	*b0 = (sy - *b1 * sx) / sw;
+	return *b1 < 0;
+}
+
 /* Per bucket: the site's share, shrunk toward the pooled one, and the
  * judgments' mean age; then made non-increasing (pool adjacent violators,
  * weighted by judgments). */
@@ -364,13 +401,23 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 	const struct hp_survival_site *x = s->sites && site < s->cap ? &s->sites[site] : &none;
 	double ks = x == &none ? 1 : pow(s->keep, s->epoch - x->epoch), kp = pow(s->keep, s->epoch - s->pooled.epoch);
 	const struct hp_survival_ages *xa = span ? &x->spans : &x->ages, *pa_ = span ? &s->pooled.spans : &s->pooled.ages;
-	double share[HP_SURV_AGES], weight[HP_SURV_AGES], at[HP_SURV_AGES], total = 0;
+	double share[HP_SURV_AGES], weight[HP_SURV_AGES], at[HP_SURV_AGES], total = 0, own = 0;
 	int nb = 0;
+	for (int b = 0; b < HP_SURV_AGES; b++)
+		own += xa->n[b] * ks;
 	for (int b = 0; b < HP_SURV_AGES; b++) {
 		double pa = pa_->alive[b] * kp, pall = pa_->all[b] * kp, pn = pa_->n[b] * kp;
 		double sa = xa->alive[b] * ks, sall = xa->all[b] * ks, sn = xa->n[b] * ks;
 		if (!(pall > 0) || !(pn > 0.5))
 			continue;       /* nobody judged at this age */
+		/* A site with judgments of its own: only its ages (the pooled
+		 * share at an age it never reached is the other sites': 3.4%
+		 * at 2.5 s for a cache whose last own share was 3.7% at 1.5 s,
+		 * counted for ever, +36%). */
+		if (own >= SHRINK_SAMPLES && !(sn > 0.5)) {
+			total += pn;
+			continue;
+		}
 		/* Shrunk toward the pooled share, but never toward more than the
 		 * site's own share at the younger ages (survival does not rise
 		 * with age): the pooled share at old ages is the long-lived
@@ -392,16 +439,11 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 	 * judged 29 samples of a cache in the youngest bucket: too few for a
 	 * slope, the curve stayed flat at their share below it, and the view
 	 * read 45% low.) */
-	while (nb > 1 && weight[0] < HP_SURV_SLOPE_MIN) {
-		double w = weight[0] + weight[1] - SHRINK_SAMPLES;
-		share[1] = (share[0] * weight[0] + share[1] * weight[1]) / (weight[0] + weight[1]);
-		at[1] = (at[0] * weight[0] + at[1] * weight[1]) / (weight[0] + weight[1]);
-		weight[1] = w;
-		nb--;
-		memmove(share, share + 1, nb * sizeof(*share));
-		memmove(weight, weight + 1, nb * sizeof(*weight));
-		memmove(at, at + 1, nb * sizeof(*at));
-	}
+	while (nb > 1 && weight[0] < HP_SURV_SLOPE_MIN)
+		nb = merge_buckets(share, weight, at, nb, 0);
+	/* So does a thin oldest one: past it the curve follows its decline. */
+	while (nb > 1 && weight[nb - 1] < HP_SURV_SLOPE_MIN)
+		nb = merge_buckets(share, weight, at, nb, nb - 2);
 	/* Pool adjacent violators: a later bucket may not survive more. */
 	double bs[HP_SURV_AGES], bw[HP_SURV_AGES];
 	int len[HP_SURV_AGES], m = 0;
@@ -421,12 +463,13 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 	for (int i = 0, k = 0; i < m; i++)
 		for (int j = 0; j < len[i]; j++)
 			share[k++] = bs[i];
-	/* Interpolate between the buckets' (mean age, share), flat past the
-	 * last. Before the first (younger than any judgment: a marking that
-	 * begins well after the request, as generational ZGC's after a young
-	 * collection that promotes everything, judges nothing younger than that
-	 * delay), at the constant hazard between the youngest bucket and the
-	 * next with a lower share, capped at the hazard from birth: exact for exponential
+	/* Interpolate between the buckets' (mean age, share); past the last,
+	 * on at the last decline's hazard (ages) or flat (spans, and sites
+	 * that do not decline). Before the first (younger than any judgment:
+	 * a marking that begins well after the request, as generational
+	 * ZGC's after a young collection that promotes everything, judges
+	 * nothing younger than that delay), the youngest buckets' fit carried
+	 * back, capped at the hazard from birth: exact for exponential
 	 * lifetimes, and for any mix of them with garbage dead at birth and
 	 * objects kept for ever (flat then). Flat, as before, read a cache
 	 * whose entries live 0.3 s at its survival at 0.7 s: 40% low. */
@@ -436,28 +479,29 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 	if (age <= at[0] && span)
 		return from_birth;      /* exact for exponential lifetimes */
 	if (age <= at[0]) {
-		/* Only between buckets of at least HP_SURV_SLOPE_MIN judgments
-		 * (shrinkage included), the youngest with some alive: a slope
-		 * from a handful is noise, multiplied by the distance. */
-		/* And never above the constant hazard from birth (alive at age 0)
-		 * to the youngest bucket: a slope between two noisy buckets,
-		 * carried back a long way (generational ZGC judges nothing
-		 * younger than ~0.5 s), read a cache 60% high; the site that
-		 * declines from bucket to bucket but gives no slope (the next
-		 * bucket all dead) takes that hazard rather than staying flat
-		 * (read the same cache 65% low). Exact for exponential
-		 * lifetimes; a mix with garbage dead at birth keeps its flat
-		 * share (no decline). */
+		/* The youngest buckets' log-linear fit carried back (a slope
+		 * from one pair of buckets was noise multiplied by the
+		 * distance: a youngest share low by its sampling error read a
+		 * cache 0.42 alive at 30 ms where 0.93 were), its intercept
+		 * kept: garbage dead at birth mixed in gives a site less than 1
+		 * at age 0. Never above the constant hazard from birth to the
+		 * fit at the youngest bucket (a noisy next bucket made a fit
+		 * through two points that read a cache 60% high), nor below
+		 * the youngest share (the curve never rises with age). A site
+		 * whose buckets decline but give no fit (the next all dead)
+		 * takes the hazard from birth rather than staying flat (read
+		 * a cache 65% low); one that does not decline (garbage dead at
+		 * birth beside objects kept for ever) stays flat. */
+		double b0, b1;
+		if (weight[0] >= HP_SURV_SLOPE_MIN && fit_young(share, weight, at, nb, &b0, &b1)) {
+			double at0 = exp(b0 + b1 * at[0]);
+			double cap = at0 > 0 && at0 < 1 ? pow(at0, age / at[0]) : 1;
+			return fmax(fmin(fmin(exp(b0 + b1 * age), cap), 1), share[0]);
+		}
 		bool declines = false;
-		for (int i = 1; i < nb && weight[0] >= HP_SURV_SLOPE_MIN && share[0] * weight[0] >= 4; i++) {
+		for (int i = 1; i < nb && weight[0] >= HP_SURV_SLOPE_MIN && share[0] * weight[0] >= 4; i++)
 			if (weight[i] >= HP_SURV_SLOPE_MIN && at[i] > at[0] && share[i] < share[0] / 2)
 				declines = true;
-			if (share[i] < share[0] && share[i] > 0 && at[i] > at[0] && weight[i] >= HP_SURV_SLOPE_MIN) {
-				double lambda = log(share[0] / share[i]) / (at[i] - at[0]);
-				double p = share[0] * exp(lambda * (at[0] - age));
-				return fmin(fmin(p, from_birth), 1);
-			}
-		}
 		return declines ? from_birth : share[0];
 	}
 	for (int i = 1; i < nb; i++)
@@ -472,7 +516,23 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 				return share[i - 1] * pow(share[i] / share[i - 1], t);
 			return share[i - 1] + (share[i] - share[i - 1]) * t;
 		}
-	return share[nb - 1];
+	/* Past the oldest judged age. The first judgments reach about one
+	 * gap between markings; when markings are rare (a request that took
+	 * 2.6 s waits 130 s for the next, HP_MARKS_DUTY), recent samples
+	 * grow far older than that. Flat there counted a cache's last share
+	 * (6% at 1.5 s) for every older sample: gigabytes of them, the view
+	 * +51% then +119% within 18 s (generational ZGC on 25). So a site
+	 * whose last two buckets decline keeps declining at their hazard
+	 * (exact for exponential lifetimes; for a mix with objects kept for
+	 * ever it errs low by the kept share of those older samples, the
+	 * lesser error: bounded, where flat grows with the allocation). A
+	 * site flat at its end (a leak, a cache that outlives the judgments)
+	 * stays flat; so do the spans (the verified samples, bounded). */
+	int l = nb - 1;
+	if (!span && l > 0 && share[l] > 0 && share[l] < share[l - 1] && at[l] > at[l - 1] &&
+	    weight[l] >= HP_SURV_SLOPE_MIN && weight[l - 1] >= HP_SURV_SLOPE_MIN)
+		return share[l] * pow(share[l] / share[l - 1], (age - at[l]) / (at[l] - at[l - 1]));
+	return share[l];
 }
 
 double hp_survival_by_age(const struct hp_survival *s, uint32_t site, double age)
