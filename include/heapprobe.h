@@ -277,6 +277,12 @@ struct hp_marking {
 	 * that first promotes everything). 0 where not known (other
 	 * collectors: their full collections are in `full`). */
 	uint64_t starts;
+	/* Appended in 0.4. Concurrent markings whose marking is done, where
+	 * the collector's counters show it before the cycle ends: G1 counts a
+	 * cycle's Remark and Cleanup pauses (`concurrent` moves at Cleanup,
+	 * this at Remark, where the marking's weak references are processed).
+	 * 0 where not known. */
+	uint64_t marked;
 };
 
 /* Plain loads, no JNI, no lock: fit for GC callbacks and allocation hooks,

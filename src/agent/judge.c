@@ -23,13 +23,27 @@ double clock_at(int64_t real_ns, void *ctx)
 	return hp_alloc_clock_at(&prof.clock, real_ns, n->ns, n->samples);
 }
 
-/* The pending dead (survival.h) that the latest marking covers. */
+/* The pending dead (survival.h) that the latest marking covers: alive
+ * when it began if cleared inside its young window (marks.h). */
 void settle_pending(void)
 {
-	uint32_t cover;
+	uint32_t cover, from = 0, before = 0;
 	struct clock_now now = clock_now();
-	if (prof.have_surv && hp_marks_horizon(&prof.marks, &cover))
-		hp_survival_settle(&prof.surv, cover, clock_at(last_start_real(), &now), clock_at, &now);
+	if (!prof.have_surv || !hp_marks_horizon(&prof.marks, &cover))
+		return;
+	if (!hp_marks_young_window(&prof.marks, cover, &from, &before))
+		from = before = 0;
+	hp_survival_settle(&prof.surv, cover, from, before, clock_at(last_start_real(), &now), clock_at, &now);
+}
+
+/* The pause counts when the last sweep and the one before began: a sample
+ * found cleared in a sweep was referenced when the one before began. */
+static uint32_t sweep_prev, sweep_now;
+
+void sweep_begin(void)
+{
+	sweep_prev = sweep_now;
+	sweep_now = (uint32_t)atomic_load(&prof.gc_events);
 }
 
 /* A sample's age on the allocation clock when the latest marking began. */
@@ -56,10 +70,11 @@ static double span_between(uint64_t i, uint64_t j, struct clock_now *now)
  * observed when a marking looks, alive or dead alike: current-status data
  * (survival.c). One found dead before the next marking (a young
  * collection cleared it) is counted in hp_survival_cleared and judged when
- * that marking comes (survival_catch_up); judged at the moment it was
- * found, the dead would be seen at short spans and the alive never, and
- * the curve would fall to 0 there (measured: 0 alive of 140 at 0.2 s on
- * G1 under load, for e^{-0.8} true). */
+ * that marking comes (survival_catch_up): dead, or alive if a young pause
+ * of that marking cleared it (its young window, marks.h). Judged at the
+ * moment it was found, the dead would be seen at short spans and the
+ * alive never, and the curve would fall to 0 there (measured: 0 alive of
+ * 140 at 0.2 s on G1 under load, for e^{-0.8} true). */
 static void judge_span(const struct hp_live_entry *e, double b, uint64_t m, bool alive)
 {
 	struct clock_now now = clock_now();
@@ -82,11 +97,13 @@ static void judge(struct hp_live_entry *e, bool alive)
 		hp_survival_judge(&prof.surv, e->site, b, e->judged == 0, false);
 		judge_span(e, b, m, false);
 		if (e->judged == 0 && !covered)
-			hp_survival_pend(&prof.surv, e->site, e->pause_at_alloc, e->time_ns, b);
+			hp_survival_pend(&prof.surv, e->site, e->pause_at_alloc,
+					 sweep_prev > e->pause_at_alloc ? sweep_prev : e->pause_at_alloc, sweep_now,
+					 e->time_ns, b);
 		else if (e->judged == 0)
 			hp_survival_judge_age(&prof.surv, e->site, b, age_at_last_start(e), false);
 		else if (e->judged == (uint32_t)m)
-			hp_survival_cleared(&prof.surv, e->site, b);
+			hp_survival_cleared(&prof.surv, e->site, b, sweep_prev, sweep_now);
 		return;
 	}
 	if (e->judged >= (uint32_t)m || !covered)
@@ -150,8 +167,11 @@ void survival_catch_up(void)
 		prof.mark_start_real[k % HP_MARK_STARTS] = start;
 	struct clock_now now = clock_now();
 	double span = span_between(prof.surv_markings, m, &now);
+	uint32_t cover, from = 0, before = 0;
+	if (!hp_marks_horizon(&prof.marks, &cover) || !hp_marks_young_window(&prof.marks, cover, &from, &before))
+		from = before = 0;
 	if (span >= 0)
-		hp_survival_settle_cleared(&prof.surv, span);      /* before the epoch moves on */
+		hp_survival_settle_cleared(&prof.surv, span, from, before);        /* before the epoch moves on */
 	for (; prof.surv_markings < m; prof.surv_markings++)
 		hp_survival_next_epoch(&prof.surv);
 	settle_pending();
@@ -169,6 +189,7 @@ void history_tick(JNIEnv *jni, bool profile)
 	uint64_t m = markings_counted();
 	int64_t now = hp_real_ns();
 	uint64_t pauses = atomic_load(&prof.gc_events);
+	sweep_begin();
 	if (!prof.have_history || !hp_history_due(&prof.history, m, now, pauses, profile)) {
 		hp_live_sweep(&prof.live, jni, sweep_alive, hist_dead, NULL);
 		return;

@@ -81,9 +81,12 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 		m->count_seen = mk.full + mk.concurrent;
 		m->full_seen = mk.full;
 		m->starts_seen = mk.starts;
+		m->marked_seen = mk.marked;
 		m->primed = true;
 	}
 	atomic_store(&m->start_ns, 0);
+	atomic_store(&m->start_cover, 0);
+	atomic_store(&m->remark_pause, 0);
 	m->young_first = m->young_seen = hp_gc_count(probe);
 	atomic_store(&m->z_pending, false);
 	m->canary_markings = 0;
@@ -151,6 +154,7 @@ void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	if (hp_marking(probe, &mk) != 0)
 		return;
 	hp_marks_observe_starts(m, mk.starts, hp_gc_count(probe), now, pauses_before);
+	hp_marks_observe_marked(m, mk.marked, pauses_before);
 	hp_marks_observe(m, mk.full, mk.concurrent, pauses_before);
 }
 
@@ -188,6 +192,23 @@ bool hp_marks_horizon(const struct hp_marks *m, uint32_t *cover)
 	uint32_t x = ring_latest(&m->seen, &a), y = ring_latest(&m->requested, &b);
 	*cover = a && b ? (x > y ? x : y) : a ? x : y;
 	return a || b;
+}
+
+void hp_marks_observe_marked(struct hp_marks *m, uint64_t marked, uint32_t pauses_before)
+{
+	if (marked > m->marked_seen) {
+		if (m->primed)
+			atomic_store_explicit(&m->remark_pause, pauses_before + 1, memory_order_relaxed);
+		m->marked_seen = marked;
+	}
+}
+
+bool hp_marks_young_window(const struct hp_marks *m, uint32_t cover, uint32_t *from, uint32_t *before)
+{
+	uint32_t remark = atomic_load_explicit(&m->remark_pause, memory_order_relaxed);
+	*from = cover + 1;
+	*before = remark;
+	return m->g1_mode && remark > cover + 1;
 }
 
 /* Raises seen entry k's cover and start to at least these (a max, by CAS:

@@ -61,6 +61,12 @@ struct hp_marks {
 	 * survival of the youngest was extrapolated and the view came out
 	 * 15-48% low (docs/load-releases.md, generational ZGC on 25). */
 	_Atomic uint32_t start_cover;
+	/* G1: the pause count after the latest Remark (hp_marking's `marked`
+	 * moved at its end), when the cycle's weak references are processed:
+	 * before it, during the cycle, only young pauses clear references.
+	 * 0 none. GC callback writes. */
+	uint64_t marked_seen;
+	_Atomic uint32_t remark_pause;
 	/* Generational ZGC's own major cycles. A young collection marks
 	 * through weak roots as if strong (ZRootsIteratorAllColored), so a
 	 * sample's weak reference is cleared only by an old marking, once the
@@ -187,6 +193,14 @@ unsigned hp_marks_age(const struct hp_marks *m, uint32_t pause_at_alloc);
 /* The latest cover: samples allocated at or before it are verified.
  * false if no marking has completed since counting began. */
 bool hp_marks_horizon(const struct hp_marks *m, uint32_t *cover);
+/* GC callback, before hp_marks_observe: hp_marking's `marked` after a pause
+ * (pauses_before counted before it). */
+void hp_marks_observe_marked(struct hp_marks *m, uint64_t marked, uint32_t pauses_before);
+/* The pause counts between which a sample the latest marking covers, still
+ * referenced after its first pause and cleared before its end, was alive
+ * when it began (hp_survival_settle): G1, after the concurrent start pause
+ * (cover + 1) and before Remark; false elsewhere. */
+bool hp_marks_young_window(const struct hp_marks *m, uint32_t cover, uint32_t *from, uint32_t *before);
 
 /* Asks for a marking (hp_request_marking) if samples exist that no marking
  * has seen, and records its cover; flags as hp_request_marking's (HP_MARK_*).

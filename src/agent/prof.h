@@ -257,6 +257,7 @@ void describe_stacks(char *out, size_t cap);
 struct clock_now clock_now(void);
 double clock_at(int64_t real_ns, void *ctx);
 void settle_pending(void);
+void sweep_begin(void);
 void survival_catch_up(void);
 void hist_dead(struct hp_live_entry *e, void *ctx);
 void markings_tick(JNIEnv *jni);

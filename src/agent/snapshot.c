@@ -315,6 +315,7 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 	ctx.min_age = prof.o.min_age > 1 ? prof.o.min_age : 1;
 	if (prof.o.live) {
 		setup_estimate(&ctx);
+		sweep_begin();
 		hp_live_each(&prof.live, jni, add_live, hist_dead, &ctx);
 		finish_estimate(&ctx, nslots);
 	}

@@ -61,6 +61,8 @@ struct hp_survival_site {
  * marking that covers it begins. */
 struct hp_survival_pending {
 	uint32_t site, pause;           /* pause count at allocation (marks.h) */
+	uint32_t seen, found;           /* pause counts when the sweeps that last saw it referenced, and
+					   found it cleared, began */
 	int64_t born_ns;                /* CLOCK_REALTIME */
 	float bytes;
 };
@@ -72,8 +74,12 @@ struct hp_survival {
 	uint32_t pending_cap, pending_head, pending_n;
 	uint64_t pending_dropped;
 	struct hp_survival_site pooled;
-	uint32_t *cleared_sites;        /* sites hp_survival_cleared counted this epoch */
-	uint32_t ncleared;
+	struct hp_survival_gone {       /* verified samples found cleared since the last marking */
+		uint32_t site, seen, found;     /* pause counts as in hp_survival_pending */
+		float bytes;
+	} *gone;
+	uint32_t gone_cap, ngone;
+	uint64_t gone_dropped;          /* past gone_cap: not judged */
 	uint32_t epoch;                 /* one per marking seen */
 	double keep;                    /* decay per marking */
 };
@@ -93,8 +99,11 @@ void hp_survival_judge(struct hp_survival *s, uint32_t site, double bytes, bool 
  * covers it began, or dead by then. */
 void hp_survival_judge_age(struct hp_survival *s, uint32_t site, double bytes, double age, bool alive);
 
-/* A never-judged sample found dead before a marking covered it. */
-void hp_survival_pend(struct hp_survival *s, uint32_t site, uint32_t pause, int64_t born_ns, double bytes);
+/* A never-judged sample found dead before a marking covered it: allocated
+ * at pause count `pause`, still referenced at a sweep that began at `seen`,
+ * found cleared by one that began at `found`. */
+void hp_survival_pend(struct hp_survival *s, uint32_t site, uint32_t pause, uint32_t seen, uint32_t found,
+		      int64_t born_ns, double bytes);
 
 /* Calls fn for each pending sample (site, CLOCK_REALTIME birth, bytes). */
 void hp_survival_each_pending(const struct hp_survival *s, void (*fn)(uint32_t site, int64_t born_ns, double bytes,
@@ -103,9 +112,16 @@ void hp_survival_each_pending(const struct hp_survival *s, void (*fn)(uint32_t s
 /* A marking that covers samples allocated at or before pause `cover`
  * began at `start` (allocation clock); `born` converts a pending sample's
  * CLOCK_REALTIME birth to that clock: the pending samples it covers are
- * judged dead at their age then. */
-void hp_survival_settle(struct hp_survival *s, uint32_t cover, double start, double (*born)(int64_t ns, void *ctx),
-			void *ctx);
+ * judged at their age then, dead, except those still referenced at a
+ * sweep that began at pause count `alive_from` or later and found cleared
+ * by one that began before `alive_before`: alive then. That window is
+ * where only young collections clear references, after the marking's
+ * first pause cleared the young dead and before its end clears the old
+ * (G1: the concurrent start pause, then Remark); empty when alive_before
+ * <= alive_from (the other collectors: nothing but the marking clears
+ * what it covers, or no window is known). */
+void hp_survival_settle(struct hp_survival *s, uint32_t cover, uint32_t alive_from, uint32_t alive_before,
+			double start, double (*born)(int64_t ns, void *ctx), void *ctx);
 
 /* P(alive at `age`) at the site from its first judgments by age (pooled
  * where the site has few), non-increasing in age, interpolated between
@@ -145,12 +161,16 @@ void hp_alloc_clock_tick(struct hp_alloc_clock *c, int64_t ns, uint64_t samples)
  * between the oldest and now. */
 double hp_alloc_clock_at(const struct hp_alloc_clock *c, int64_t ns, int64_t now_ns, uint64_t now_samples);
 
-/* A sample verified by the last marking found dead since. */
-void hp_survival_cleared(struct hp_survival *s, uint32_t site, double bytes);
+/* A sample verified by the last marking found dead since: still referenced
+ * at a sweep that began at pause count `seen`, found cleared by one that
+ * began at `found`. */
+void hp_survival_cleared(struct hp_survival *s, uint32_t site, double bytes, uint32_t seen, uint32_t found);
 /* At a new marking, `span` after the last began (before
- * hp_survival_next_epoch): what hp_survival_cleared counted since, per
- * site, judged dead at that span (hp_survival_judge_span). */
-void hp_survival_settle_cleared(struct hp_survival *s, double span);
+ * hp_survival_next_epoch): each sample hp_survival_cleared counted since,
+ * judged at that span (hp_survival_judge_span): dead, except those cleared
+ * inside the new marking's young window (alive_from, alive_before, as in
+ * hp_survival_settle): alive when it began. */
+void hp_survival_settle_cleared(struct hp_survival *s, double span, uint32_t alive_from, uint32_t alive_before);
 /* What hp_survival_cleared counted at the site since the last marking. */
 double hp_survival_cleared_since(const struct hp_survival *s, uint32_t site);
 

@@ -263,9 +263,11 @@ int hp_marking(struct hp_probe *p, struct hp_marking *out)
 	out->source = m->source;
 	if (m->full)
 		out->full = *m->full;
+	uint64_t marked = 0;
 	if (m->g1_phases) {
 		int64_t v = *m->g1_phases;
 		out->concurrent = v > 0 ? (uint64_t)v / 2 : 0;
+		marked = v > 0 ? ((uint64_t)v + 1) / 2 : 0;    /* Remark, then Cleanup */
 	}
 	uint64_t extra = __atomic_load_n(&m->extra, __ATOMIC_ACQUIRE);
 	out->requested = __atomic_load_n(&m->requested, __ATOMIC_ACQUIRE);
@@ -284,6 +286,8 @@ int hp_marking(struct hp_probe *p, struct hp_marking *out)
 	}
 	if (sz >= offsetof(struct hp_marking, starts) + sizeof(out->starts) && m->starts)
 		out->starts = *m->starts;
+	if (sz >= offsetof(struct hp_marking, marked) + sizeof(out->marked))
+		out->marked = marked;
 	return 0;
 }
 

@@ -223,3 +223,23 @@ Test(marks, generational_z_requested_major_covers_what_its_preclean_promoted)
 	cr_assert(hp_marks_horizon(&m, &h));
 	cr_expect_eq(h, at_request, "cover %u, want the request's %u", h, at_request);
 }
+
+/* G1's young window: from the pause after the cover (the concurrent start)
+ * to the Remark pause, which `marked` shows at its end; none before a
+ * Remark is seen, none outside G1. */
+Test(marks, g1_young_window_ends_at_remark)
+{
+	fresh(0, 0);
+	m.g1_mode = true;
+	uint32_t from, before;
+	hp_marks_observe_marked(&m, 3, 10);     /* primed by fresh(): a Remark at pause 11 */
+	cr_assert(hp_marks_young_window(&m, 8, &from, &before));
+	cr_expect_eq(from, 9);
+	cr_expect_eq(before, 11);
+	cr_expect_not(hp_marks_young_window(&m, 10, &from, &before), "a Remark before the cycle's start is not its");
+	hp_marks_observe_marked(&m, 3, 14);     /* no new Remark */
+	cr_assert(hp_marks_young_window(&m, 8, &from, &before));
+	cr_expect_eq(before, 11);
+	m.g1_mode = false;
+	cr_expect_not(hp_marks_young_window(&m, 8, &from, &before));
+}

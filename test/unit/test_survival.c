@@ -63,8 +63,8 @@ Test(survival, a_site_with_few_judgments_leans_on_the_pooled_share)
 	}
 	cr_expect_gt(hp_survival_first(&s, 1, NULL), 0.98);
 	/* Cleared counts belong to the epoch they were made in. */
-	hp_survival_cleared(&s, 1, 10);
-	hp_survival_cleared(&s, 1, 5);
+	hp_survival_cleared(&s, 1, 10, 0, 1);
+	hp_survival_cleared(&s, 1, 5, 0, 1);
 	cr_expect_eq(hp_survival_cleared_since(&s, 1), 15.0);
 	hp_survival_next_epoch(&s);
 	cr_expect_eq(hp_survival_cleared_since(&s, 1), 0.0);
@@ -197,13 +197,13 @@ Test(survival, by_age_recovers_the_curve_and_settles_the_pending)
 	/* Pending: found dead at pause 7 and 9; a marking covering pause 8
 	 * settles the first only, at its age when the marking began. */
 	hp_survival_reset(&s);
-	hp_survival_pend(&s, 1, 9, 1000000000, 1);
-	hp_survival_pend(&s, 1, 7, 1000000000, 1);     /* found dead later, allocated earlier */
-	hp_survival_settle(&s, 8, 1500, born_in_ms, NULL);
+	hp_survival_pend(&s, 1, 9, 9, 10, 1000000000, 1);
+	hp_survival_pend(&s, 1, 7, 7, 11, 1000000000, 1);     /* found dead later, allocated earlier */
+	hp_survival_settle(&s, 8, 0, 0, 1500, born_in_ms, NULL);
 	cr_expect_eq(s.pending_n, 1u);
 	cr_expect(hp_survival_by_age(&s, 1, 500) == 0.0, "one dead at 500: %g", hp_survival_by_age(&s, 1, 500));
 	cr_expect(fabs(s.sites[1].ages.age_bytes[hp_survival_age_bucket(500)] - 500) < 1e-3, "judged at its age then");
-	hp_survival_settle(&s, 9, 2000, born_in_ms, NULL);
+	hp_survival_settle(&s, 9, 0, 0, 2000, born_in_ms, NULL);
 	cr_expect_eq(s.pending_n, 0u);
 	hp_survival_free(&s);
 }
@@ -290,11 +290,11 @@ Test(survival, by_span_follows_exponential_survival_over_irregular_gaps)
 		for (int i = 0; i < 2000; i++) {
 			bool alive = uniform() < exp(-l * d);
 			if (!alive && i % 2)
-				hp_survival_cleared(&s, 1, 1.0);
+				hp_survival_cleared(&s, 1, 1.0, 0, 1);
 			else
 				hp_survival_judge_span(&s, 1, 1.0, 1000 * d, alive);
 		}
-		hp_survival_settle_cleared(&s, 1000 * d);
+		hp_survival_settle_cleared(&s, 1000 * d, 0, 0);
 	}
 	cr_expect_eq(hp_survival_by_span(&s, 1, 0, 0), 1.0);
 	const double at[] = { 0.1, 0.25, 0.5 };
@@ -422,5 +422,81 @@ Test(survival, by_age_fits_the_youngest_buckets_and_keeps_to_the_sites_own_ages)
 	double z = hp_survival_by_age(&s, 1, 32000);
 	cr_expect(z < 0.005, "site 1 at 32,000: %g (its decline goes on; the 80%% is site 2's)", z);
 	cr_expect(hp_survival_by_age(&s, 2, 32000) > 0.75);
+	hp_survival_free(&s);
+}
+
+/* G1's young window: a sample the marking covers, still referenced after
+ * its concurrent start pause (which cleared the young dead) and cleared by
+ * a young pause before Remark, was alive when the marking began; one
+ * cleared by the start pause itself, or found after Remark (the old dead
+ * go then), dead. Judged dead, the first kind read a cache 0.67 alive at
+ * 30 ms where 0.93 were (G1 on 25 under load, 24% of its pending samples
+ * seen after the start pause). Cover 20: start pause 21, Remark 25. */
+Test(survival, settle_judges_alive_what_young_pauses_cleared_during_the_marking)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 2), 0);
+	hp_survival_pend(&s, 0, 18, 19, 21, 1000000000, 1);    /* seen before the start pause: dead at start */
+	hp_survival_pend(&s, 0, 18, 21, 23, 1000000000, 1);    /* seen after it, cleared before Remark: alive */
+	hp_survival_pend(&s, 0, 19, 22, 24, 1000000000, 1);    /* likewise */
+	hp_survival_pend(&s, 0, 18, 23, 25, 1000000000, 1);    /* found after Remark: dead */
+	hp_survival_pend(&s, 0, 22, 23, 24, 1000000000, 1);    /* not covered: stays pending */
+	hp_survival_settle(&s, 20, 21, 25, 1500, born_in_ms, NULL);
+	cr_expect_eq(s.pending_n, 1u);
+	unsigned b = hp_survival_age_bucket(500);
+	cr_expect(fabs(s.sites[0].ages.all[b] - 4) < 1e-6 && fabs(s.sites[0].ages.alive[b] - 2) < 1e-6,
+		  "2 alive of 4 at age 500: %g of %g", s.sites[0].ages.alive[b], s.sites[0].ages.all[b]);
+	/* No window (other collectors): every covered one dead. */
+	hp_survival_reset(&s);
+	hp_survival_pend(&s, 0, 18, 21, 23, 1000000000, 1);
+	hp_survival_settle(&s, 20, 0, 0, 1500, born_in_ms, NULL);
+	cr_expect(s.sites[0].ages.alive[b] == 0 && s.sites[0].ages.all[b] > 0);
+	hp_survival_free(&s);
+}
+
+/* A site with thousands of judgments of its own follows them where it has
+ * few (young buckets of 14-22 judgments): G1 on 25 under load, replayed
+ * with its counts. Shrunk toward the pooled share at full weight (the
+ * garbage's, 0 alive in thousands), the cache read 0.75 at age 250 where
+ * 0.93 were; fails on the code before the fading shrinkage. */
+Test(survival, by_age_a_site_with_many_judgments_is_not_pulled_to_the_pooled_share)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 2), 0);
+	const double garbage_at[] = { 93, 420, 773, 1529, 3044 };
+	const int garbage_n[] = { 170, 209, 1560, 3130, 5907 };
+	for (int k = 0; k < 5; k++)
+		for (int i = 0; i < garbage_n[k]; i++)
+			hp_survival_judge_age(&s, 0, 1, garbage_at[k], false);
+	const double at[] = { 40, 96, 159, 415, 758, 1537, 2995, 6119 };
+	const int n[] = { 1, 17, 14, 22, 192, 381, 685, 1528 }, alive[] = { 1, 16, 14, 19, 156, 264, 299, 248 };
+	for (int k = 0; k < 8; k++)
+		for (int i = 0; i < n[k]; i++)
+			hp_survival_judge_age(&s, 1, 1, at[k], i < alive[k]);
+	double y = hp_survival_by_age(&s, 1, 250);
+	cr_expect(y > 0.85 && y <= 1, "age 250: %g, truth ~0.93", y);
+	cr_expect(hp_survival_by_age(&s, 0, 250) < 0.01, "the garbage stays dead");
+	hp_survival_free(&s);
+}
+
+/* The same window for the verified samples found cleared before the next
+ * marking: inside it (a young pause during that marking cleared them)
+ * they were alive when it began, so their span judgment is alive. Judged
+ * dead, G1 under load read a cache's verified samples 7.6% alive 0.3 s
+ * after a marking where about half were (the view 33% low). */
+Test(survival, settle_cleared_judges_alive_what_the_next_markings_young_pauses_cleared)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 2), 0);
+	hp_survival_cleared(&s, 0, 1, 19, 20);  /* before the next marking's start pause (21): dead */
+	hp_survival_cleared(&s, 0, 1, 21, 23);  /* inside: alive */
+	hp_survival_cleared(&s, 0, 1, 22, 24);  /* inside: alive */
+	hp_survival_cleared(&s, 0, 1, 23, 25);  /* found after Remark (25): dead */
+	cr_expect_eq(hp_survival_cleared_since(&s, 0), 4.0);
+	hp_survival_settle_cleared(&s, 500, 21, 25);
+	unsigned b = hp_survival_age_bucket(500);
+	cr_expect(fabs(s.sites[0].spans.all[b] - 4) < 1e-6 && fabs(s.sites[0].spans.alive[b] - 2) < 1e-6,
+		  "2 alive of 4 at span 500: %g of %g", s.sites[0].spans.alive[b], s.sites[0].spans.all[b]);
+	cr_expect_eq(s.ngone, 0u, "judged once");
 	hp_survival_free(&s);
 }
