@@ -198,8 +198,9 @@ bool hp_marks_horizon(const struct hp_marks *m, uint32_t *cover);
 void hp_marks_observe_marked(struct hp_marks *m, uint64_t marked, uint32_t pauses_before);
 /* The pause counts between which a sample the latest marking covers, still
  * referenced after its first pause and cleared before its end, was alive
- * when it began (hp_survival_settle): G1, after the concurrent start pause
- * (cover + 1) and before Remark; false elsewhere. */
+ * when it began (hp_survival_settle): G1, for a cycle we requested (whose
+ * cover is exact), after the concurrent start pause (cover + 1) and before
+ * Remark; false elsewhere. */
 bool hp_marks_young_window(const struct hp_marks *m, uint32_t cover, uint32_t *from, uint32_t *before);
 
 /* Asks for a marking (hp_request_marking) if samples exist that no marking

@@ -139,12 +139,18 @@ static void z_collection(bool major)
 		hp_marks_observe_starts(&m, z_starts, z_young, z_far + z_pause, z_pause);
 }
 
-Test(marks, generational_z_own_majors_cover_the_promoted)
+/* A fresh generational ZGC: no collection yet. */
+static void z_fresh(void)
 {
 	fresh(0, 0);
 	m.z_own = true;
 	z_young = z_starts = 0;
 	z_pause = 0;
+}
+
+Test(marks, generational_z_own_majors_cover_the_promoted)
+{
+	z_fresh();
 	for (int c = 1; c <= 10; c++)
 		z_collection(c == 5);   /* too soon after the start: no cover known */
 	for (int c = 11; c <= 29; c++)
@@ -187,10 +193,7 @@ Test(marks, generational_z_own_majors_cover_the_promoted)
  * view read 15-48% low). Fails on the code before start_cover (cover 60). */
 Test(marks, generational_z_requested_major_covers_what_its_preclean_promoted)
 {
-	fresh(0, 0);
-	m.z_own = true;
-	z_young = z_starts = 0;
-	z_pause = 0;
+	z_fresh();
 	for (int c = 1; c <= 20; c++)
 		z_collection(false);
 	uint64_t seen_before = atomic_load(&m.seen.n);
@@ -208,10 +211,7 @@ Test(marks, generational_z_requested_major_covers_what_its_preclean_promoted)
 	cr_expect_eq(hp_marks_age(&m, preclean + 1), 0, "allocated during the preclean: young at the major");
 	/* Without the preclean seen (the callback missed its first pause),
 	 * the request's own count stays. */
-	fresh(0, 0);
-	m.z_own = true;
-	z_young = z_starts = 0;
-	z_pause = 0;
+	z_fresh();
 	for (int c = 1; c <= 20; c++)
 		z_collection(false);
 	at_request = z_pause;
@@ -224,13 +224,16 @@ Test(marks, generational_z_requested_major_covers_what_its_preclean_promoted)
 	cr_expect_eq(h, at_request, "cover %u, want the request's %u", h, at_request);
 }
 
-/* G1's young window: from the pause after the cover (the concurrent start)
- * to the Remark pause, which `marked` shows at its end; none before a
- * Remark is seen, none outside G1. */
+/* G1's young window: for a requested cycle (its cover exact), from the
+ * pause after the cover (the concurrent start) to the Remark pause, which
+ * `marked` shows at its end; none before a Remark is seen, none for an own
+ * cycle (its cover a lower bound), none outside G1. */
 Test(marks, g1_young_window_ends_at_remark)
 {
 	fresh(0, 0);
 	m.g1_mode = true;
+	m.request_cover = 8;
+	m.request_end_pause = 12;
 	uint32_t from, before;
 	hp_marks_observe_marked(&m, 3, 10);     /* primed by fresh(): a Remark at pause 11 */
 	cr_assert(hp_marks_young_window(&m, 8, &from, &before));
@@ -240,6 +243,7 @@ Test(marks, g1_young_window_ends_at_remark)
 	hp_marks_observe_marked(&m, 3, 14);     /* no new Remark */
 	cr_assert(hp_marks_young_window(&m, 8, &from, &before));
 	cr_expect_eq(before, 11);
+	cr_expect_not(hp_marks_young_window(&m, 9, &from, &before), "an own cycle's cover: no window");
 	m.g1_mode = false;
 	cr_expect_not(hp_marks_young_window(&m, 8, &from, &before));
 }
