@@ -63,6 +63,7 @@ one() {   # name jdk flags opts attach lib rep
 	local home; home=$(jdk_home "$jdk")
 	local w="$RUN/$name-$jdk-$lib-$rep"; mkdir -p "$w"
 	local aopts="format=collapsed,file=$w/p.collapsed${opts:+,$opts}"
+	[ "$lib" = new ] && aopts="$aopts,verbose"     # the estimator's account in the log (older builds: always)
 	local agent=() extra=()
 	if [ "$attach" = 1 ]; then extra=("$w/attach"); else agent=("-agentpath:$RUN/$lib.so=$aopts"); fi
 	# shellcheck disable=SC2086

@@ -51,6 +51,7 @@
  * request before each profile keeps to a moment).
  */
 #include "agent/prof.h"
+#include "agent/units.h"
 
 /* ---- snapshot ------------------------------------------------------------ */
 
@@ -350,6 +351,34 @@ void anchor_estimate(struct snap_ctx *c, char *out, size_t cap)
 }
 
 /* What the live view covers, for the profile's comment. */
+void describe_live_short(char *out, size_t cap, const struct snap_ctx *c, double scale)
+{
+	if (!prof.o.live) {
+		snprintf(out, cap, "live tracking off");
+		return;
+	}
+	char b[32], lo[32], hi[32];
+	double half = hp_ht_half95(c->var) * scale, bytes = c->bytes * scale;
+	double ver = c->verified_est * scale, share = bytes > 0 ? 100.0 * ver / bytes : 0;
+	int len = snprintf(out, cap, "live %s [95%% %s..%s]", hp_bytes_str(bytes, b, sizeof(b)),
+			   hp_bytes_str(fmax(0.0, bytes - half), lo, sizeof(lo)), hp_bytes_str(bytes + half, hi, sizeof(hi)));
+	if (len < 0 || (size_t)len >= cap)
+		return;
+	if (markings_counted() && !(bytes > 0))
+		snprintf(out + len, cap - (size_t)len, ", none alive at the last marking, %.1f s before", c->since_s);
+	else if (!markings_counted())
+		snprintf(out + len, cap - (size_t)len, ", %s", c->estimating ? "estimated: no marking has verified a "
+			 "sample yet" : "not verified: no marking yet");
+	else if (c->counted && share >= 99.5)
+		snprintf(out + len, cap - (size_t)len, ", verified alive by a marking %.1f s before", c->since_s);
+	else if (c->counted && share >= 0.5)
+		snprintf(out + len, cap - (size_t)len, ", %.0f%% verified alive by a marking %.1f s before, %.0f%% "
+			 "estimated from the sites' survival since", share, c->since_s, 100 - share);
+	else
+		snprintf(out + len, cap - (size_t)len, ", estimated from the sites' survival since a marking %.1f s before",
+			 c->since_s);
+}
+
 void describe_live(char *out, size_t cap, const struct snap_ctx *c, double scale, const char *estimate)
 {
 	if (!prof.o.live) {

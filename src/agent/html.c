@@ -234,6 +234,7 @@ static const char css[] =
 	"h1{font-size:1.4em;margin:.2em 0}h2{font-size:1.15em;margin:1.2em 0 .4em}"
 	".meta{color:#555;margin:.2em 0}"
 	"ul.comments{margin:.4em 0;padding-left:1.2em;color:#333}"
+	"p.summary{font-size:1.1em;margin:.4em 0}details summary{cursor:pointer;color:#555}"
 	"nav button{font:inherit;padding:.25em .8em;margin-right:.3em;border:1px solid #bbb;background:#f4f4f4;"
 	"border-radius:3px;cursor:pointer}"
 	"nav button.on{background:#ffe0b0;border-color:#d08a2a}"
@@ -501,14 +502,20 @@ static void write_header(struct hp_out *o, const struct hp_profile *p, int64_t a
 	hp_out_str(o, " &middot; live ");
 	out_bytes(o, live_total);
 	hp_out_printf(o, " &middot; %zu stacks</p>\n", p->nsamples);
+	if (p->summary) {
+		hp_out_str(o, "<p class=\"summary\">");
+		html_text(o, p->summary);
+		hp_out_str(o, "</p>\n");
+	}
 	if (p->ncomments) {
-		hp_out_str(o, "<ul class=\"comments\">\n");
+		/* The estimator's account, for whoever asks how: folded. */
+		hp_out_str(o, "<details><summary>How this profile was made</summary>\n<ul class=\"comments\">\n");
 		for (size_t i = 0; i < p->ncomments; i++) {
 			hp_out_str(o, "<li>");
 			html_text(o, p->comments[i]);
 			hp_out_str(o, "</li>\n");
 		}
-		hp_out_str(o, "</ul>\n");
+		hp_out_str(o, "</ul>\n</details>\n");
 	}
 	hp_out_str(o, "</header>\n");
 }

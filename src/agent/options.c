@@ -17,7 +17,7 @@ static const char *valid_options(char *buf, size_t cap)
 		 "interval=<size>, live[=true|false], min_age=<n>, depth=<n>, file=<path>, "
 		 "format=%s[+...], period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=concurrent|full|off, "
 		 "dump, stop, stop,discard, status, top=<n>, reply=<path>, info, info=exit, "
-		 "verify, log=<path>, upload=<url>, app=<name>, labels=<k=v;k=v>, upload_queue=<n>",
+		 "verify, log=<path>, verbose, upload=<url>, app=<name>, labels=<k=v;k=v>, upload_queue=<n>",
 		 hp_format_names("|", names, sizeof(names)));
 	return buf;
 }
@@ -228,6 +228,9 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 		} else if (IS("labels")) {
 			ok = copy_path(out->labels, sizeof(out->labels), v, vlen);
 			range = "labels is k=v;k=v, at most 255 bytes";
+		} else if (IS("verbose") && !v) {
+			out->verbose = true;
+			profiler = false;
 		} else if (IS("log")) {
 			ok = copy_path(out->log, sizeof(out->log), v, vlen);
 			range = "log is a path of 1 to 255 bytes";

@@ -48,6 +48,7 @@ struct hp_agent_options {
 	bool info_at_exit;          /* info=exit: print it at VM death instead */
 	bool verify;                /* check the layout data against DWARF */
 	char log[256];              /* where messages and info go; "" = stderr */
+	bool verbose;               /* each profile's log line with the estimator's full account (else one short line) */
 	char upload[512];           /* continuous profiling: server base URL ("" = none) */
 	char app[128];              /* application name for the server */
 	char labels[256];           /* "k=v;k=v" */

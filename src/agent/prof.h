@@ -278,6 +278,9 @@ void setup_estimate(struct snap_ctx *c);
 double choose_scale(const struct snap_ctx *c, char *out, size_t cap);
 void anchor_estimate(struct snap_ctx *c, char *out, size_t cap);
 void describe_live(char *out, size_t cap, const struct snap_ctx *c, double scale, const char *estimate);
+/* One clause for the log line: the live total, its interval, how much a
+ * marking verified (the profile's comments carry describe_live). */
+void describe_live_short(char *out, size_t cap, const struct snap_ctx *c, double scale);
 
 /* events.c */
 int build_events(struct events *ev, struct snap_ctx *ctx, const struct hp_prof_sample *samples,

@@ -125,6 +125,10 @@ struct hp_profile {
 	int64_t duration_nanos;
 	const char *const *comments;    /* e.g. "live heap scaled to 21.3 MiB from last-gc-fields after GC #12" */
 	size_t ncomments;
+	/* The live view in one clause for people ("live 190.3 MiB [95% ...],
+	 * 24% verified alive by a marking 0.3 s before, ..."); NULL: none. The
+	 * HTML page opens with it and folds the comments away. */
+	const char *summary;
 	/* Optional, for formats that keep samples (JFR); the others read only
 	 * the per-stack totals above. Without events, a writer that needs
 	 * them makes one per stack and kind from the totals. */

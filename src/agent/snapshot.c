@@ -397,6 +397,8 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 		 (unsigned long long)nsamples, (unsigned long long)hp_live_count(&prof.live),
 		 (unsigned long long)atomic_load(&prof.live.dropped), (unsigned long long)atomic_load(&t->overflow));
 	describe_live(c2, sizeof(c2), &ctx, scale, estimate);
+	char brief[256];
+	describe_live_short(brief, sizeof(brief), &ctx, scale);
 	snprintf(c3, sizeof(c3), "inuse intervals: 95%% Horvitz-Thompson sampling error per site");
 	describe_stacks(c4, sizeof(c4));
 	describe_history(c5, sizeof(c5));
@@ -416,6 +418,7 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 		.samples = samples, .nsamples = nsamples,
 		.period = (int64_t)prof.o.interval, .time_nanos = prof.start_realtime_ns,
 		.duration_nanos = now_ns - prof.start_realtime_ns, .comments = comments, .ncomments = 6,
+		.summary = brief,
 	};
 	struct hp_prof_heap heap;
 	if (heap_figure(&heap, now_ns))
@@ -465,7 +468,10 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 		prof.last_write_ns = now_ns;
 		prof.last_error[0] = '\0';
 		prof.profiles_written++;
-		logf_("wrote %s (%zu sites, %s; %s)", shown, nsamples, c2, c4);
+		if (prof.o.verbose)
+			logf_("wrote %s (%zu sites, %s; %s)", shown, nsamples, c2, c4);
+		else
+			logf_("wrote %s (%zu sites, %s)", shown, nsamples, brief);
 	}
 	if (rc != 0)
 		snprintf(prof.last_error, sizeof(prof.last_error), "%s", err[0] ? err : strerror(-rc));
@@ -479,8 +485,8 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 			logf_("%s; no fallback directory ($TMPDIR, the working directory) differs from it: this profile is lost",
 			      err[0] ? err : strerror(-rc));
 		else if (write_formats(&p, d, alt, err2, sizeof(err2), shown, sizeof(shown)) == 0)
-			logf_("%s; wrote %s instead (%zu sites, %s; %s)", err[0] ? err : strerror(-rc), shown, nsamples, c2,
-			      c4);
+			logf_("%s; wrote %s instead (%zu sites, %s)", err[0] ? err : strerror(-rc), shown, nsamples,
+			      prof.o.verbose ? c2 : brief);
 		else
 			logf_("%s; the fallback failed too (%s): this profile is lost", err[0] ? err : strerror(-rc), err2);
 	}

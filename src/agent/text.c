@@ -2,7 +2,7 @@
  *
  * Layout (a contract for scripts, checked by the tests):
  *   heapprobe live heap report
- *   <key>: <value> lines (time, heap figure, sampled view, history)
+ *   <key>: <value> lines (time, live view, heap figure, sampled view, history)
  *   (blank) "top live sites ..." then one block per site: a numbered line
  *     with its bytes and class, then its frames, leaf first, indented
  *   (blank) "last records ..." what the last collections freed (with history)
@@ -74,6 +74,8 @@ int hp_write_text(const struct hp_profile *p, const char *path, char *err, size_
 	char when[64];
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %z", &tm);
 	hp_out_printf(&o, "time: %s (sampling for %s)\n", when, duration_str(p->duration_nanos / 1e9, a, sizeof(a)));
+	if (p->summary)
+		hp_out_printf(&o, "live view: %s\n", p->summary);
 	if (p->heap)
 		hp_out_printf(&o, "live heap after the last collection: %s (%s, from %s, collection #%u)\n",
 			      hp_bytes_str((double)p->heap->used, a, sizeof(a)), hp_str(p->heap->kind),

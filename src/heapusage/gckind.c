@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,21 @@ static void decide_z_generational(const struct hp_vms *vms, const struct hp_vmfl
 		out->generational = 0;
 }
 
+/* The heap object and what every collector's has (collectedHeap.hpp). */
+struct heap_layout {
+	const void *slot;
+	int64_t reserved, start_off, words_off, total_off;
+};
+#define HL(type, field, what, member, need) \
+	{ type, field, what, offsetof(struct heap_layout, member), need, 0, 0 }
+static const struct hp_vms_entry heap_table[] = {
+	HL("Universe", "_collectedHeap", HP_VMS_ADDRESS, slot, HP_VMS_REQUIRED),
+	HL("CollectedHeap", "_reserved", HP_VMS_OFFSET, reserved, HP_VMS_OPTIONAL),
+	HL("MemRegion", "_start", HP_VMS_OFFSET, start_off, HP_VMS_OPTIONAL),
+	HL("MemRegion", "_word_size", HP_VMS_OFFSET, words_off, HP_VMS_OPTIONAL),
+	HL("CollectedHeap", "_total_collections", HP_VMS_OFFSET, total_off, HP_VMS_OPTIONAL),
+};
+
 int hp_heap_detect(const struct hp_vms *vms, const struct hp_symtab *syms, const struct hp_vmflags *flags,
 		   struct hp_heap_info *out)
 {
@@ -135,11 +151,11 @@ int hp_heap_detect(const struct hp_vms *vms, const struct hp_symtab *syms, const
 		snprintf(out->err, sizeof(out->err), "no VMStructs");
 		return out->rc = -ENOENT;
 	}
-	const void *slot = hp_vms_address(vms, "Universe", "_collectedHeap");
-	if (!slot) {
-		snprintf(out->err, sizeof(out->err), "VMStructs has no Universe::_collectedHeap");
-		return out->rc = -ENOENT;
-	}
+	struct heap_layout l;
+	int rc = hp_vms_bind(vms, heap_table, HP_VMS_N(heap_table), &l, "the heap", out->err, sizeof(out->err));
+	if (rc)
+		return out->rc = rc;
+	const void *slot = l.slot;
 	if (hp_safe_read_ptr(&out->heap, slot)) {
 		snprintf(out->err, sizeof(out->err), "Universe::_collectedHeap at %p is unreadable", slot);
 		return out->rc = -EFAULT;
@@ -153,9 +169,7 @@ int hp_heap_detect(const struct hp_vms *vms, const struct hp_symtab *syms, const
 		return out->rc = -EFAULT;
 	}
 
-	int64_t reserved = hp_vms_offset(vms, "CollectedHeap", "_reserved");
-	int64_t start_off = hp_vms_offset(vms, "MemRegion", "_start");
-	int64_t words_off = hp_vms_offset(vms, "MemRegion", "_word_size");
+	int64_t reserved = l.reserved, start_off = l.start_off, words_off = l.words_off;
 	if (reserved >= 0 && start_off >= 0 && words_off >= 0) {
 		const char *base = (const char *)out->heap + reserved;
 		uint64_t words = 0;
@@ -163,7 +177,7 @@ int hp_heap_detect(const struct hp_vms *vms, const struct hp_symtab *syms, const
 		    hp_safe_read_u64(&words, base + words_off) == 0)
 			out->reserved_bytes = words * 8;    /* HeapWordSize on LP64 */
 	}
-	int64_t total_off = hp_vms_offset(vms, "CollectedHeap", "_total_collections");
+	int64_t total_off = l.total_off;
 	if (total_off >= 0)
 		hp_safe_read(&out->total_collections, (const char *)out->heap + total_off,
 			     sizeof(out->total_collections));

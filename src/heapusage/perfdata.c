@@ -561,6 +561,20 @@ static int check_layout(const struct hp_vms *vms, char *reason, size_t len)
 	return 0;
 }
 
+/* The jvmstat memory's statics (perfMemory.hpp). */
+struct perf_memory {
+	const void *start_at, *cap_at, *end_at, *init_at, *prologue_at;
+};
+#define PM(field, member, need) \
+	{ "PerfMemory", field, HP_VMS_ADDRESS, offsetof(struct perf_memory, member), need, 0, 0 }
+static const struct hp_vms_entry perf_memory_table[] = {
+	PM("_start", start_at, HP_VMS_REQUIRED),
+	PM("_capacity", cap_at, HP_VMS_REQUIRED),
+	PM("_end", end_at, HP_VMS_OPTIONAL),
+	PM("_initialized", init_at, HP_VMS_OPTIONAL),
+	PM("_prologue", prologue_at, HP_VMS_OPTIONAL),
+};
+
 static int perfdata_init(struct hp_probe *p, char *reason, size_t len)
 {
 	free(p->mode_state[HP_MODE_PERFDATA]);
@@ -569,16 +583,14 @@ static int perfdata_init(struct hp_probe *p, char *reason, size_t len)
 		snprintf(reason, len, "needs VMStructs: %s", p->reason[HP_PART_VMSTRUCTS]);
 		return -ENOENT;
 	}
-	const void *start_at = hp_vms_address(p->vms, "PerfMemory", "_start");
-	const void *cap_at = hp_vms_address(p->vms, "PerfMemory", "_capacity");
-	const void *end_at = hp_vms_address(p->vms, "PerfMemory", "_end");
-	const void *init_at = hp_vms_address(p->vms, "PerfMemory", "_initialized");
-	const void *prologue_at = hp_vms_address(p->vms, "PerfMemory", "_prologue");
-	if (!start_at || !cap_at) {
-		snprintf(reason, len, "VMStructs lacks PerfMemory::_start/_capacity");
-		return -ENOENT;
-	}
-	int rc = check_layout(p->vms, reason, len);
+	struct perf_memory pm;
+	int rc = hp_vms_bind(p->vms, perf_memory_table, HP_VMS_N(perf_memory_table), &pm, "jvmstat counters", reason,
+			     len);
+	if (rc)
+		return rc;
+	const void *start_at = pm.start_at, *cap_at = pm.cap_at, *end_at = pm.end_at, *init_at = pm.init_at;
+	const void *prologue_at = pm.prologue_at;
+	rc = check_layout(p->vms, reason, len);
 	if (rc)
 		return rc;
 

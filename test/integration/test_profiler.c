@@ -79,7 +79,7 @@ static void check_retained(const char *gc, const char *xmx, bool collects)
 	char agent[1024], path[512];
 	snprintf(path, sizeof(path), "%s/prof.collapsed", workdir);
 	/* stacks=verify: every cached stack is compared with GetStackTrace */
-	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=64k,format=collapsed,stacks=verify,file=%s",
+	snprintf(agent, sizeof(agent), "-agentpath:%s=verbose,interval=64k,format=collapsed,stacks=verify,file=%s",
 		 HP_AGENT_PATH, path);
 	const char *argv[] = { java(), xmx, "-XX:+UnlockExperimentalVMOptions", gc, agent, "-cp", HP_TEST_CLASSES,
 			       "RetainedSet", NULL };
@@ -205,6 +205,20 @@ Test(pprof, real_pprof_reads_the_agent_profile)
 	const char *argv[] = { HP_JAVA, "-Xmx512m", agent, "-cp", HP_TEST_CLASSES, "RetainedSet", NULL };
 	struct jvm_result r = jvm_run(argv, NULL, 300);
 	cr_assert_eq(r.exit_code, 0, "%s", r.output);
+	/* Without `verbose`, one short line for people: where, sites, the
+	 * live total with its interval, how much a marking verified; the
+	 * estimator's account is in the profile's comments (pprof -traces,
+	 * below). */
+	const char *w = strstr(r.output, "heapprobe: wrote ");
+	cr_expect_not_null(w, "no profile written\n%s", r.output);
+	if (w) {
+		const char *eol = strchr(w, '\n');
+		int n = eol ? (int)(eol - w) : (int)strlen(w);
+		cr_expect(n < 320, "the log line is %d characters: %.*s", n, n, w);
+		cr_expect(memmem(w, (size_t)n, " sites, live ", 13) && memmem(w, (size_t)n, " [95% ", 6) &&
+			  memmem(w, (size_t)n, "verified alive by a marking", 27), "%.*s", n, w);
+		cr_expect(!memmem(w, (size_t)n, "Horvitz", 7) && !memmem(w, (size_t)n, "stacks: ", 8), "%.*s", n, w);
+	}
 	jvm_result_free(&r);
 	const char *go = access("/usr/local/go/bin/go", X_OK) == 0 ? "/usr/local/go/bin/go" : "go";
 	snprintf(cmd, sizeof(cmd), "%s tool pprof -top -sample_index=inuse_space %s 2>&1", go, path);
@@ -458,7 +472,7 @@ static struct jvm_result run_churn_with(const char *const *jvm_flags, const char
 	make_workdir();
 	char stopfile[512], agent[1024];
 	snprintf(stopfile, sizeof(stopfile), "%s/stop", workdir);
-	snprintf(agent, sizeof(agent), "-agentpath:%s=%s,format=collapsed,file=%s/churn.collapsed", HP_AGENT_PATH,
+	snprintf(agent, sizeof(agent), "-agentpath:%s=verbose,%s,format=collapsed,file=%s/churn.collapsed", HP_AGENT_PATH,
 		 opts, workdir);
 	pid_t timer = fork();
 	if (timer == 0) {
@@ -578,7 +592,7 @@ static void check_virtual_threads(const char *opt1, const char *opt2)
 	make_workdir();
 	char agent[1024], path[600];
 	snprintf(path, sizeof(path), "%s/vt.collapsed", workdir);
-	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=8k,stacks=verify,format=collapsed,file=%s",
+	snprintf(agent, sizeof(agent), "-agentpath:%s=verbose,interval=8k,stacks=verify,format=collapsed,file=%s",
 		 HP_AGENT_PATH, path);
 	const char *argv[] = { java(), "-XX:+UnlockExperimentalVMOptions", opt1, opt2, agent, "-cp", HP_TEST_CLASSES,
 			       "VirtualAlloc", NULL };
@@ -639,7 +653,7 @@ Test(stacks, virtual_threads_rarely_ask_getstacktrace)
 		cr_skip_test("this JDK has no virtual threads");
 	make_workdir();
 	char agent[1024];
-	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=8k,format=collapsed,file=%s/vt.collapsed",
+	snprintf(agent, sizeof(agent), "-agentpath:%s=verbose,interval=8k,format=collapsed,file=%s/vt.collapsed",
 		 HP_AGENT_PATH, workdir);
 	const char *argv[] = { java(), agent, "-cp", HP_TEST_CLASSES, "VirtualAlloc", NULL };
 	struct jvm_result r = jvm_run(argv, NULL, 120);
@@ -704,7 +718,7 @@ Test(stacks, verified_while_classes_are_redefined)
 {
 	make_workdir();
 	char agent[1024], javaagent[600];
-	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=4k,stacks=verify,format=collapsed,file=%s/rd.collapsed",
+	snprintf(agent, sizeof(agent), "-agentpath:%s=verbose,interval=4k,stacks=verify,format=collapsed,file=%s/rd.collapsed",
 		 HP_AGENT_PATH, workdir);
 	snprintf(javaagent, sizeof(javaagent), "-javaagent:%s", HP_REDEFINE_JAR);
 	const char *argv[] = { java(), javaagent, agent, "-cp", HP_TEST_CLASSES, "RedefineLoop", "6", NULL };
@@ -741,7 +755,7 @@ Test(stacks, verified_while_classes_are_redefined)
 
 	/* GetStackTrace alone: its own bad jmethodIDs are not named (they
 	 * crashed the JVM in GetMethodName in most such runs before) */
-	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=4k,stacks=jvmti,format=collapsed,file=%s/rdj.collapsed",
+	snprintf(agent, sizeof(agent), "-agentpath:%s=verbose,interval=4k,stacks=jvmti,format=collapsed,file=%s/rdj.collapsed",
 		 HP_AGENT_PATH, workdir);
 	r = jvm_run(argv, NULL, 120);
 	cr_expect_eq(r.exit_code, 0, "stacks=jvmti: java exited %d\n%s", r.exit_code, r.output);

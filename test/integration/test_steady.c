@@ -124,7 +124,7 @@ static void start(struct target *t, const char *const *jvm_opts, const char *age
 	if (access(java(), X_OK) != 0)
 		cr_assert_fail("JDK %s is not installed (scripts/setup-jdks.sh)", java());
 	static char agent[1024];
-	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=64k,max_live=1000000,format=collapsed,file=%s%s%s",
+	snprintf(agent, sizeof(agent), "-agentpath:%s=verbose,interval=64k,max_live=1000000,format=collapsed,file=%s%s%s",
 		 HP_AGENT_PATH,
 		 t->profile, agent_opts && *agent_opts ? "," : "", agent_opts ? agent_opts : "");
 	const char *argv[32];
@@ -438,7 +438,7 @@ Test(steady, dynamic_attach_into_a_live_set)
 	cr_assert(wait_line(&t, "attach", 60), "the target never got to the attach point");
 	char opts[512], *said;
 	/* jcmd splits name=value itself: the options go quoted */
-	snprintf(opts, sizeof(opts), "\"interval=64k,format=collapsed,file=%s\"", t.profile);
+	snprintf(opts, sizeof(opts), "\"verbose,interval=64k,format=collapsed,file=%s\"", t.profile);
 	const char *args[] = { "JVMTI.agent_load", HP_AGENT_PATH, opts, NULL };
 	cr_assert_eq(jcmd(&t, args, &said), 0, "attach failed:\n%s", said);
 	free(said);

@@ -86,6 +86,12 @@ Test(options, choices_and_booleans)
 	cr_expect_eq(parse_ok("mark=full").mark, HP_MARK_FULL);
 	cr_expect_eq(parse_ok("mark=off").mark, HP_MARK_OFF);
 	parse_bad("mark=sometimes", "mark is concurrent, full or off");
+	/* verbose: a flag, off by default; it does not start profiling alone
+	 * any more than log= does, and takes no value. */
+	cr_expect(!parse_ok(NULL).verbose);
+	struct hp_agent_options v = parse_ok("verbose,interval=64k");
+	cr_expect(v.verbose && v.profile);
+	parse_bad("verbose=yes", "unknown or malformed option 'verbose=yes'");
 }
 
 Test(options, formats_one_or_several)

@@ -759,7 +759,9 @@ Test(writers, html_page)
 		  "weird name not escaped as expected:\n%.*s", (int)(end - data), data);
 	cr_assert(strstr(data, "\"java.util.ArrayList.grow\""));
 	cr_assert_null(strstr(data, "Unused.never"), "a name no sample uses is in the data");
-	/* Comments at the top, as text. */
+	/* Comments folded under the header, as text; no summary given, none shown. */
+	cr_assert(strstr(page, "<details><summary>How this profile was made</summary>"));
+	cr_assert_null(strstr(page, "<p class=\"summary\">"));
 	cr_assert(strstr(page, "<li>live heap scaled to 1.5 KiB from last-gc-fields after GC #12</li>"));
 	cr_assert(strstr(page, "<li>escapes &lt;b&gt;&amp;amp;&lt;/b&gt; &quot;q&quot;</li>"));
 	cr_assert(strstr(page, "sampling interval 512 KiB"));
@@ -1490,4 +1492,27 @@ Test(writers, intern_grows_and_keeps_ids)
 	cr_assert_eq(a, b, "NULL and \"\" are one string");
 	cr_assert_eq(in.count, 3001);
 	hp_intern_free(&in);
+}
+
+/* The live view's one clause opens the HTML page and the text profile,
+ * escaped, before the folded comments. */
+Test(writers, summary_opens_the_page_and_the_text)
+{
+	char err[256] = "";
+	struct hp_profile p = profile;
+	p.summary = "live 1.5 KiB [95% 1 KiB..2 KiB], verified alive by a marking 0.2 s before <now>";
+	const char *path = path_in("summary.html");
+	cr_assert_eq(hp_write_html(&p, path, err, sizeof(err)), 0, "%s", err);
+	char *page = slurp(path, NULL);
+	const char *sum = strstr(page, "<p class=\"summary\">live 1.5 KiB [95% 1 KiB..2 KiB], verified alive by a "
+				      "marking 0.2 s before &lt;now&gt;</p>");
+	const char *det = strstr(page, "<details>");
+	cr_expect(sum && det && sum < det, "summary first, then the folded comments");
+	free(page);
+	path = path_in("summary.txt");
+	cr_assert_eq(hp_write_text(&p, path, err, sizeof(err)), 0, "%s", err);
+	char *text = slurp(path, NULL);
+	cr_expect(strstr(text, "\nlive view: live 1.5 KiB [95% 1 KiB..2 KiB], verified alive by a marking 0.2 s "
+			       "before <now>\n"), "%s", text);
+	free(text);
 }
