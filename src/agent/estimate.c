@@ -350,7 +350,7 @@ void anchor_estimate(struct snap_ctx *c, char *out, size_t cap)
 			 "part", k, (unsigned long long)f, (unsigned long long)prof.baseline_bytes);
 }
 
-/* What the live view covers, for the profile's comment. */
+/* The live view in one clause, for the log line and the profile's summary. */
 void describe_live_short(char *out, size_t cap, const struct snap_ctx *c, double scale)
 {
 	if (!prof.o.live) {
@@ -364,9 +364,10 @@ void describe_live_short(char *out, size_t cap, const struct snap_ctx *c, double
 			   hp_bytes_str(fmax(0.0, bytes - half), lo, sizeof(lo)), hp_bytes_str(bytes + half, hi, sizeof(hi)));
 	if (len < 0 || (size_t)len >= cap)
 		return;
-	if (markings_counted() && !(bytes > 0))
+	bool marked = markings_counted() > 0;
+	if (marked && !(bytes > 0))
 		snprintf(out + len, cap - (size_t)len, ", none alive at the last marking, %.1f s before", c->since_s);
-	else if (!markings_counted())
+	else if (!marked)
 		snprintf(out + len, cap - (size_t)len, ", %s", c->estimating ? "estimated: no marking has verified a "
 			 "sample yet" : "not verified: no marking yet");
 	else if (c->counted && share >= 99.5)
@@ -379,6 +380,7 @@ void describe_live_short(char *out, size_t cap, const struct snap_ctx *c, double
 			 c->since_s);
 }
 
+/* What the live view covers, for the profile's comment. */
 void describe_live(char *out, size_t cap, const struct snap_ctx *c, double scale, const char *estimate)
 {
 	if (!prof.o.live) {

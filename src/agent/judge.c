@@ -31,8 +31,7 @@ void settle_pending(void)
 	struct clock_now now = clock_now();
 	if (!prof.have_surv || !hp_marks_horizon(&prof.marks, &cover))
 		return;
-	if (!hp_marks_young_window(&prof.marks, cover, &from, &before))
-		from = before = 0;
+	hp_marks_young_window(&prof.marks, cover, &from, &before);
 	hp_survival_settle(&prof.surv, cover, from, before, clock_at(last_start_real(), &now), clock_at, &now);
 }
 
@@ -168,8 +167,8 @@ void survival_catch_up(void)
 	struct clock_now now = clock_now();
 	double span = span_between(prof.surv_markings, m, &now);
 	uint32_t cover, from = 0, before = 0;
-	if (!hp_marks_horizon(&prof.marks, &cover) || !hp_marks_young_window(&prof.marks, cover, &from, &before))
-		from = before = 0;
+	if (hp_marks_horizon(&prof.marks, &cover))
+		hp_marks_young_window(&prof.marks, cover, &from, &before);
 	if (span >= 0)
 		hp_survival_settle_cleared(&prof.surv, span, from, before);        /* before the epoch moves on */
 	for (; prof.surv_markings < m; prof.surv_markings++)

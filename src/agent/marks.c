@@ -206,15 +206,16 @@ void hp_marks_observe_marked(struct hp_marks *m, uint64_t marked, uint32_t pause
 bool hp_marks_young_window(const struct hp_marks *m, uint32_t cover, uint32_t *from, uint32_t *before)
 {
 	uint32_t remark = atomic_load_explicit(&m->remark_pause, memory_order_relaxed);
-	*from = cover + 1;
-	*before = remark;
 	/* Only where the cover is the pause count before the concurrent
 	 * start pause: a requested cycle's (its start is the first pause
 	 * after the request). An own cycle's cover is a lower bound (above):
 	 * young pauses between it and the real start clear the young dead
 	 * before the start, which the window would count alive (G1 under
 	 * load read 8% high with it for every marking). */
-	return m->g1_mode && cover == m->request_cover && remark > cover + 1 && remark <= m->request_end_pause;
+	bool open = m->g1_mode && cover == m->request_cover && remark > cover + 1 && remark <= m->request_end_pause;
+	*from = open ? cover + 1 : 0;
+	*before = open ? remark : 0;
+	return open;
 }
 
 /* Raises seen entry k's cover and start to at least these (a max, by CAS:

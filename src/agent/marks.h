@@ -200,7 +200,7 @@ void hp_marks_observe_marked(struct hp_marks *m, uint64_t marked, uint32_t pause
  * referenced after its first pause and cleared before its end, was alive
  * when it began (hp_survival_settle): G1, for a cycle we requested (whose
  * cover is exact), after the concurrent start pause (cover + 1) and before
- * Remark; false elsewhere. */
+ * Remark; false elsewhere, with the empty window 0, 0. */
 bool hp_marks_young_window(const struct hp_marks *m, uint32_t cover, uint32_t *from, uint32_t *before);
 
 /* Asks for a marking (hp_request_marking) if samples exist that no marking

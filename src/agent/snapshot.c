@@ -468,10 +468,8 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 		prof.last_write_ns = now_ns;
 		prof.last_error[0] = '\0';
 		prof.profiles_written++;
-		if (prof.o.verbose)
-			logf_("wrote %s (%zu sites, %s; %s)", shown, nsamples, c2, c4);
-		else
-			logf_("wrote %s (%zu sites, %s)", shown, nsamples, brief);
+		logf_("wrote %s (%zu sites, %s%s%s)", shown, nsamples, prof.o.verbose ? c2 : brief, prof.o.verbose ? "; " : "",
+		      prof.o.verbose ? c4 : "");
 	}
 	if (rc != 0)
 		snprintf(prof.last_error, sizeof(prof.last_error), "%s", err[0] ? err : strerror(-rc));
@@ -485,8 +483,8 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 			logf_("%s; no fallback directory ($TMPDIR, the working directory) differs from it: this profile is lost",
 			      err[0] ? err : strerror(-rc));
 		else if (write_formats(&p, d, alt, err2, sizeof(err2), shown, sizeof(shown)) == 0)
-			logf_("%s; wrote %s instead (%zu sites, %s)", err[0] ? err : strerror(-rc), shown, nsamples,
-			      prof.o.verbose ? c2 : brief);
+			logf_("%s; wrote %s instead (%zu sites, %s%s%s)", err[0] ? err : strerror(-rc), shown, nsamples,
+			      prof.o.verbose ? c2 : brief, prof.o.verbose ? "; " : "", prof.o.verbose ? c4 : "");
 		else
 			logf_("%s; the fallback failed too (%s): this profile is lost", err[0] ? err : strerror(-rc), err2);
 	}

@@ -369,6 +369,14 @@ void hp_survival_settle(struct hp_survival *s, uint32_t cover, uint32_t alive_fr
 	s->pending_n = kept;
 }
 
+/* At the constant hazard between buckets i - 1 and i, read at `age` (past
+ * bucket i too: the same hazard carried on). */
+static double chord(const double *share, const double *at, int i, double age)
+{
+	double t = at[i] > at[i - 1] ? (age - at[i - 1]) / (at[i] - at[i - 1]) : 1;
+	return share[i - 1] * pow(share[i] / share[i - 1], t);
+}
+
 /* Buckets i and i + 1 as one (weighted), the arrays closed up; the new count. */
 static int merge_buckets(double *share, double *weight, double *at, int nb, int i, double k)
 {
@@ -514,27 +522,27 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 		 * a cache 65% low); one that does not decline (garbage dead at
 		 * birth beside objects kept for ever) stays flat. */
 		double b0, b1;
-		if (weight[0] >= HP_SURV_SLOPE_MIN && fit_young(share, weight, at, nb, &b0, &b1)) {
+		if (fit_young(share, weight, at, nb, &b0, &b1)) {
 			double at0 = exp(b0 + b1 * at[0]);
 			double cap = at0 > 0 && at0 < 1 ? pow(at0, age / at[0]) : 1;
 			return fmax(fmin(fmin(exp(b0 + b1 * age), cap), 1), share[0]);
 		}
 		bool declines = false;
-		for (int i = 1; i < nb && weight[0] >= HP_SURV_SLOPE_MIN && share[0] * weight[0] >= 4; i++)
+		for (int i = 1; i < nb && share[0] * weight[0] >= 4; i++)
 			if (weight[i] >= HP_SURV_SLOPE_MIN && at[i] > at[0] && share[i] < share[0] / 2)
 				declines = true;
 		return declines ? from_birth : share[0];
 	}
 	for (int i = 1; i < nb; i++)
 		if (age <= at[i]) {
-			double t = at[i] > at[i - 1] ? (age - at[i - 1]) / (at[i] - at[i - 1]) : 1;
 			if (share[i] > 0 && share[i - 1] > 0)
 				/* At the constant hazard between the buckets: a
 				 * survival curve is a mixture of exponentials
 				 * (log-convex), which the geometric chord follows
 				 * closer than the straight one (both lie above
 				 * it; the geometric one below the straight). */
-				return share[i - 1] * pow(share[i] / share[i - 1], t);
+				return chord(share, at, i, age);
+			double t = at[i] > at[i - 1] ? (age - at[i - 1]) / (at[i] - at[i - 1]) : 1;
 			return share[i - 1] + (share[i] - share[i - 1]) * t;
 		}
 	/* Past the oldest judged age. The first judgments reach about one
@@ -552,7 +560,7 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 	int l = nb - 1;
 	if (!span && l > 0 && share[l] > 0 && share[l] < share[l - 1] && at[l] > at[l - 1] &&
 	    weight[l] >= HP_SURV_SLOPE_MIN && weight[l - 1] >= HP_SURV_SLOPE_MIN)
-		return share[l] * pow(share[l] / share[l - 1], (age - at[l]) / (at[l] - at[l - 1]));
+		return chord(share, at, l, age);
 	return share[l];
 }
 
