@@ -40,7 +40,7 @@
  * 2.3e-4) a site that only turns over would be named a suspect about
  * twice a day, at 4 about once in 4 days. The variance itself is right:
  * 44 windows of `LeakTarget none` on G1 (JDK 17, 8 runs) had an RMS z of
- * 1.02, the largest 2.2; a suite run once saw 3.6 (test_history none_g1).
+ * 1.02, the largest 2.2; a suite run once saw 3.6 (test_history_jvm none_g1).
  * A leak pays little for it: 1 MiB/s sampled at 64 KiB has z ~ 8 after 3
  * markings 2 s apart.
  *

@@ -100,7 +100,19 @@ static void wait_ms(struct hp_upload *u, int64_t ms)
 	pthread_cond_timedwait(&u->cond, &u->lock, &ts);
 }
 
-/* One POST. 0, or -1 with the reason in u->st.last_error (lock not held). */
+/* libcurl's progress callback, called about once a second and on every
+ * transfer step: ends a request in flight once the agent is stopping and
+ * its deadline has passed (a request begun before the stop has the
+ * ordinary 10 s timeout, which the JVM's exit would otherwise wait out). */
+static int stop_check(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+	struct hp_upload *u = arg;
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return __atomic_load_n(&u->stopping, __ATOMIC_ACQUIRE) &&
+	       hp_mono_ms() >= __atomic_load_n(&u->deadline_ms, __ATOMIC_ACQUIRE);
+}
+
+/* One POST. 0, or -1 with the reason in why (lock not held). */
 static int post(struct hp_upload *u, CURL *c, const struct item *it, long timeout_ms, char *why, size_t whylen)
 {
 	char url[2048];
@@ -116,12 +128,19 @@ static int post(struct hp_upload *u, CURL *c, const struct item *it, long timeou
 	cu.easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
 	cu.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);      /* no SIGALRM in the JVM for DNS timeouts */
 	cu.easy_setopt(c, CURLOPT_USERAGENT, "heapprobe");
+	cu.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, stop_check);
+	cu.easy_setopt(c, CURLOPT_XFERINFODATA, u);
+	cu.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	char curl_err[CURL_ERROR_SIZE] = "";
 	cu.easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
 	CURLcode rc = cu.easy_perform(c);
 	long status = 0;
 	cu.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	cu.slist_free_all(h);
+	if (rc == CURLE_ABORTED_BY_CALLBACK) {
+		snprintf(why, whylen, "no answer by the deadline the exit gives uploads");
+		return -1;
+	}
 	if (rc != CURLE_OK) {
 		snprintf(why, whylen, "%s", curl_err[0] ? curl_err : cu.easy_strerror(rc));
 		return -1;
@@ -284,8 +303,8 @@ void hp_upload_stop(struct hp_upload *u, int wait, struct hp_upload_stats *final
 	if (!u)
 		return;
 	pthread_mutex_lock(&u->lock);
-	u->stopping = true;
-	u->deadline_ms = hp_mono_ms() + wait;
+	__atomic_store_n(&u->deadline_ms, hp_mono_ms() + wait, __ATOMIC_RELEASE);
+	__atomic_store_n(&u->stopping, true, __ATOMIC_RELEASE);      /* read by stop_check without the lock */
 	pthread_cond_signal(&u->cond);
 	pthread_mutex_unlock(&u->lock);
 	pthread_join(u->thread, NULL);
