@@ -45,6 +45,18 @@ void sweep_begin(void)
 	sweep_now = (uint32_t)atomic_load(&prof.gc_events);
 }
 
+/* The pause count by which a sample found cleared now was cleared: read
+ * after its reference was looked at (a cleared reference is seen only
+ * once the pause that cleared it, and its GC event, are over). Not the
+ * sweep's starting count: a sweep takes long enough under load for a
+ * pause to fall inside it, and a sample cleared by G1's Remark (dead when
+ * the cycle began) then looked cleared before Remark, inside the young
+ * window, and was judged alive. */
+static uint32_t found_by(void)
+{
+	return (uint32_t)atomic_load(&prof.gc_events);
+}
+
 /* A sample's age on the allocation clock when the latest marking began. */
 static double age_at_last_start(const struct hp_live_entry *e)
 {
@@ -97,12 +109,12 @@ static void judge(struct hp_live_entry *e, bool alive)
 		judge_span(e, b, m, false);
 		if (e->judged == 0 && !covered)
 			hp_survival_pend(&prof.surv, e->site, e->pause_at_alloc,
-					 sweep_prev > e->pause_at_alloc ? sweep_prev : e->pause_at_alloc, sweep_now,
+					 sweep_prev > e->pause_at_alloc ? sweep_prev : e->pause_at_alloc, found_by(),
 					 e->time_ns, b);
 		else if (e->judged == 0)
 			hp_survival_judge_age(&prof.surv, e->site, b, age_at_last_start(e), false);
 		else if (e->judged == (uint32_t)m)
-			hp_survival_cleared(&prof.surv, e->site, b, sweep_prev, sweep_now);
+			hp_survival_cleared(&prof.surv, e->site, b, sweep_prev, found_by());
 		return;
 	}
 	if (e->judged >= (uint32_t)m || !covered)
