@@ -41,14 +41,14 @@
 #include "agent/stripe.h"
 #include "agent/survival.h"
 #include "heapusage/marking.h"
-#include "heapusage/probe.h"
+#include "heapusage/probe_access.h"
 #include "vmstructs/symdata.h"
 #include "vmstructs/framedecode.h"
 #include "vmstructs/framewalk.h"
 #include "vmstructs/safefetch.h"
 #include "vmstructs/stackchunk.h"
 #include "vmstructs/symtab.h"
-#include "agent/sampler.h"
+#include "agent/options.h"
 
 #define MAX_SITES 65536
 #define STACK_CACHE_SLOTS 32768       /* 256 KiB */

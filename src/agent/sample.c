@@ -268,7 +268,7 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 		if (nd > 0) {
 			n = nd;
 			have = true;
-			if (prof.probe && (prof.probe->faults & HP_FAULT_CORRUPT_FRAME))
+			if (hp_probe_fault(prof.probe, HP_FAULT_CORRUPT_FRAME))
 				frames_buf[0].location++;       /* HEAPPROBE_FAULTS=corrupt-frame */
 			atomic_fetch_add_explicit(&prof.decoded, 1, memory_order_relaxed);
 			uint32_t every = atomic_load_explicit(&prof.decode_checked, memory_order_relaxed) <

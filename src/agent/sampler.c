@@ -5,6 +5,7 @@
  * view's estimate and its statistics (estimate.c), the profile's writing,
  * the command's answers. */
 #include "agent/prof.h"
+#include "agent/sampler.h"
 
 struct profiler prof = { .dump_lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -326,7 +327,7 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
 	record_baseline();
 	setup_walker(jvmti, jni);
-	hp_symtab_trim(prof.probe->syms);       /* set-up's symbol lookups are done */
+	hp_probe_trim_symbols(prof.probe);      /* set-up's symbol lookups are done */
 	add_exit_hook(jni);
 	if (start_thread(jni))
 		logf_("cannot start the agent thread: liveness is checked only when a profile is written");
@@ -514,7 +515,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	if (live_phase) {
 		record_baseline();
 		setup_walker(j, jni);
-		hp_symtab_trim(prof.probe->syms);
+		hp_probe_trim_symbols(prof.probe);
 		add_exit_hook(jni);
 		if (start_thread(jni))
 			logf_("cannot start the agent thread");

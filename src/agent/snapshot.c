@@ -404,10 +404,7 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 	describe_history(c5, sizeof(c5));
 	/* Which release's HotSpot facts this run uses, and what they lack. */
 	snprintf(c6, sizeof(c6), "data: ");
-	if (prof.probe && prof.probe->data)
-		hp_symdata_describe(prof.probe->data, c6 + 6, sizeof(c6) - 6);
-	else
-		snprintf(c6 + 6, sizeof(c6) - 6, "%s", prof.probe ? prof.probe->data_reason : "no probe");
+	hp_probe_describe_symdata(prof.probe, c6 + 6, sizeof(c6) - 6);
 	/* Site names and class names stay valid without the lock: only the
 	 * arrays that hold them may move, and we have taken the pointers. */
 	pthread_mutex_unlock(&t->lock);

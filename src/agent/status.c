@@ -1,5 +1,6 @@
 /* The heapprobe command's answers: the top sites (top=N) and status. */
 #include "agent/prof.h"
+#include "agent/sampler.h"
 
 static int by_view_desc(const void *a, const void *b)
 {

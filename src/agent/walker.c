@@ -70,9 +70,7 @@ static void make_loaded_method_ids(jvmtiEnv *jvmti, JNIEnv *jni)
  * static.* entry), or 0. */
 static uintptr_t libjvm_symbol(const char *key)
 {
-	const char *name = hp_symdata_get(prof.probe->data, key);
-	const struct hp_sym *s = name ? hp_probe_sym(prof.probe, name) : NULL;
-	return s ? (uintptr_t)s->addr : 0;
+	return hp_probe_static(prof.probe, key, 0);
 }
 
 /* The address of a libjvm static that symbols/ names under `key`
@@ -80,15 +78,15 @@ static uintptr_t libjvm_symbol(const char *key)
  * bytes (.bss is in a writable segment, not a file-backed one), or NULL. */
 static const volatile void *libjvm_static(const char *key, size_t n)
 {
-	uintptr_t a = libjvm_symbol(key);
-	return a && hp_libjvm_writable(&prof.probe->jvm, a, n) ? (const volatile void *)a : NULL;
+	return (const volatile void *)hp_probe_static(prof.probe, key, n);
 }
 
 /* Where the JVM counts class redefinitions (symbols/ static.JvmtiExport.*). */
 static void find_redefinition_count(void)
 {
-	const char *count = hp_symdata_get(prof.probe->data, "static.JvmtiExport._redefinition_count");
-	const char *flag = hp_symdata_get(prof.probe->data, "static.JvmtiExport._has_redefined_a_class");
+	const struct hp_symdata *data = hp_probe_symdata(prof.probe);
+	const char *count = hp_symdata_get(data, "static.JvmtiExport._redefinition_count");
+	const char *flag = hp_symdata_get(data, "static.JvmtiExport._has_redefined_a_class");
 	prof.redefinitions = libjvm_static("static.JvmtiExport._redefinition_count", 8);
 	prof.has_redefined = prof.redefinitions ? NULL : libjvm_static("static.JvmtiExport._has_redefined_a_class", 1);
 	if (!prof.redefinitions && !prof.has_redefined)
@@ -103,7 +101,8 @@ static void find_redefinition_count(void)
 static void setup_decoder(jvmtiEnv *jvmti, JNIEnv *jni, bool decoding)
 {
 	char err[256] = "";
-	int rc = hp_framedecode_init(&prof.decode, prof.probe->vms, prof.probe->data, err, sizeof(err));
+	int rc = hp_framedecode_init(&prof.decode, hp_probe_vmstructs(prof.probe), hp_probe_symdata(prof.probe), err,
+				     sizeof(err));
 	if (rc) {
 		hp_framedecode_free(&prof.decode);
 		snprintf(prof.decode_reason, sizeof(prof.decode_reason), "frame decoder unavailable: %s",
@@ -141,13 +140,16 @@ static const void *chunk_static(void *ctx, const char *key)
  * as the collector stores references (stackchunk.h). */
 static void setup_chunks(void)
 {
-	const struct hp_heap_info *h = &prof.probe->heap;
+	static const struct hp_heap_info unknown = { .kind = HP_GC_UNKNOWN, .generational = -1 };
+	const struct hp_heap_info *h = hp_probe_heap(prof.probe);
+	if (!h)
+		h = &unknown;
 	bool compressed = false, x_colored = false;
 	enum hp_heap_oops oops = HP_OOPS_WIDE;
 	if (h->kind == HP_GC_Z) {
 		oops = h->generational == 1 ? HP_OOPS_ZPOINTER : HP_OOPS_WIDE;
 		x_colored = h->generational == 0;
-	} else if (!hp_vmflags_bool(&prof.probe->flags, "UseCompressedOops", &compressed) && compressed) {
+	} else if (!hp_probe_flag_bool(prof.probe, "UseCompressedOops", &compressed) && compressed) {
 		oops = HP_OOPS_NARROW;
 	}
 	char err[256] = "";
@@ -155,7 +157,7 @@ static void setup_chunks(void)
 	if (rc)
 		snprintf(err, sizeof(err), "which ZGC runs (generational or not) is unknown");
 	else
-		rc = hp_stackchunk_init(&prof.chunks, prof.probe->vms, prof.probe->data, chunk_static, NULL, oops,
+		rc = hp_stackchunk_init(&prof.chunks, hp_probe_vmstructs(prof.probe), hp_probe_symdata(prof.probe), chunk_static, NULL, oops,
 					x_colored, err, sizeof(err));
 	if (rc) {
 		snprintf(prof.chunk_reason, sizeof(prof.chunk_reason), "heap stack chunks not read: %s",
@@ -175,7 +177,7 @@ static void setup_safefetch(void)
 {
 	char err[256] = "";
 	/* hp_safefetch_init checks that they lie in libjvm's code */
-	int rc = hp_safefetch_init(&prof.safefetch, &prof.probe->jvm, libjvm_symbol("static.SafeFetchN_impl"),
+	int rc = hp_safefetch_init(&prof.safefetch, hp_probe_libjvm(prof.probe), libjvm_symbol("static.SafeFetchN_impl"),
 				   libjvm_symbol("static._SafeFetchN_fault"),
 				   libjvm_symbol("static._SafeFetchN_continuation"), err, sizeof(err));
 	if (rc)
@@ -202,7 +204,7 @@ void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni)
 		setup_decoder(jvmti, jni, false);   /* jmethodID checks only */
 		return;
 	}
-	int rc = hp_framewalk_init(&prof.walk, prof.probe->vms, prof.probe->data, &prof.probe->jvm, err,
+	int rc = hp_framewalk_init(&prof.walk, hp_probe_vmstructs(prof.probe), hp_probe_symdata(prof.probe), hp_probe_libjvm(prof.probe), err,
 				   sizeof(err));
 	jthread self = NULL;
 	if (!rc) {
@@ -237,7 +239,8 @@ void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni)
 		prof.walk.cont_return_barrier = *rb;
 		setup_chunks();
 	}
-	enum hp_gc_kind gc = prof.probe->heap.kind;
+	const struct hp_heap_info *heap = hp_probe_heap(prof.probe);
+	enum hp_gc_kind gc = heap ? heap->kind : HP_GC_UNKNOWN;
 	prof.unloads_in_pauses = gc == HP_GC_SERIAL || gc == HP_GC_PARALLEL || gc == HP_GC_G1 || gc == HP_GC_EPSILON;
 	atomic_store_explicit(&prof.walk_ready, 1, memory_order_release);
 }

@@ -274,7 +274,7 @@ int hp_events_start(struct hp_probe *p, bool live, char *reason, size_t len)
 	if (!live) {
 		(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
 	} else {
-		JNIEnv *jni = hp_jni_env(p);
+		JNIEnv *jni = hp_jni_env(p->vm);
 		vm_live(p, jni);
 	}
 	return reason[0] ? -ENOTSUP : 0;

@@ -8,7 +8,6 @@
 #include <jni.h>
 #include <stdbool.h>
 
-struct hp_probe;
 
 /* Brackets a GC callback of ours (events.c). */
 void hp_gc_callback_enter(void);
@@ -19,7 +18,7 @@ bool hp_in_gc_callback(void);
 
 /* A JNIEnv for the calling thread if it is attached to the VM and JNI is
  * legal here, else NULL. */
-JNIEnv *hp_jni_env(struct hp_probe *p);
+JNIEnv *hp_jni_env(JavaVM *vm);
 
 /* A host's callback that GC threads call through (hp_set_gc_callback,
  * hp_set_marking_callback): the function and its context published as one

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "heapusage/layout.h"
+#include "heapusage/modes.h"
 #include "heapusage/probe.h"
 
 #define HEAP_SUMMARY_WORDS 32     /* 256 bytes */

@@ -85,7 +85,7 @@ int hp_musage_read(JNIEnv *env, const struct hp_musage *m, jobject usage, struct
 
 JNIEnv *hp_jni_live_env(struct hp_probe *p)
 {
-	JNIEnv *env = hp_jni_env(p);
+	JNIEnv *env = hp_jni_env(p->vm);
 	jvmtiPhase phase;
 	if (!env)
 		return NULL;

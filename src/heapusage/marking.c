@@ -409,7 +409,7 @@ static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t
 		why[0] = '\0';
 	if (!p)
 		return -EINVAL;
-	JNIEnv *jni = hp_jni_env(p);
+	JNIEnv *jni = hp_jni_env(p->vm);
 	if (!jni)
 		return hp_fail(why, len, -EPERM, "not on a thread attached to the VM (or inside a GC callback)");
 	hp_marking_locate(p);

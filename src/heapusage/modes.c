@@ -120,7 +120,7 @@ int hp_mode_status(struct hp_probe *p, enum hp_mode mode, const char **reason)
 {
 	if (!p || mode < 0 || mode >= HP_MODE_COUNT)
 		return -EINVAL;
-	if (p->mode_status[mode] == -EAGAIN && !hp_in_gc_callback() && hp_jni_env(p)) {
+	if (p->mode_status[mode] == -EAGAIN && !hp_in_gc_callback() && hp_jni_env(p->vm)) {
 		if (all_modes[mode]->needs_jni)
 			p->jni_modes_wanted = true;
 		hp_modes_init(p, true);

@@ -7,10 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heapusage/events.h"
 #include "heapusage/gcthread.h"
-#include "heapusage/modes.h"
-#include "heapusage/marking.h"
 #include "vmstructs/safemem.h"
 
 static void part_fail(struct hp_probe *p, enum hp_part part, int rc, const char *fmt, ...)
@@ -212,26 +209,10 @@ static int detect_heap(struct hp_probe *p)
 	return rc;
 }
 
-int hp_open(JavaVM *vm, const struct hp_open_opts *opts, struct hp_probe **out)
+/* The probe's own parts, in order (probe.h): libjvm, VMStructs, its
+ * symbols, the flags, the release and its symbols/ data. */
+void hp_probe_load(struct hp_probe *p)
 {
-	if (!out || (opts && opts->sz < sizeof(size_t)))
-		return -EINVAL;
-	*out = NULL;
-	uint64_t t0 = hp_now_ns();
-	struct hp_probe *p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	if (opts) {
-		/* Take what the caller's (possibly older, smaller) struct has. */
-		size_t n = opts->sz < sizeof(p->opts) ? opts->sz : sizeof(p->opts);
-		memcpy(&p->opts, opts, n);
-	}
-	p->opts.sz = sizeof(p->opts);
-	hp_parse_faults(p, getenv("HEAPPROBE_FAULTS"));
-	p->vm = vm;
-	if (vm && (*vm)->GetEnv(vm, (void **)&p->jvmti, JVMTI_VERSION_1_2) != JNI_OK)
-		p->jvmti = NULL;
-
 	open_libjvm(p);
 	open_vmstructs(p);
 	open_symbols(p);
@@ -246,23 +227,16 @@ int hp_open(JavaVM *vm, const struct hp_open_opts *opts, struct hp_probe **out)
 		p->feature = p->fault_release;
 	}
 	load_data(p);
+}
 
-	hp_modes_init(p, false);
-	for (int i = 0; i < HP_MAX_FAULT_NAMES && p->disabled_modes[i][0]; i++)
-		for (int m = 0; m < HP_MODE_COUNT; m++)
-			if (strcmp(p->disabled_modes[i], hp_mode_name(m)) == 0)
-				hp_mode_disable(p, m, -EPERM, "disabled by HEAPPROBE_FAULTS");
-	if (p->jvmti) {
-		/* Live phase: hp_open called after VM start (attach, or later). */
-		jvmtiPhase phase = JVMTI_PHASE_ONLOAD;
-		(*p->jvmti)->GetPhase(p->jvmti, &phase);
-		hp_events_start(p, phase == JVMTI_PHASE_LIVE, p->events_reason, sizeof(p->events_reason));
-	} else {
-		snprintf(p->events_reason, sizeof(p->events_reason), "no JavaVM given: no post-GC capture");
-	}
-	p->open_ns = hp_now_ns() - t0;
-	*out = p;
-	return 0;
+void hp_probe_release(struct hp_probe *p)
+{
+	hp_symdata_free(p->data);
+	hp_vmflags_free(&p->flags);
+	hp_symtab_close(p->syms);
+	hp_vms_free(p->vms);
+	hp_libjvm_release(&p->jvm);
+	free(p);
 }
 
 const struct hp_heap_info *hp_probe_heap(struct hp_probe *p)
@@ -280,25 +254,6 @@ int hp_set_gc_callback(struct hp_probe *p, hp_gc_callback cb, void *ctx)
 		return -ENOTSUP;
 	/* Never called from a GC callback: waiting for the old one is safe. */
 	return hp_cb_slot_set(&p->gc_cb, (void (*)(void))cb, ctx);
-}
-
-void hp_close(struct hp_probe *p)
-{
-	if (!p)
-		return;
-	hp_events_stop(p);
-	hp_set_gc_callback(p, NULL, NULL);
-	hp_modes_fini(p);
-	if (p->jvmti)
-		(*p->jvmti)->DisposeEnvironment(p->jvmti);
-	hp_events_free(p);
-	hp_marking_free(p);
-	hp_symdata_free(p->data);
-	hp_vmflags_free(&p->flags);
-	hp_symtab_close(p->syms);
-	hp_vms_free(p->vms);
-	hp_libjvm_release(&p->jvm);
-	free(p);
 }
 
 int hp_status(struct hp_probe *p, enum hp_part part, const char **reason)
@@ -360,4 +315,52 @@ int hp_gc_info(struct hp_probe *p, struct hp_gc_info *info)
 	memcpy(info, &g, n);
 	info->sz = caller_sz;
 	return rc;
+}
+
+/* ---- what the agent asks (probe_access.h) ------------------------------- */
+
+bool hp_probe_fault(const struct hp_probe *p, unsigned fault)
+{
+	return p && (p->faults & fault);
+}
+
+const struct hp_vms *hp_probe_vmstructs(const struct hp_probe *p)
+{
+	return p ? p->vms : NULL;
+}
+
+const struct hp_symdata *hp_probe_symdata(const struct hp_probe *p)
+{
+	return p ? p->data : NULL;
+}
+
+void hp_probe_describe_symdata(const struct hp_probe *p, char *out, size_t cap)
+{
+	if (p && p->data)
+		hp_symdata_describe(p->data, out, cap);
+	else
+		snprintf(out, cap, "%s", p ? p->data_reason : "no probe");
+}
+
+const struct hp_libjvm *hp_probe_libjvm(const struct hp_probe *p)
+{
+	return &p->jvm;
+}
+
+uintptr_t hp_probe_static(struct hp_probe *p, const char *key, size_t n)
+{
+	const char *name = hp_symdata_get(p->data, key);
+	const struct hp_sym *s = name ? hp_probe_sym(p, name) : NULL;
+	uintptr_t a = s ? (uintptr_t)s->addr : 0;
+	return a && (n == 0 || hp_libjvm_writable(&p->jvm, a, n)) ? a : 0;
+}
+
+int hp_probe_flag_bool(const struct hp_probe *p, const char *name, bool *value)
+{
+	return hp_vmflags_bool(&p->flags, name, value);
+}
+
+void hp_probe_trim_symbols(struct hp_probe *p)
+{
+	hp_symtab_trim(p->syms);
 }

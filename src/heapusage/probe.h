@@ -1,13 +1,14 @@
-/* The probe object shared by the library's parts (not public). */
+/* The probe object shared by the heapusage floor's parts (not public; the
+ * agent goes through probe_access.h). */
 #ifndef HP_PROBE_H
 #define HP_PROBE_H
 
 #include <jvmti.h>
 
 #include "heapprobe.h"
+#include "heapusage/probe_access.h"
 #include "heapusage/gcthread.h"
 #include "heapusage/gckind.h"
-#include "heapusage/modes.h"
 #include "vmstructs/symdata.h"
 #include "vmstructs/libjvm.h"
 #include "vmstructs/symtab.h"
@@ -16,18 +17,10 @@
 
 #define HP_REASON_LEN 256
 
-/* Test-only fault injection, from the HEAPPROBE_FAULTS environment variable
- * (comma-separated): proves each part fails alone with a reason. */
-#define HP_FAULT_HIDE_LIBJVM     (1u << 0)   /* "hide-libjvm" */
-#define HP_FAULT_HIDE_VMSTRUCTS  (1u << 1)   /* "hide-vmstructs" */
-#define HP_FAULT_BAD_VMSTRUCTS   (1u << 2)   /* "corrupt-vmstructs": absurd stride */
-#define HP_FAULT_STRIP_SYMTAB    (1u << 3)   /* "strip-symtab": ignore .symtab */
-#define HP_FAULT_HIDE_FLAGS      (1u << 4)   /* "hide-flags" */
-#define HP_FAULT_BAD_LIBJVM_FILE (1u << 5)   /* "unreadable-libjvm": open a non-ELF */
-#define HP_FAULT_CORRUPT_DATA    (1u << 6)   /* "corrupt-data": symbols/ data gets a bad line */
-#define HP_FAULT_CORRUPT_FRAME   (1u << 7)   /* "corrupt-frame": the agent's frame decoder answers one
-                                                bytecode index off (its checks against GetStackTrace
-                                                must catch it and turn the fast path off) */
+struct hp_mode_ops;
+struct hp_gc_capture;
+struct hp_marking_state;
+
 /* Also "hide-symbol=<mangled>" (libjvm symbol lookups miss it) and
  * "disable-mode=<name>" (the mode is disabled before init), repeatable. */
 #define HP_MAX_FAULT_NAMES 8
@@ -80,8 +73,6 @@ struct hp_probe {
 };
 
 
-/* The live java.cls.unloadedClasses counter (perfdata mode), or NULL. */
-const volatile int64_t *hp_perfdata_classes_unloaded(struct hp_probe *p);
 /* The live sun.gc.collector.<n>.invocations counter (perfdata mode), or NULL. */
 const volatile int64_t *hp_perfdata_invocations(struct hp_probe *p, int n);
 
@@ -98,10 +89,11 @@ void hp_jmx_vm_live(struct hp_probe *p, JNIEnv *jni);
 /* Parses HEAPPROBE_FAULTS into p->faults, hidden_symbols, disabled_modes. */
 void hp_parse_faults(struct hp_probe *p, const char *spec);
 
-/* The heap, detected on first use once it exists; NULL before (or if it
- * cannot be read: see p->reason[HP_PART_HEAP]). Not from GC callbacks
- * before the first successful call. */
-const struct hp_heap_info *hp_probe_heap(struct hp_probe *p);
+/* hp_open's first step (open.c): libjvm, VMStructs, symbols, flags, the
+ * release and its symbols/ data, each with its status and reason; and
+ * hp_close's last, which frees them and the probe. */
+void hp_probe_load(struct hp_probe *p);
+void hp_probe_release(struct hp_probe *p);
 
 /* libjvm symbol lookup that honours fault injection (hide-symbol=). */
 const struct hp_sym *hp_probe_sym(struct hp_probe *p, const char *name);

@@ -41,7 +41,7 @@ struct lazy_env {
 static JNIEnv *lazy_env_get(struct lazy_env *l)
 {
 	if (!l->asked && !l->forbidden)
-		l->env = hp_jni_env(l->p);
+		l->env = hp_jni_env(l->p->vm);
 	l->asked = true;
 	return l->env;
 }
@@ -75,7 +75,7 @@ int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 	 * and calls JVMTI, and a host's own GC callback (NO_JNI, or a VM/GC
 	 * thread GetEnv does not know) must never get near it. */
 	if (__atomic_load_n(&p->modes_pending, __ATOMIC_ACQUIRE) && !(flags & HP_USAGE_NO_JNI) &&
-	    !hp_in_gc_callback() && hp_jni_env(p))
+	    !hp_in_gc_callback() && hp_jni_env(p->vm))
 		hp_modes_init(p, true);
 	/* GetEnv costs ~30 ns: only ask when a JNI mode is about to be tried. */
 	struct lazy_env env = { p, (flags & HP_USAGE_NO_JNI) != 0, false, NULL };
@@ -139,7 +139,7 @@ int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 		if (m >= HP_MODE_COUNT)
 			return -EINVAL;
 		if (p->mode_status[m] == -EAGAIN && p->mode_ops[m] && p->mode_ops[m]->needs_jni && !p->jni_modes_wanted &&
-		    !(flags & HP_USAGE_NO_JNI) && !hp_in_gc_callback() && hp_jni_env(p)) {
+		    !(flags & HP_USAGE_NO_JNI) && !hp_in_gc_callback() && hp_jni_env(p->vm)) {
 			p->jni_modes_wanted = true;
 			hp_modes_init(p, true);
 		}
@@ -158,7 +158,7 @@ int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 	}
 	if (rc == -ENODATA && !(flags & (HP_USAGE_POST_GC | (1u << 8))) && !p->jni_modes_wanted &&
 	    (p->opts.flags & HP_OPEN_LAZY_JNI_MODES) && !(flags & HP_USAGE_NO_JNI) && !hp_in_gc_callback() &&
-	    hp_jni_env(p)) {
+	    hp_jni_env(p->vm)) {
 		/* Nothing without JNI answered: the deferred modes are needed. */
 		p->jni_modes_wanted = true;
 		hp_modes_init(p, true);
