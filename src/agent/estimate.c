@@ -55,6 +55,31 @@
 
 /* ---- snapshot ------------------------------------------------------------ */
 
+/* A recent sample's expected bytes `b` rest on the survival curve's blocks
+ * as u says (survival.h): its share of each block's error. */
+static void curve_share(struct live_acc *a, const struct hp_surv_unc *u, double b)
+{
+	for (unsigned j = 0; j < u->n; j++) {
+		a->unc_bytes[u->block[j]] += (float)(b * u->coef[j]);
+		a->unc_var_log[u->block[j]] = (float)u->var_log[j];
+	}
+}
+
+/* The variance the curve's own error adds to a site's recent bytes: per
+ * block, (the bytes it stands behind)^2 x the variance of its log share.
+ * A bucket of 300 judgments at 0.5 alive has sd 5.8% in its log, and that
+ * error moves every sample it serves together: over a cache's thousands
+ * of recent samples it outweighs their sampling error, which shrinks as
+ * 1/sqrt(samples) (the intervals without it held the truth in 13 of 16 G1
+ * profiles under load, not ~15). */
+static double curve_var(const struct live_acc *a)
+{
+	double v = 0;
+	for (int k = 0; k < HP_SURV_AGES; k++)
+		v += (double)a->unc_bytes[k] * a->unc_bytes[k] * a->unc_var_log[k];
+	return v;
+}
+
 void add_live(struct hp_live_entry *e, void *vctx)
 {
 	struct snap_ctx *c = vctx;
@@ -84,10 +109,12 @@ void add_live(struct hp_live_entry *e, void *vctx)
 		if (f < 0)
 			return;
 		double age_now = (double)c->now.samples - clock_at(e->time_ns, &c->now);
-		double p = hp_survival_by_age(&prof.surv, e->site, age_now);
+		struct hp_surv_unc u;
+		double p = hp_survival_by_age_unc(&prof.surv, e->site, age_now, &u);
 		if (p < 0)
 			p = hp_survival_at_age(f, c->gap, age_now);
 		struct hp_ht_term t = hp_ht_alive(e->size, e->thin, (double)prof.o.interval, p);
+		curve_share(a, &u, t.bytes);
 		a->rec_est += t.bytes;
 		a->rec_obj += t.objects;
 		a->rec_var += t.var;
@@ -135,9 +162,12 @@ static void add_pending(uint32_t site, int64_t born_ns, double bytes, void *vctx
 	struct snap_ctx *c = vctx;
 	if (site >= c->nslots)
 		return;
-	double p = hp_survival_by_age(&prof.surv, site, (double)c->now.samples - clock_at(born_ns, &c->now));
-	if (p > 0)
+	struct hp_surv_unc u;
+	double p = hp_survival_by_age_unc(&prof.surv, site, (double)c->now.samples - clock_at(born_ns, &c->now), &u);
+	if (p > 0) {
 		c->acc[site].rec_cleared += bytes * p;
+		curve_share(&c->acc[site], &u, bytes * p);
+	}
 }
 
 /* Per site, the parts into the view, then the totals. Recent samples: the
@@ -169,7 +199,11 @@ void finish_estimate(struct snap_ctx *c, uint32_t nslots)
 			a->age_bytes[k] *= kv;
 		a->rec_objects = a->rec_obj * kr;
 		a->rec_bytes = a->rec_est * kr;
-		a->rec_var2 = a->rec_var * kr * kr;
+		/* kr scales what the curve gave; its error with it (the
+		 * blocks' bytes count the pending samples' share too, so
+		 * scaled by the referenced fraction). */
+		double kc = a->rec_est + a->rec_cleared > 0 ? a->rec_bytes / (a->rec_est + a->rec_cleared) : 0;
+		a->rec_var2 = a->rec_var * kr * kr + curve_var(a) * kc * kc;
 		a->objects = a->ver_obj * kv + a->rec_objects;
 		a->bytes = a->ver_est * kv + a->rec_bytes;
 		a->var = a->ver_var * kv * kv + a->rec_var2;

@@ -163,6 +163,11 @@ struct live_acc {
 	double rec_cleared;             /* expected alive now among the recent samples found dead (0 in truth) */
 	double ver_raw, ver_est, ver_obj, ver_var;
 	double rec_bytes, rec_objects, rec_var2;        /* the recent part of bytes, objects, var (anchor_estimate) */
+	/* The survival curve's own error, shared by every recent sample a
+	 * block of its buckets serves (survival.h hp_surv_unc): per block,
+	 * the bytes it stands behind (times the log coefficient) and the
+	 * variance of its log share. */
+	float unc_bytes[HP_SURV_AGES], unc_var_log[HP_SURV_AGES];
 };
 
 /* A live sample as the JFR writer wants it (format=jfr only). */

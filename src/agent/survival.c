@@ -414,11 +414,49 @@ static bool fit_young(const double *share, const double *weight, const double *a
 	return *b1 < 0;
 }
 
+/* The variance of log(share) for a share of `w` judgments, by the delta
+ * method on the binomial, (1 - s) / (s w); a share at 0 or 1 counts as
+ * half a judgment off it (no judgment says exactly 0 or 1). */
+static double var_log_share(double share, double w)
+{
+	if (!(w > 0))
+		return 0;
+	double lo = 0.5 / w, sh = share < lo ? lo : share > 1 - lo ? 1 - lo : share;
+	return (1 - sh) / (sh * w);
+}
+
+/* u (if any): log S = c0 log share(block of bucket i0) [+ c1 log share(block of i1)]. */
+static void unc_set(struct hp_surv_unc *u, const int *block_of, const double *bw, const double *bs, int i0, double c0,
+		    int i1, double c1)
+{
+	if (!u)
+		return;
+	u->n = 0;
+	int ids[2] = { i0, i1 };
+	double cs[2] = { c0, c1 };
+	for (int j = 0; j < 2; j++) {
+		if (ids[j] < 0 || cs[j] == 0)
+			continue;
+		unsigned b = (unsigned)block_of[ids[j]];
+		if (u->n && u->block[0] == b) {
+			u->coef[0] += cs[j];        /* one pooled block: its error counts once */
+			continue;
+		}
+		u->block[u->n] = b;
+		u->coef[u->n] = cs[j];
+		u->var_log[u->n] = var_log_share(bs[b], bw[b]);
+		u->n++;
+	}
+}
+
 /* Per bucket: the site's share, shrunk toward the pooled one, and the
  * judgments' mean age; then made non-increasing (pool adjacent violators,
  * weighted by judgments). */
-static double curve(const struct hp_survival *s, uint32_t site, double age, bool span, double min_n)
+static double curve(const struct hp_survival *s, uint32_t site, double age, bool span, double min_n,
+		    struct hp_surv_unc *u)
 {
+	if (u)
+		u->n = 0;
 	static const struct hp_survival_site none;
 	const struct hp_survival_site *x = s->sites && site < s->cap ? &s->sites[site] : &none;
 	double ks = x == &none ? 1 : pow(s->keep, s->epoch - x->epoch), kp = pow(s->keep, s->epoch - s->pooled.epoch);
@@ -489,9 +527,12 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 			m--;
 		}
 	}
+	int block_of[HP_SURV_AGES];
 	for (int i = 0, at_i = 0; i < m; i++)
-		for (int j = 0; j < len[i]; j++)
+		for (int j = 0; j < len[i]; j++) {
+			block_of[at_i] = i;
 			share[at_i++] = bs[i];
+		}
 	/* Interpolate between the buckets' (mean age, share); past the last,
 	 * on at the last decline's hazard (ages) or flat (spans, and sites
 	 * that do not decline). Before the first (younger than any judgment:
@@ -505,9 +546,15 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 	/* The constant hazard from age (or span) 0, alive then by definition,
 	 * to the youngest bucket. */
 	double from_birth = !(age > 0) ? 1 : share[0] > 0 && at[0] > 0 ? pow(share[0], age / at[0]) : share[0];
-	if (age <= at[0] && span)
+	double birth_coef = !(age > 0) ? 0 : share[0] > 0 && at[0] > 0 ? age / at[0] : 1;
+	if (age <= at[0] && span) {
+		unc_set(u, block_of, bw, bs, 0, birth_coef, -1, 0);
 		return from_birth;      /* exact for exponential lifetimes */
+	}
 	if (age <= at[0]) {
+		/* Its uncertainty: that of the youngest block, carried back
+		 * as the hazard from birth is (the fit is capped there). */
+		unc_set(u, block_of, bw, bs, 0, birth_coef, -1, 0);
 		/* The youngest buckets' log-linear fit carried back (a slope
 		 * from one pair of buckets was noise multiplied by the
 		 * distance: a youngest share low by its sampling error read a
@@ -531,10 +578,15 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 		for (int i = 1; i < nb && share[0] * weight[0] >= 4; i++)
 			if (weight[i] >= HP_SURV_SLOPE_MIN && at[i] > at[0] && share[i] < share[0] / 2)
 				declines = true;
+		if (!declines)
+			unc_set(u, block_of, bw, bs, 0, 1, -1, 0);
 		return declines ? from_birth : share[0];
 	}
 	for (int i = 1; i < nb; i++)
 		if (age <= at[i]) {
+			double tt = at[i] > at[i - 1] ? (age - at[i - 1]) / (at[i] - at[i - 1]) : 1;
+			if (share[i] > 0 && share[i - 1] > 0)
+				unc_set(u, block_of, bw, bs, i - 1, 1 - tt, i, tt);
 			if (share[i] > 0 && share[i - 1] > 0)
 				/* At the constant hazard between the buckets: a
 				 * survival curve is a mixture of exponentials
@@ -559,19 +611,30 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 	 * stays flat; so do the spans (the verified samples, bounded). */
 	int l = nb - 1;
 	if (!span && l > 0 && share[l] > 0 && share[l] < share[l - 1] && at[l] > at[l - 1] &&
-	    weight[l] >= HP_SURV_SLOPE_MIN && weight[l - 1] >= HP_SURV_SLOPE_MIN)
+	    weight[l] >= HP_SURV_SLOPE_MIN && weight[l - 1] >= HP_SURV_SLOPE_MIN) {
+		/* Carried on: its uncertainty grows with the distance. */
+		double tt = (age - at[l - 1]) / (at[l] - at[l - 1]);
+		unc_set(u, block_of, bw, bs, l - 1, 1 - tt, l, tt);
 		return chord(share, at, l, age);
+	}
+	if (share[l] > 0)
+		unc_set(u, block_of, bw, bs, l, 1, -1, 0);
 	return share[l];
 }
 
 double hp_survival_by_age(const struct hp_survival *s, uint32_t site, double age)
 {
-	return curve(s, site, age, false, 0);
+	return curve(s, site, age, false, 0, NULL);
+}
+
+double hp_survival_by_age_unc(const struct hp_survival *s, uint32_t site, double age, struct hp_surv_unc *u)
+{
+	return curve(s, site, age, false, 0, u);
 }
 
 double hp_survival_by_span(const struct hp_survival *s, uint32_t site, double since, double min_n)
 {
-	return curve(s, site, since, true, min_n);
+	return curve(s, site, since, true, min_n, NULL);
 }
 
 /* ---- the allocation clock ------------------------------------------------- */

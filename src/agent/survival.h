@@ -129,6 +129,22 @@ void hp_survival_settle(struct hp_survival *s, uint32_t cover, uint32_t alive_fr
  * garbage dies younger than any marking can look); -1 if no judgment. */
 double hp_survival_by_age(const struct hp_survival *s, uint32_t site, double age);
 
+/* Where the curve's value at an age comes from, for its uncertainty: log
+ * S(age) = sum of coef[j] log share(block[j]), j < n, a block being the
+ * buckets the curve pools into one share, with var_log[j] the variance of
+ * that share's log (binomial, by the delta method: (1 - s) / (s n), n its
+ * judgments with the shrinkage's). The error of a sum of bytes x S(age)
+ * over a site's samples is then, to first order, sum over blocks of
+ * (bytes x S x coef summed over the samples)^2 x var_log: each block's
+ * error is shared by every sample it serves, which sampling variance per
+ * sample does not count. n = 0 where no bucket stands behind the value. */
+struct hp_surv_unc {
+	unsigned n;
+	unsigned block[2];          /* < HP_SURV_AGES */
+	double coef[2], var_log[2];
+};
+double hp_survival_by_age_unc(const struct hp_survival *s, uint32_t site, double age, struct hp_surv_unc *u);
+
 /* A later judgment: a sample a marking found alive, judged again `span`
  * (allocation clock) after that marking began: alive (a later marking
  * found it so when it began) or dead by then. */

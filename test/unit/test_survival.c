@@ -500,3 +500,61 @@ Test(survival, settle_cleared_judges_alive_what_the_next_markings_young_pauses_c
 	cr_expect_eq(s.ngone, 0u, "judged once");
 	hp_survival_free(&s);
 }
+
+/* The curve's own uncertainty (hp_survival_by_age_unc): between two
+ * buckets, log S is (1 - t) log s0 + t log s1, each block's log share with
+ * variance (1 - s) / (s w), w its judgments plus the shrinkage's k = 8 x
+ * 64 / 200 = 2.56 (a site with 200 judgments of its own; alone, so the
+ * pooled share is its own and shrinking moves nothing). */
+Test(survival, the_curve_names_the_buckets_behind_a_value_and_their_variance)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 4), 0);
+	/* 100 judgments at age 100 (bucket [64, 128)), 80 alive; 100 at age 400 ([256, 512)), 40 alive. */
+	for (int i = 0; i < 100; i++) {
+		hp_survival_judge_age(&s, 1, 10, 100, i < 80);
+		hp_survival_judge_age(&s, 1, 10, 400, i < 40);
+	}
+	struct hp_surv_unc u;
+	double w = 100 + 8.0 * 64 / 200;
+	double got = hp_survival_by_age_unc(&s, 1, 250, &u);
+	double t = (250.0 - 100) / 300;
+	cr_expect(fabs(got - 0.8 * pow(0.5, t)) < 1e-9, "S(250) %g", got);
+	cr_assert_eq(u.n, 2);
+	cr_expect(fabs(u.coef[0] - (1 - t)) < 1e-12 && fabs(u.coef[1] - t) < 1e-12, "coef %g %g", u.coef[0], u.coef[1]);
+	cr_expect(fabs(u.var_log[0] - 0.2 / (0.8 * w)) < 1e-12, "var %g", u.var_log[0]);
+	cr_expect(fabs(u.var_log[1] - 0.6 / (0.4 * w)) < 1e-12, "var %g", u.var_log[1]);
+	cr_expect_neq(u.block[0], u.block[1]);
+	/* Below the youngest: its block alone, carried back as the hazard
+	 * from birth: S(50) = 0.8^(50/100), coefficient 0.5. */
+	got = hp_survival_by_age_unc(&s, 1, 50, &u);
+	cr_expect(fabs(got - pow(0.8, 0.5)) < 1e-9, "S(50) %g", got);
+	cr_assert_eq(u.n, 1);
+	cr_expect(fabs(u.coef[0] - 0.5) < 1e-12);
+	/* Past the oldest, carried on at its decline: S(700) = 0.8 x 0.5^2,
+	 * coefficients -1 and 2 (the error grows with the distance). */
+	got = hp_survival_by_age_unc(&s, 1, 700, &u);
+	cr_expect(fabs(got - 0.2) < 1e-9, "S(700) %g", got);
+	cr_assert_eq(u.n, 2);
+	cr_expect(fabs(u.coef[0] + 1) < 1e-12 && fabs(u.coef[1] - 2) < 1e-12, "coef %g %g", u.coef[0], u.coef[1]);
+	/* Two buckets pooled into one (a later one survives more: adjacent
+	 * violators): one block, its error once, with both buckets' weight. */
+	struct hp_survival p;
+	cr_assert_eq(hp_survival_init(&p, 4), 0);
+	for (int i = 0; i < 100; i++) {
+		hp_survival_judge_age(&p, 1, 10, 100, i < 50);
+		hp_survival_judge_age(&p, 1, 10, 400, i < 60);
+	}
+	/* The older bucket is shrunk toward the pooled share capped at the
+	 * younger one's 0.5: (600 + k 10 x 0.5) / (1000 + k 10) bytes; the
+	 * block is the two shares' mean at equal weight. */
+	double k = 8.0 * 64 / 200, s1 = (600 + k * 10 * 0.5) / (1000 + k * 10), pooled = (0.5 + s1) / 2;
+	got = hp_survival_by_age_unc(&p, 1, 250, &u);
+	cr_expect(fabs(got - pooled) < 1e-6, "pooled %g want %g", got, pooled);
+	cr_assert_eq(u.n, 1);
+	cr_expect(fabs(u.coef[0] - 1) < 1e-12);
+	cr_expect(fabs(u.var_log[0] - (1 - pooled) / (pooled * 2 * w)) < 1e-6, "var %g want %g", u.var_log[0],
+		  (1 - pooled) / (pooled * 2 * w));
+	hp_survival_free(&p);
+	hp_survival_free(&s);
+}
