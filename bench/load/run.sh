@@ -10,7 +10,7 @@
 # the peers' live views and `heapprobe top`, in the same run, interleaved.
 #
 #   bash bench/load/run.sh                          # ~25 min on 2 cores
-#   CONFIGS="z|17|-XX:+UseZGC" REPS=1 bash bench/load/run.sh
+#   CONFIGS="z|17|-XX:+UseZGC; g1|25|-XX:+UseG1GC" REPS=1 bash bench/load/run.sh
 #   PEERS="async ddprof" TOP=1 bash bench/load/run.sh
 #
 # Knobs: REPS [2], CACHE_MIB [190], SECONDS_LOAD [18], INTERVAL [default,
@@ -46,6 +46,7 @@ for v in 11 21 25; do
 	[ -x "$(jdk_home $v)/bin/java" ] || { echo "load bench: JDK $v missing: run bash scripts/setup-jdks.sh build/jdks" >&2; exit 1; }
 done
 "$JDK17/bin/javac" --release 11 -d "$RUN/classes" "$ROOT/test/java/LoadService.java"
+CONFIGS_GIVEN=${CONFIGS:+1}
 CONFIGS=${CONFIGS:-"
 g1|17|-XX:+UseG1GC
 parallel|17|-XX:+UseParallelGC
@@ -64,6 +65,7 @@ z-generational|25|-XX:+UseZGC
 shenandoah|25|-XX:+UseShenandoahGC
 shenandoah-generational|25|-XX:+UseShenandoahGC -XX:ShenandoahGCMode=generational
 "}
+CONFIGS=$(printf '%s\n' "$CONFIGS" | tr ';' '\n' | sed 's/^ *//')   # ';' separates configurations too
 libs="new"; [ -n "${OLD:-}" ] && libs="new old"
 [ "${TOP:-0}" = 1 ] && libs="$libs top"
 for p in ${PEERS:-}; do libs="$libs $p"; done
@@ -125,5 +127,6 @@ for rep in $(seq 1 "$REPS"); do
 done
 mkdir -p "$(dirname "$OUT")"
 cp "$RAW" "${OUT%.md}.csv"
-python3 "$HERE/report.py" table "$RAW" "$(git -C "$ROOT" rev-parse --short HEAD)" "bash bench/load/run.sh (REPS=$REPS CACHE_MIB=$CACHE_MIB SECONDS_LOAD=$SECONDS_LOAD${INTERVAL:+ INTERVAL=$INTERVAL}${OLD:+ OLD=$OLD}${PEERS:+ PEERS=\"$PEERS\"}${TOP:+ TOP=$TOP}${GROW:+ GROW=$GROW}${SHRINK:+ SHRINK=$SHRINK}${SITE:+ SITE=$SITE})" "$SITE" > "$OUT"
+CFGS=""; [ -n "${CONFIGS_GIVEN:-}" ] && CFGS=" CONFIGS=\"$(echo "$CONFIGS" | awk -F'|' 'NF>2{printf "%s%s|%s|%s", n++ ? "; " : "", $1, $2, $3}')\""
+python3 "$HERE/report.py" table "$RAW" "$(git -C "$ROOT" rev-parse --short HEAD)" "bash bench/load/run.sh (REPS=$REPS${CFGS} CACHE_MIB=$CACHE_MIB SECONDS_LOAD=$SECONDS_LOAD${INTERVAL:+ INTERVAL=$INTERVAL}${OLD:+ OLD=$OLD}${PEERS:+ PEERS=\"$PEERS\"}${TOP:+ TOP=$TOP}${GROW:+ GROW=$GROW}${SHRINK:+ SHRINK=$SHRINK}${SITE:+ SITE=$SITE})" "$SITE" > "$OUT"
 echo "load bench: wrote $OUT" >&2
