@@ -37,6 +37,7 @@ struct hp_survival_ratio {
 #define HP_SURV_AGE_BASE 16.0
 struct hp_survival_ages {
 	float alive[HP_SURV_AGES], all[HP_SURV_AGES], age_bytes[HP_SURV_AGES];   /* age_bytes: sum age * bytes */
+	float age2_bytes[HP_SURV_AGES];         /* sum age^2 * bytes: the spread of ages in a bucket */
 	float n[HP_SURV_AGES];
 };
 
@@ -125,8 +126,9 @@ void hp_survival_settle(struct hp_survival *s, uint32_t cover, uint32_t alive_fr
 
 /* P(alive at `age`) at the site from its first judgments by age (pooled
  * where the site has few), non-increasing in age, interpolated between
- * the buckets' mean ages (the first bucket's share below its mean age:
- * garbage dies younger than any marking can look); -1 if no judgment. */
+ * the buckets' shares, each placed where the curve has that value (a
+ * little below the mean age judged in it; below the youngest, the
+ * youngest buckets' fit carried back); -1 if no judgment. */
 double hp_survival_by_age(const struct hp_survival *s, uint32_t site, double age);
 
 /* Where the curve's value at an age comes from, for its uncertainty: log

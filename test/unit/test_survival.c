@@ -2,7 +2,9 @@
  * its formulas and against a simulated service whose truth is known. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "agent/survival.h"
 
@@ -557,4 +559,63 @@ Test(survival, the_curve_names_the_buckets_behind_a_value_and_their_variance)
 		  (1 - pooled) / (pooled * 2 * w));
 	hp_survival_free(&p);
 	hp_survival_free(&s);
+}
+
+/* The recent part's mean signed error over a run's profiles, on a
+ * simulated service (n objects over 24 s, exponential lifetimes at rate
+ * lambda, a marking every `gap` s judging all it covers, a profile at
+ * frac x gap after each from the fourth on), every object a sample. */
+static double recent_bias(int n, double lambda, double gap, double frac)
+{
+	double rate = n / 24.0, sum = 0;
+	double *b = malloc(sizeof(double) * (size_t)n), *d = malloc(sizeof(double) * (size_t)n);
+	int *j = calloc((size_t)n, sizeof(int)), marking = 0, profiles = 0;
+	struct hp_survival s;
+	cr_assert(b && d && j && hp_survival_init(&s, 4) == 0);
+	for (int i = 0; i < n; i++) {
+		b[i] = i / rate;
+		d[i] = b[i] - log(1 - uniform()) / lambda;
+	}
+	for (double t = gap; t < 24; t += gap) {
+		marking++;
+		hp_survival_next_epoch(&s);
+		for (int i = 0; i < n && b[i] < t; i++) {
+			if (j[i] < 0)
+				continue;
+			bool alive = d[i] > t;
+			if (j[i] == 0)
+				hp_survival_judge_age(&s, 0, 1, 1e4 * (t - b[i]), alive);
+			j[i] = alive ? marking : -1;
+		}
+		if (marking < 4)
+			continue;
+		double now = t + frac * gap, est = 0, truth = 0;
+		for (int i = 0; i < n && b[i] < now; i++)
+			if (j[i] == 0) {
+				est += hp_survival_by_age(&s, 0, 1e4 * (now - b[i]));
+				truth += d[i] > now;
+			}
+		sum += (est - truth) / truth;
+		profiles++;
+	}
+	hp_survival_free(&s);
+	free(b), free(d), free(j);
+	return sum / profiles;
+}
+
+/* A bucket's share is the mean of S over its ages, above S at their mean
+ * age where S is convex; placed at the mean age the curve read a cache of
+ * exponential lifetimes +0.7% to +3.3% high in these five cases, the more
+ * the farther apart the markings (recent samples read up to two gaps
+ * old). Placed where S has that value (place_shares: mean - h var / 2),
+ * within 0.5%. Deterministic (a fixed stream): the bound is not statistical;
+ * 10^6 objects leave the mean of ~20 profiles a sampling sd of ~0.15%. */
+Test(survival, a_buckets_share_is_read_where_the_curve_has_it)
+{
+	const double cases[][2] = { { 0.5, 0.9 }, { 1.0, 0.5 }, { 1.0, 0.9 }, { 2.0, 0.5 }, { 2.0, 0.9 } };
+	for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		double bias = recent_bias(1000000, 3.5, cases[c][0], cases[c][1]);
+		cr_expect(fabs(bias) < 0.005, "gap %.1f s, profile at %.1f of it: recent part %+.2f%% on the mean",
+			  cases[c][0], cases[c][1], 100 * bias);
+	}
 }
