@@ -387,7 +387,7 @@ static int jmm_read(struct hp_probe *p, JNIEnv *env, struct hp_mode_reading *r)
 	}
 	int rc;
 	jobject usage = st->get_memory_usage(env, JNI_TRUE);
-	if (hp_jni_threw(env))
+	if (hp_jni_threw_named(env))
 		rc = -EIO;
 	else if (!usage)
 		rc = -ENODATA;
@@ -550,7 +550,7 @@ int hp_jmm_collection_usage(struct hp_probe *p, JNIEnv *env, uint64_t *used, uin
 	uint64_t sum_used = 0, sum_committed = 0;
 	for (int i = 0; i < st->nheap_pools && !rc; i++) {
 		jobject usage = st->get_pool_collection_usage(env, st->heap_pools[i]);
-		if (hp_jni_threw(env)) {
+		if (hp_jni_threw_named(env)) {
 			rc = -EIO;
 			break;
 		}

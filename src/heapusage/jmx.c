@@ -317,7 +317,7 @@ static int jmx_read(struct hp_probe *p, JNIEnv *env, struct hp_mode_reading *r)
 	}
 	int rc;
 	jobject usage = fn(env, st->bean, JNI_TRUE);
-	if (hp_jni_threw(env))
+	if (hp_jni_threw_named(env))
 		rc = -EIO;
 	else if (!usage)
 		rc = -ENODATA;

@@ -11,11 +11,53 @@
 
 #include "heapusage/probe.h"
 
+static __thread char last_exception[96];
+
+const char *hp_jni_last_exception(void)
+{
+	return last_exception;
+}
+
 bool hp_jni_threw(JNIEnv *env)
 {
 	if (!(*env)->ExceptionCheck(env))
 		return false;
 	(*env)->ExceptionClear(env);
+	return true;
+}
+
+/* Readings only (live phase, never a GC callback, where JNI modes are not
+ * legal): naming the class calls Class.getName, which set-up paths that
+ * run before VMInit must not. */
+bool hp_jni_threw_named(JNIEnv *env)
+{
+	if (!(*env)->ExceptionCheck(env))
+		return false;
+	jthrowable t = (*env)->ExceptionOccurred(env);
+	(*env)->ExceptionClear(env);
+	last_exception[0] = '\0';
+	jclass c = t ? (*env)->GetObjectClass(env, t) : NULL;
+	jclass cc = c ? (*env)->GetObjectClass(env, c) : NULL;
+	jmethodID get_name = cc ? (*env)->GetMethodID(env, cc, "getName", "()Ljava/lang/String;") : NULL;
+	jstring name = get_name ? (jstring)(*env)->CallObjectMethod(env, c, get_name) : NULL;
+	if ((*env)->ExceptionCheck(env)) {
+		(*env)->ExceptionClear(env);    /* naming it threw too: left unnamed */
+		name = NULL;
+	}
+	const char *utf = name ? (*env)->GetStringUTFChars(env, name, NULL) : NULL;
+	if (utf) {
+		snprintf(last_exception, sizeof(last_exception), "%s", utf);
+		(*env)->ReleaseStringUTFChars(env, name, utf);
+	}
+	(*env)->ExceptionClear(env);
+	if (name)
+		(*env)->DeleteLocalRef(env, name);
+	if (cc)
+		(*env)->DeleteLocalRef(env, cc);
+	if (c)
+		(*env)->DeleteLocalRef(env, c);
+	if (t)
+		(*env)->DeleteLocalRef(env, t);
 	return true;
 }
 
@@ -66,13 +108,13 @@ int hp_musage_read(JNIEnv *env, const struct hp_musage *m, jobject usage, struct
 	if (!usage || !(*env)->IsInstanceOf(env, usage, m->cls))
 		return -EINVAL;
 	jlong used = (*env)->CallLongMethod(env, usage, m->get_used);
-	if (hp_jni_threw(env))
+	if (hp_jni_threw_named(env))
 		return -EIO;
 	jlong committed = (*env)->CallLongMethod(env, usage, m->get_committed);
-	if (hp_jni_threw(env))
+	if (hp_jni_threw_named(env))
 		return -EIO;
 	jlong max = (*env)->CallLongMethod(env, usage, m->get_max);
-	if (hp_jni_threw(env))
+	if (hp_jni_threw_named(env))
 		return -EIO;
 	if (used < 0 || committed < 0)
 		return -ERANGE;

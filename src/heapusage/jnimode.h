@@ -44,6 +44,13 @@ void *hp_mode_state_get(struct hp_probe *p, enum hp_mode mode, size_t size, void
 /* true, after clearing it, if a Java exception is pending. Every JNI call
  * that can throw is followed by this. */
 bool hp_jni_threw(JNIEnv *env);
+/* The same in a reading (live phase): also keeps the exception's class
+ * name for hp_jni_last_exception. */
+bool hp_jni_threw_named(JNIEnv *env);
+/* The class of the last exception hp_jni_threw_named cleared on this thread
+ * ("java.lang.OutOfMemoryError"), "" if none or unnamed: for the reasons
+ * and tests that say why a JNI mode's call failed. */
+const char *hp_jni_last_exception(void);
 
 /* One-time set-up of a JNI-based mode, shared by jmm and jmx-native: runs
  * `setup` once, on an attached Java thread, inside a local frame, under a

@@ -26,6 +26,7 @@
 #include "heapprobe.h"
 #include "heapusage/jmm.h"
 #include "heapusage/jmx.h"
+#include "heapusage/jnimode.h"
 #include "heapusage/modes.h"
 #include "heapusage/probe.h"
 
@@ -206,7 +207,13 @@ JNIEXPORT jlongArray JNICALL Java_JniModes_probe(JNIEnv *env, jclass cls)
 		v[i] = 0;
 	for (size_t i = 0; i < NMODES; i++) {
 		struct hp_mode_reading r;
-		put_reading(&v[4 * i], read_mode(env, i, &r), &r);
+		int rc = read_mode(env, i, &r);
+		put_reading(&v[4 * i], rc, &r);
+		/* A call that threw: which exception (the first of each mode). */
+		static int said[NMODES];
+		if (rc == -EIO && !__atomic_exchange_n(&said[i], 1, __ATOMIC_RELAXED))
+			printf("agent.threw.%s: %s\n", hp_mode_name(modes[i]),
+			       hp_jni_last_exception()[0] ? hp_jni_last_exception() : "(unnamed)");
 	}
 	uint64_t used = 0, committed = 0;
 	v[12] = probe ? hp_jmm_collection_usage(probe, env, &used, &committed) : -ENODEV;

@@ -289,10 +289,34 @@ static void expect_none_disabled(const struct jvm_result *r)
  * no mode disabled. A 256 MiB heap: with 64, JDK 26's Shenandoah threw
  * OutOfMemoryError in the program about one run in 8 (a live set of
  * ~1 MiB: its collector falling behind four allocating threads on 2 CPUs;
- * not looked into further), and with 128 a fresh-clone suite run
- * (2026-11-27, at db0bdf5) saw the JMM read of stress_shenandoah on JDK 26
- * fail once with -EIO (the call threw: likely the same OutOfMemoryError,
- * not confirmed). */
+ * not looked into further).
+ *
+ * A JNI mode's call may throw, and the reading is then -EIO, the mode kept:
+ * on JDK 26's Shenandoah the JMM read threw in about 1 run in 12 (2 of 42,
+ * 2026-11-27): java.lang.IllegalArgumentException, which the JDK's own
+ * MemoryUsage constructor throws when the figures HotSpot hands it are
+ * inconsistent (used > committed, summed from pools while the heap
+ * resizes): the JVM's race, not a reading of ours. That exception, rarely
+ * (under 1% of the calls), is accepted; any other fails the test with its
+ * name (agent.threw.<mode>, printed by the agent for the first of each). */
+static void expect_only_jvm_usage_races(const struct jvm_result *r)
+{
+	char buf[256];
+	long long calls = atoll(need(r, "stress.calls", buf, sizeof(buf)));
+	long long threw = atoll(need(r, "stress.threw", buf, sizeof(buf)));
+	if (!threw)
+		return;
+	cr_expect_leq(threw * 100, calls, "%lld of %lld JNI readings threw:\n%s", threw, calls, r->output);
+	for (const char *p = strstr(r->output, "agent.threw."); p; p = strstr(p + 1, "agent.threw.")) {
+		const char *colon = strchr(p, ':'), *nl = strchr(p, '\n');
+		cr_expect(colon && nl && colon < nl &&
+				  strncmp(colon + 2, "java.lang.IllegalArgumentException", 34) == 0,
+			  "a JNI reading threw something else than the JVM's own MemoryUsage check: %.*s\n%s",
+			  nl ? (int)(nl - p) : 80, p, r->output);
+	}
+	cr_expect(strstr(r->output, "agent.threw."), "readings threw but the agent named none:\n%s", r->output);
+}
+
 static void check_stress(const char *gc_flag)
 {
 	char buf[256];
@@ -306,6 +330,7 @@ static void check_stress(const char *gc_flag)
 	cr_expect_str_eq(need(&r, "stress.failure", buf, sizeof(buf)), "none", "%s", r.output);
 	cr_expect_gt(atoll(need(&r, "stress.calls", buf, sizeof(buf))), 100, "%s", r.output);
 	cr_expect_gt(atoll(need(&r, "stress.gc_count", buf, sizeof(buf))), 3, "%s", r.output);
+	expect_only_jvm_usage_races(&r);
 	expect_none_disabled(&r);
 	jvm_result_free(&r);
 }

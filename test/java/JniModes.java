@@ -62,6 +62,7 @@ public class JniModes {
     static void stress(int threads, long millis) throws InterruptedException {
         final java.util.concurrent.atomic.AtomicLong calls = new java.util.concurrent.atomic.AtomicLong();
         final java.util.concurrent.atomic.AtomicLong declined = new java.util.concurrent.atomic.AtomicLong();
+        final java.util.concurrent.atomic.AtomicLong threw = new java.util.concurrent.atomic.AtomicLong();
         final java.util.concurrent.atomic.AtomicReference<String> failure =
                 new java.util.concurrent.atomic.AtomicReference<>();
         final long end = System.nanoTime() + millis * 1_000_000L;
@@ -79,6 +80,13 @@ public class JniModes {
                         long rc = p[4 * m], used = p[4 * m + 1], committed = p[4 * m + 2], max = p[4 * m + 3];
                         if (m == 2 && rc == -11) {
                             declined.incrementAndGet();
+                            continue;
+                        }
+                        // A JNI mode whose call threw (-EIO): the agent
+                        // prints which exception (agent.threw.*) and the
+                        // test decides; a later bad reading still counts.
+                        if (m < 2 && rc == -5) {
+                            threw.incrementAndGet();
                             continue;
                         }
                         // The modes without JNI (from index 4) need not all
@@ -101,6 +109,7 @@ public class JniModes {
         System.out.println("stress.calls: " + calls.get());
         System.out.println("stress.gc_count: " + gcCount());
         System.out.println("stress.totals_declined: " + declined.get());
+        System.out.println("stress.threw: " + threw.get());
         System.out.println("stress.failure: " + (failure.get() == null ? "none" : failure.get()));
     }
 
