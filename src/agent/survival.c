@@ -372,11 +372,17 @@ void hp_survival_settle(struct hp_survival *s, uint32_t cover, uint32_t alive_fr
 	s->pending_n = kept;
 }
 
-/* At the constant hazard between buckets i - 1 and i, read at `age` (past
- * bucket i too: the same hazard carried on). */
-static double chord(const double *share, const double *at, int i, double age)
+/* Where `age` lies between buckets i - 1 (0) and i (1); past 1 beyond
+ * bucket i. */
+static double chord_t(const double *at, int i, double age)
 {
-	double t = at[i] > at[i - 1] ? (age - at[i - 1]) / (at[i] - at[i - 1]) : 1;
+	return at[i] > at[i - 1] ? (age - at[i - 1]) / (at[i] - at[i - 1]) : 1;
+}
+
+/* At the constant hazard between buckets i - 1 and i, read at t (chord_t;
+ * past bucket i too: the same hazard carried on). */
+static double chord(const double *share, int i, double t)
+{
 	return share[i - 1] * pow(share[i] / share[i - 1], t);
 }
 
@@ -622,17 +628,16 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 	}
 	for (int i = 1; i < nb; i++)
 		if (age <= at[i]) {
-			double tt = at[i] > at[i - 1] ? (age - at[i - 1]) / (at[i] - at[i - 1]) : 1;
-			if (share[i] > 0 && share[i - 1] > 0)
-				unc_set(u, block_of, bw, bs, i - 1, 1 - tt, i, tt);
-			if (share[i] > 0 && share[i - 1] > 0)
+			double t = chord_t(at, i, age);
+			if (share[i] > 0 && share[i - 1] > 0) {
 				/* At the constant hazard between the buckets: a
 				 * survival curve is a mixture of exponentials
 				 * (log-convex), which the geometric chord follows
 				 * closer than the straight one (both lie above
 				 * it; the geometric one below the straight). */
-				return chord(share, at, i, age);
-			double t = at[i] > at[i - 1] ? (age - at[i - 1]) / (at[i] - at[i - 1]) : 1;
+				unc_set(u, block_of, bw, bs, i - 1, 1 - t, i, t);
+				return chord(share, i, t);
+			}
 			return share[i - 1] + (share[i] - share[i - 1]) * t;
 		}
 	/* Past the oldest judged age. The first judgments reach about one
@@ -651,9 +656,9 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 	if (!span && l > 0 && share[l] > 0 && share[l] < share[l - 1] && at[l] > at[l - 1] &&
 	    weight[l] >= HP_SURV_SLOPE_MIN && weight[l - 1] >= HP_SURV_SLOPE_MIN) {
 		/* Carried on: its uncertainty grows with the distance. */
-		double tt = (age - at[l - 1]) / (at[l] - at[l - 1]);
-		unc_set(u, block_of, bw, bs, l - 1, 1 - tt, l, tt);
-		return chord(share, at, l, age);
+		double t = chord_t(at, l, age);
+		unc_set(u, block_of, bw, bs, l - 1, 1 - t, l, t);
+		return chord(share, l, t);
 	}
 	if (share[l] > 0)
 		unc_set(u, block_of, bw, bs, l, 1, -1, 0);
