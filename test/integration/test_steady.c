@@ -591,7 +591,7 @@ static void check_scaled(const char *name, const char *const *o, const char *age
 	cr_expect(out.keep > 0.97 * out.keep_truth && out.keep < 1.03 * out.keep_truth,
 		  "%s: scaled live view of the kept set %.0f vs truth %.0f", name, out.keep, out.keep_truth);
 	cr_expect(out.total > 0.97 * out.walk_total && out.total < 1.01 * out.walk_total,
-		  "%s: scaled live total %.0f vs heap walk %.0f", name, out.total, out.walk_total);
+		  "%s: scaled live total %.0f vs heap walk %.0f\n%s", name, out.total, out.walk_total, out.out);
 	free(out.out);
 }
 
