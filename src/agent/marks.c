@@ -354,6 +354,7 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 	struct hp_gc_info g = { .sz = sizeof(g) };
 	if (m->canary_on)
 		return;
+	m->own_uncounted = false;
 	if (hp_gc_info(probe, &g) != 0) {
 		snprintf(m->canary_state, sizeof(m->canary_state), "off: the collector is not known");
 		return;
@@ -390,12 +391,14 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 				 "Major Mark Start pause (_total_full_collections), judged for the samples promoted by "
 				 "then (%d young collections before)", HP_Z_PROMOTED_AFTER);
 		} else {
+			m->own_uncounted = true;
 			snprintf(m->canary_state, sizeof(m->canary_state), "off: no count of major cycles "
 				 "(_total_full_collections unreadable; only requested markings count)");
 		}
 		return;
 	}
 	if ((g.kind != HP_GC_Z && g.kind != HP_GC_SHENANDOAH) || g.generational != 0) {
+		m->own_uncounted = g.kind == HP_GC_Z || g.kind == HP_GC_SHENANDOAH;
 		snprintf(m->canary_state, sizeof(m->canary_state), "%s",
 			 g.kind == HP_GC_Z || g.kind == HP_GC_SHENANDOAH
 				 ? "off: generational, a young collection would clear a canary (only requested "

@@ -112,6 +112,12 @@ struct hp_marks {
 	} canary[HP_CANARIES];
 	unsigned ncanary;
 	bool canary_on;
+	/* The collector's own cycles are not counted (generational
+	 * Shenandoah; generational ZGC without its count of majors): only
+	 * requested markings judge samples. Without period= the agent thread
+	 * then asks for one now and then for the leak history (sampler.c,
+	 * HP_HISTORY_MARK_S). Set by hp_marks_canary_setup. */
+	bool own_uncounted;
 	uint64_t canary_markings;               /* markings they showed (G1: cycles whose start they found) */
 	/* G1's canaries. Its own cycles are counted by perfdata at Cleanup,
 	 * and their start is not known: the cover is then a lower bound (the
