@@ -1,4 +1,5 @@
 #include "cli/attach.h"
+#include "cli/growbuf.h"
 #include "vmstructs/clock.h"
 
 #include <errno.h>
@@ -351,16 +352,8 @@ int hp_attach_command(struct hp_target *t, const char *cmd, const char *const ar
 			continue;
 		if (pr == 0)
 			continue;
-		if (got + 1024 > cap) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
+		if (!(buf = hp_growbuf(buf, &cap, got + 1024)))
+			break;
 		ssize_t r = read(fd, buf + got, cap - got - 1);
 		if (r < 0 && errno == EINTR)
 			continue;

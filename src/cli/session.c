@@ -13,6 +13,7 @@
 #include <xxhash.h>
 
 #include "agent/writer.h"
+#include "cli/growbuf.h"
 
 /* The whole of a file, malloc'd. */
 static unsigned char *slurp(const char *path, size_t *len, int *rc)
@@ -23,19 +24,11 @@ static unsigned char *slurp(const char *path, size_t *len, int *rc)
 		return NULL;
 	}
 	size_t cap = 1 << 16, n = 0;
-	unsigned char *buf = malloc(cap + 1);
+	unsigned char *buf = malloc(cap);
 	while (buf) {
-		if (n == cap) {
-			unsigned char *nb = realloc(buf, cap * 2 + 1);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
+		if (n + 1 == cap && !(buf = hp_growbuf(buf, &cap, cap + 1)))
+			break;
+		ssize_t r = read(fd, buf + n, cap - n - 1);     /* room for a NUL */
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {

@@ -372,29 +372,18 @@ static int jmm_init(struct hp_probe *p, char *reason, size_t len)
 	return jmm_ensure(p, env, &st, reason, len);
 }
 
+static jobject jmm_get(JNIEnv *env, void *ctx)
+{
+	const struct jmm_state *st = ctx;
+	return st->get_memory_usage(env, JNI_TRUE);
+}
+
 static int jmm_read(struct hp_probe *p, JNIEnv *env, struct hp_mode_reading *r)
 {
 	struct jmm_state *st = __atomic_load_n(&p->mode_state[HP_MODE_JMM], __ATOMIC_ACQUIRE);
 	if (!st || !__atomic_load_n(&st->once.ready, __ATOMIC_ACQUIRE))
 		return -EAGAIN;
-	/* JNI may not be called with an exception pending, and the caller's
-	 * exception is not ours to clear. */
-	if (!env || (*env)->ExceptionCheck(env))
-		return -EAGAIN;
-	if ((*env)->PushLocalFrame(env, 8) < 0) {
-		hp_jni_threw(env);
-		return -ENOMEM;
-	}
-	int rc;
-	jobject usage = st->get_memory_usage(env, JNI_TRUE);
-	if (hp_jni_threw_named(env))
-		rc = -EIO;
-	else if (!usage)
-		rc = -ENODATA;
-	else
-		rc = hp_musage_read(env, &st->mu, usage, r);
-	(*env)->PopLocalFrame(env, NULL);      /* frees `usage` */
-	return rc;
+	return hp_musage_call(env, &st->mu, jmm_get, st, r);
 }
 
 const char *hp_jmm_note(struct hp_probe *p)

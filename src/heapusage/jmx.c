@@ -303,28 +303,19 @@ static int jmx_init(struct hp_probe *p, char *reason, size_t len)
 	return jmx_ensure(p, env, reason, len);
 }
 
+static jobject jmx_get(JNIEnv *env, void *ctx)
+{
+	const struct jmx_state *st = ctx;
+	get_memory_usage0_fn fn = (get_memory_usage0_fn)__atomic_load_n(&st->addr, __ATOMIC_ACQUIRE);
+	return fn(env, st->bean, JNI_TRUE);
+}
+
 static int jmx_read(struct hp_probe *p, JNIEnv *env, struct hp_mode_reading *r)
 {
 	struct jmx_state *st = __atomic_load_n(&p->mode_state[HP_MODE_JMX_NATIVE], __ATOMIC_ACQUIRE);
 	if (!st || !__atomic_load_n(&st->once.ready, __ATOMIC_ACQUIRE))
 		return -EAGAIN;
-	if (!env || (*env)->ExceptionCheck(env))
-		return -EAGAIN;
-	get_memory_usage0_fn fn = (get_memory_usage0_fn)__atomic_load_n(&st->addr, __ATOMIC_ACQUIRE);
-	if ((*env)->PushLocalFrame(env, 8) < 0) {
-		hp_jni_threw(env);
-		return -ENOMEM;
-	}
-	int rc;
-	jobject usage = fn(env, st->bean, JNI_TRUE);
-	if (hp_jni_threw_named(env))
-		rc = -EIO;
-	else if (!usage)
-		rc = -ENODATA;
-	else
-		rc = hp_musage_read(env, &st->mu, usage, r);
-	(*env)->PopLocalFrame(env, NULL);
-	return rc;
+	return hp_musage_call(env, &st->mu, jmx_get, st, r);
 }
 
 static void jmx_fini(struct hp_probe *p)

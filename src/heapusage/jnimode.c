@@ -61,6 +61,21 @@ bool hp_jni_threw_named(JNIEnv *env)
 	return true;
 }
 
+int hp_musage_call(JNIEnv *env, const struct hp_musage *m, jobject (*get)(JNIEnv *env, void *ctx), void *ctx,
+		   struct hp_mode_reading *r)
+{
+	if (!env || (*env)->ExceptionCheck(env))
+		return -EAGAIN;
+	if ((*env)->PushLocalFrame(env, 8) < 0) {
+		hp_jni_threw(env);
+		return -ENOMEM;
+	}
+	jobject usage = get(env, ctx);
+	int rc = hp_jni_threw_named(env) ? -EIO : !usage ? -ENODATA : hp_musage_read(env, m, usage, r);
+	(*env)->PopLocalFrame(env, NULL);      /* frees `usage` */
+	return rc;
+}
+
 /* A global ref to a class, or NULL (exception cleared). */
 static jclass global_class(JNIEnv *env, const char *name)
 {

@@ -31,6 +31,15 @@ void hp_musage_release(JNIEnv *env, struct hp_musage *m);
  * (the exception is cleared), -ERANGE for negative figures. */
 int hp_musage_read(JNIEnv *env, const struct hp_musage *m, jobject usage, struct hp_mode_reading *r);
 
+/* A reading through a Java call that returns a MemoryUsage (the JMM
+ * interface's GetMemoryUsage, the captured jmx native): get(env, ctx) is
+ * called in a local frame of its own and what it returns read as
+ * hp_musage_read. -EAGAIN without a JNIEnv or with an exception already
+ * pending (not ours to clear), -ENOMEM if no frame, -EIO if the call threw
+ * (its class kept: hp_jni_last_exception), -ENODATA if it returned null. */
+int hp_musage_call(JNIEnv *env, const struct hp_musage *m, jobject (*get)(JNIEnv *env, void *ctx), void *ctx,
+		   struct hp_mode_reading *r);
+
 /* The calling thread's JNIEnv if JNI is legal here (hp_jni_env) and the
  * VM is in the live phase, else NULL: set-up that loads classes or runs
  * Java code waits for such a thread. */

@@ -608,6 +608,28 @@ static uint32_t file_crc32(const struct elf_file *f)
 	return (uint32_t)crc;
 }
 
+/* A candidate debug image accepted: with a .symtab it moves into
+ * `t->dbg`, which `src` then reads; otherwise, or if its .symtab cannot be
+ * read, it is closed and the note says why (`what` names it). */
+static bool adopt_debug(struct hp_symtab *t, struct elf_file *f, Elf_Scn *symtab, struct sym_source *src,
+			const char *what)
+{
+	char why[256];
+	if (!symtab) {
+		note_add(t, "%s refused: no .symtab", what);
+		elf_file_close(f);
+		return false;
+	}
+	/* From here on the image lives in t->dbg, which `src` points to. */
+	t->dbg = *f;
+	if (prepare_source(&t->dbg, symtab, false, src, why, sizeof(why)) != 0) {
+		note_add(t, "%s refused: %s", what, why);
+		elf_file_close(&t->dbg);
+		return false;
+	}
+	return true;
+}
+
 /* Tries one candidate debug file. Returns true if it is accepted (then
  * `t->dbg` holds it and `src` its .symtab). A missing file is silently
  * passed over; any other problem is explained in the note. */
@@ -659,17 +681,10 @@ static bool try_debug_file(struct hp_symtab *t, const char *path, const struct e
 			goto refuse;
 		}
 	}
-	if (!info.symtab) {
-		note_add(t, "debug file %s refused: no .symtab", path);
-		goto refuse;
-	}
-	/* From here on the image lives in t->dbg, which `src` points to. */
-	t->dbg = f;
-	if (prepare_source(&t->dbg, info.symtab, false, src, why, sizeof(why)) != 0) {
-		note_add(t, "debug file %s refused: %s", path, why);
-		elf_file_close(&t->dbg);
+	char what[PATH_MAX + 16];
+	snprintf(what, sizeof(what), "debug file %s", path);
+	if (!adopt_debug(t, &f, info.symtab, src, what))
 		return false;
-	}
 	t->symbols_path = strdup(path);
 	if (!t->symbols_path) {
 		note_add(t, "debug file %s: out of memory", path);
@@ -893,17 +908,7 @@ static bool load_minidebuginfo(struct hp_symtab *t, const struct elf_info *obj,
 		note_add(t, "MiniDebugInfo refused: %s", why);
 		goto refuse;
 	}
-	if (!info.symtab) {
-		note_add(t, "MiniDebugInfo refused: no .symtab");
-		goto refuse;
-	}
-	t->dbg = f;
-	if (prepare_source(&t->dbg, info.symtab, false, src, why, sizeof(why)) != 0) {
-		note_add(t, "MiniDebugInfo refused: %s", why);
-		elf_file_close(&t->dbg);
-		return false;
-	}
-	return true;
+	return adopt_debug(t, &f, info.symtab, src, "MiniDebugInfo");
 refuse:
 	elf_file_close(&f);
 	return false;
