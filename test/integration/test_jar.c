@@ -49,7 +49,7 @@ static void retained(const char *how, const char *gc, double site[2], double wan
 
 /* The same program by -agentpath and by -javaagent: the same sites, each
  * within its sampling error of the truth (keepBytes ~640 samples at 64k:
- * 95% within ~8%; keepLongs ~160: ~16%; the bounds are test_profiler's),
+ * 95% within ~8%; keepLongs ~390: ~10%; the bounds are test_profiler's),
  * and of each other. */
 static void same_as_agentpath(const char *gc)
 {

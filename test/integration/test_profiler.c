@@ -123,8 +123,8 @@ static void check_retained(const char *gc, const char *xmx, bool collects)
 	}
 	/* Live: the unbiased sum over samples a marking verified (the two
 	 * System.gc() at the end, or the marking the exit hook asks for). 40
-	 * MiB at 64 KiB is ~640 samples (~4% relative error), 10 MiB ~160
-	 * (~8%): +-20% and +-30% are 5 and 3.8 sigma. */
+	 * MiB at 64 KiB is ~640 samples (~4% relative error), 24 MiB ~390
+	 * (~5%): +-20% and +-30% are 5 and 5.9 sigma. */
 	cr_expect(strstr(out, "verified alive by a marking"), "%s: no verified live view\n%s", gc, out);
 	double kb = collapsed_sum(path, "RetainedSet.keepBytes", NULL);
 	double kl = collapsed_sum(path, "RetainedSet.keepLongs", NULL);
@@ -132,7 +132,7 @@ static void check_retained(const char *gc, const char *xmx, bool collects)
 	double tb = truth(&r, "truth.keepBytes"), tl = truth(&r, "truth.keepLongs");
 	/* false failure 3.8e-7 per run: sd 3.9% (R 64 KiB, 40 MiB), bound 5.1 sd; JDK 11 (+5%): 7e-5; docs/test-bounds.md */
 	cr_expect(kb > 0.8 * tb && kb < 1.2 * tb, "%s: keepBytes live %.0f vs truth %.0f\n%s", gc, kb, tb, out);
-	/* false failure 1.4e-4 per run: sd 7.9% (R 64 KiB, 10 MiB), bound 3.8 sd: misses 1e-4; JDK 11 (+5%): 7.5e-4; docs/test-bounds.md */
+	/* false failure 4e-9 per run: sd 5.1% (R 64 KiB, 24 MiB), bound 5.9 sd; JDK 11 (+5%): 4e-7; docs/test-bounds.md */
 	cr_expect(kl > 0.7 * tl && kl < 1.3 * tl, "%s: keepLongs live %.0f vs truth %.0f\n%s", gc, kl, tl,
 		  out);
 	/* false failure 0 for a correct agent: every garbage array is dead (1 MiB is ~16 samples); docs/test-bounds.md */

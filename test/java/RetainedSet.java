@@ -6,7 +6,7 @@ import java.util.List;
  * Test program for the live-heap profiler: three allocation sites whose
  * retained sets are known by construction.
  *   keepBytes:   40 MiB of byte[1024]   (each 1040 bytes with header)
- *   keepLongs:   10 MiB of long[126]    (each 1024 bytes with header)
+ *   keepLongs:   24 MiB of long[126]    (each 1024 bytes with header)
  *   makeGarbage: 1 GiB of byte[4096] kept by nobody
  * Prints the exact retained bytes per site and the bytes this thread
  * allocated (com.sun.management.ThreadMXBean), then collects and exits;
@@ -28,7 +28,7 @@ public class RetainedSet {
                 (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         long tid = Thread.currentThread().getId();
         long before = threads.getThreadAllocatedBytes(tid);
-        int nBytes = 40 * 1024 * 1024 / 1040, nLongs = 10 * 1024 * 1024 / 1024;
+        int nBytes = 40 * 1024 * 1024 / 1040, nLongs = 24 * 1024 * 1024 / 1024;
         bytes.ensureCapacity(nBytes);
         longs.ensureCapacity(nLongs);
         for (int round = 0; round < 8; round++) {       // interleave so no site is all-young or all-old
