@@ -307,10 +307,24 @@ static void check_live(const char *name, const struct outcome *o, double truth)
 	cr_expect(attach || (o->inuse > 0 && o->inuse_hi - o->inuse_lo < 2 * 1.96 * 0.026 * o->inuse),
 		  "%s: the profile's 95%% interval [%.0f..%.0f] around %.0f is too wide for the +-10%% bound "
 		  "(thinned live table?)\n%s", name, o->inuse_lo, o->inuse_hi, o->inuse, o->out);
-	/* false failure 5.6e-6 per run: sd 2.2% (R 64 KiB, 127.5 MiB live), bound 4.5 sd; attach: ~1.2e-4 (71% of the set resampled in 5 s), misses 1e-4; docs/test-bounds.md */
-	cr_expect(o->keep > 0.90 * expect && o->keep < 1.10 * expect,
-		  "%s: live view of the kept set %.0f vs truth %.0f (%.1f%%)\n%s", name, o->keep, truth,
-		  100.0 * (o->keep / truth - 1), o->out);
+	/* After a late attach only the arrays allocated since are sampled:
+	 * how many the 5 s of churn replaced depends on the machine's speed
+	 * (71% at the header's rate, 46% at half of it), and with them the
+	 * sum's error, sqrt(R / bytes since attach) for ~1 KiB arrays. So the
+	 * bound is derived from this run's own figure: 4.5 sd, never tighter
+	 * than 10%; and the run must have replaced at least 30% of the set
+	 * (sd 4.0%, bound 18%), else it says too little to judge. */
+	double bound = 0.10;
+	if (attach) {
+		/* false failure 0 for a correct agent: a machine 4.5x slower than the header's (f < 0.3); docs/test-bounds.md */
+		cr_assert(truth >= 0.3 * o->keep_truth, "attach: only %.0f of %.0f bytes replaced since the attach: too few "
+			  "to judge (a machine this slow needs a longer churn)", truth, o->keep_truth);
+		bound = fmax(0.10, 4.5 * sqrt(65536.0 / truth));
+	}
+	/* false failure 5.6e-6 per run: sd 2.2% (R 64 KiB, 127.5 MiB live), bound 4.5 sd; attach: 6.8e-6 (4.5 sd of this run's own sd, at least 10%); docs/test-bounds.md */
+	cr_expect(o->keep > (1 - bound) * expect && o->keep < (1 + bound) * expect,
+		  "%s: live view of the kept set %.0f vs truth %.0f (%.1f%%, bound %.1f%%)\n%s", name, o->keep, truth,
+		  100.0 * (o->keep / truth - 1), 100 * bound, o->out);
 	/* Garbage-only sites: nothing live, below 1% of the live total. */
 	/* false failure 0 for a correct agent: no sampling term (1% is ~20 samples wrongly verified); docs/test-bounds.md */
 	cr_expect(o->midlife + o->garbage < 0.01 * o->total,
