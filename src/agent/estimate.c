@@ -80,6 +80,19 @@ static double curve_var(const struct live_acc *a)
 	return v;
 }
 
+/* The variance of the log of one value of the span curve: its blocks'
+ * (independent) errors, weighted by their log coefficients. Times the
+ * squared bytes a site's verified samples expect alive, it is the span
+ * curve's share of the site's error, the verified part's counterpart of
+ * curve_var. */
+static double span_var_log(const struct hp_surv_unc *u)
+{
+	double v = 0;
+	for (unsigned j = 0; j < u->n; j++)
+		v += u->coef[j] * u->coef[j] * u->var_log[j];
+	return v;
+}
+
 void add_live(struct hp_live_entry *e, void *vctx)
 {
 	struct snap_ctx *c = vctx;
@@ -130,9 +143,11 @@ void add_live(struct hp_live_entry *e, void *vctx)
 	 * the Bernoulli term of not knowing which survived. */
 	double p = 1;
 	if (c->estimating) {
-		double n, g, q = hp_survival_by_span(&prof.surv, e->site, c->since, 64);
+		struct hp_surv_unc u;
+		double n, g, q = hp_survival_by_span_unc(&prof.surv, e->site, c->since, 64, &u);
 		if (q >= 0) {
 			p = q;
+			a->span_var_log = span_var_log(&u);
 		} else if ((g = hp_survival_next(&prof.surv, e->site, &n)) >= 0 && n >= 8) {
 			p = hp_survival_since(g, c->gap, c->since);
 		} else {
@@ -206,7 +221,7 @@ void finish_estimate(struct snap_ctx *c, uint32_t nslots)
 		a->rec_var2 = a->rec_var * kr * kr + curve_var(a) * kc * kc;
 		a->objects = a->ver_obj * kv + a->rec_objects;
 		a->bytes = a->ver_est * kv + a->rec_bytes;
-		a->var = a->ver_var * kv * kv + a->rec_var2;
+		a->var = (a->ver_var + a->ver_est * a->ver_est * a->span_var_log) * kv * kv + a->rec_var2;
 		c->bytes += a->bytes;
 		c->var += a->var;
 		c->verified_est += a->ver_est * kv;

@@ -168,6 +168,10 @@ struct live_acc {
 	 * the bytes it stands behind (times the log coefficient) and the
 	 * variance of its log share. */
 	float unc_bytes[HP_SURV_AGES], unc_var_log[HP_SURV_AGES];
+	/* The same for the verified part: every verified sample of a site is
+	 * read at one point of its span curve (the time since the marking
+	 * began), so one variance of that value's log serves them all. */
+	double span_var_log;
 };
 
 /* A live sample as the JFR writer wants it (format=jfr only). */

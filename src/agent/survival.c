@@ -680,6 +680,12 @@ double hp_survival_by_span(const struct hp_survival *s, uint32_t site, double si
 	return curve(s, site, since, true, min_n, NULL);
 }
 
+double hp_survival_by_span_unc(const struct hp_survival *s, uint32_t site, double since, double min_n,
+			       struct hp_surv_unc *u)
+{
+	return curve(s, site, since, true, min_n, u);
+}
+
 /* ---- the allocation clock ------------------------------------------------- */
 
 void hp_alloc_clock_reset(struct hp_alloc_clock *c)

@@ -158,6 +158,9 @@ void hp_survival_judge_span(struct hp_survival *s, uint32_t site, double bytes, 
  * the first, at its constant hazard from 1 at span 0; -1 with fewer than
  * `min_n` judgments at the site and pooled together. */
 double hp_survival_by_span(const struct hp_survival *s, uint32_t site, double since, double min_n);
+/* The same, and the blocks the value rests on (as hp_survival_by_age_unc). */
+double hp_survival_by_span_unc(const struct hp_survival *s, uint32_t site, double since, double min_n,
+			       struct hp_surv_unc *u);
 
 /* The age bucket of `age` (tests). */
 unsigned hp_survival_age_bucket(double age);

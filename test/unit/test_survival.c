@@ -561,6 +561,32 @@ Test(survival, the_curve_names_the_buckets_behind_a_value_and_their_variance)
 	hp_survival_free(&s);
 }
 
+/* The span curve's uncertainty (hp_survival_by_span_unc), the verified
+ * part's counterpart: the same blocks and variances as the age curve
+ * over the same judgments, read by span since the marking. */
+Test(survival, the_span_curve_names_the_buckets_behind_a_value_and_their_variance)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 4), 0);
+	for (int i = 0; i < 100; i++) {
+		hp_survival_judge_span(&s, 1, 10, 100, i < 80);
+		hp_survival_judge_span(&s, 1, 10, 400, i < 40);
+	}
+	struct hp_surv_unc u;
+	double w = 100 + 8.0 * 64 / 200, t = (250.0 - 100) / 300;
+	double got = hp_survival_by_span_unc(&s, 1, 250, 0, &u);
+	cr_expect(fabs(got - 0.8 * pow(0.5, t)) < 1e-9, "S(250) %g", got);
+	cr_expect(fabs(got - hp_survival_by_span(&s, 1, 250, 0)) < 1e-12, "the same value without the blocks");
+	cr_assert_eq(u.n, 2);
+	cr_expect(fabs(u.coef[0] - (1 - t)) < 1e-12 && fabs(u.coef[1] - t) < 1e-12, "coef %g %g", u.coef[0], u.coef[1]);
+	cr_expect(fabs(u.var_log[0] - 0.2 / (0.8 * w)) < 1e-12, "var %g", u.var_log[0]);
+	cr_expect(fabs(u.var_log[1] - 0.6 / (0.4 * w)) < 1e-12, "var %g", u.var_log[1]);
+	/* Too few judgments for min_n: no value, no blocks. */
+	cr_expect_lt(hp_survival_by_span_unc(&s, 1, 250, 1000, &u), 0);
+	cr_expect_eq(u.n, 0u);
+	hp_survival_free(&s);
+}
+
 /* The recent part's mean signed error over a run's profiles, on a
  * simulated service (n objects over 24 s, exponential lifetimes at rate
  * lambda, a marking every `gap` s judging all it covers, a profile at
