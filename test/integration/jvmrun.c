@@ -125,6 +125,11 @@ double collapsed_sum(const char *path, const char *leaf, const char *frame)
 	return sum;
 }
 
+const char *jvm_go(void)
+{
+	return access("/usr/local/go/bin/go", X_OK) == 0 ? "/usr/local/go/bin/go" : "go";
+}
+
 struct jvm_result jvm_sh(const char *fmt, ...)
 {
 	char cmd[8192];

@@ -27,6 +27,10 @@ const char *jvm_field(const struct jvm_result *r, const char *key, char *buf, si
  * stack contains `frame` when leaf is NULL; -1 if the file is missing. */
 double collapsed_sum(const char *path, const char *leaf, const char *frame);
 
+/* The Go toolchain for `go tool pprof`: scripts/setup.sh's /usr/local/go
+ * (not on a fresh root's PATH), else whatever `go` the PATH finds. */
+const char *jvm_go(void);
+
 /* /bin/sh -c the formatted command, its output and exit code (120 s at most). */
 struct jvm_result jvm_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -246,7 +246,7 @@ static void full_cycle(const char *java, const char *name)
 	r = HP("%d stop %s", t.pid, stopf);
 	cr_assert_eq(r.exit_code, 0, "stop: %s", r.output);
 	jvm_result_free(&r);
-	r = jvm_sh("go tool pprof -sample_index=inuse_space -top %s 2>&1", stopf);
+	r = jvm_sh("%s tool pprof -sample_index=inuse_space -top %s 2>&1", jvm_go(), stopf);
 	cr_expect(strstr(r.output, "CliTarget.keep"), "pprof cannot read %s or lacks the site: %s", stopf, r.output);
 	jvm_result_free(&r);
 	r = HP("%d status", t.pid);

@@ -273,13 +273,14 @@ Test(history, pprof_diff_base)
 	run_target(&r, "leak", "G1", "pprof", "pb.gz", NULL);
 	char first[600];
 	snprintf(first, sizeof(first), "%s/%s", r.dir, r.files[1]);  /* the second: a marking has verified it */
-	struct jvm_result a = jvm_sh("go tool pprof -top %s 2>&1 | grep '^Time:'", first);
-	struct jvm_result b = jvm_sh("go tool pprof -top %s 2>&1 | grep '^Time:'", r.last);
+	struct jvm_result a = jvm_sh("%s tool pprof -top %s 2>&1 | grep '^Time:'", jvm_go(), first);
+	struct jvm_result b = jvm_sh("%s tool pprof -top %s 2>&1 | grep '^Time:'", jvm_go(), r.last);
 	cr_expect(a.exit_code == 0 && b.exit_code == 0 && strcmp(a.output, b.output) != 0,
 		  "profiles do not carry distinct times: '%s' vs '%s'", a.output, b.output);
 	jvm_result_free(&a);
 	jvm_result_free(&b);
-	struct jvm_result d = jvm_sh("go tool pprof -sample_index=inuse_space -top -diff_base=%s %s 2>&1", first, r.last);
+	struct jvm_result d = jvm_sh("%s tool pprof -sample_index=inuse_space -top -diff_base=%s %s 2>&1", jvm_go(), first,
+				     r.last);
 	cr_assert_eq(d.exit_code, 0, "%s", d.output);
 	/* the top line of the diff is the leak, growing */
 	const char *hdr = strstr(d.output, "flat  flat%");

@@ -220,7 +220,7 @@ Test(pprof, real_pprof_reads_the_agent_profile)
 		cr_expect(!memmem(w, (size_t)n, "Horvitz", 7) && !memmem(w, (size_t)n, "stacks: ", 8), "%.*s", n, w);
 	}
 	jvm_result_free(&r);
-	const char *go = access("/usr/local/go/bin/go", X_OK) == 0 ? "/usr/local/go/bin/go" : "go";
+	const char *go = jvm_go();
 	snprintf(cmd, sizeof(cmd), "%s tool pprof -top -sample_index=inuse_space %s 2>&1", go, path);
 	const char *sh[] = { "/bin/sh", "-c", cmd, NULL };
 	struct jvm_result top = jvm_run(sh, NULL, 240);
@@ -684,7 +684,7 @@ Test(stacks, lines_follow_class_redefinition)
 	struct jvm_result r = jvm_run(argv, NULL, 120);
 	cr_assert_eq(r.exit_code, 0, "java exited %d\n%s", r.exit_code, r.output);
 	jvm_result_free(&r);
-	const char *go = access("/usr/local/go/bin/go", X_OK) == 0 ? "/usr/local/go/bin/go" : "go";
+	const char *go = jvm_go();
 	snprintf(cmd, sizeof(cmd), "%s tool pprof -lines -top -sample_index=alloc_space %s 2>&1 | grep "
 		 "'RedefineTarget.leaf RedefineLoop.java:'", go, path);
 	const char *sh[] = { "/bin/sh", "-c", cmd, NULL };
