@@ -216,6 +216,16 @@ Test(load, g1_exit)
 	check_load("-XX:+UseG1GC", false, true);
 }
 
+/* setup-jdks' JDK 25 beside the agent's build directory (build/jdks/25). */
+static void jdk25_java(char *java, size_t cap)
+{
+	snprintf(java, cap, "%s", HP_AGENT_PATH);
+	char *slash = strrchr(java, '/');
+	cr_assert_not_null(slash);
+	snprintf(slash, cap - (size_t)(slash - java), "/jdks/25/bin/java");
+	cr_assert_eq(access(java, X_OK), 0, "no JDK 25 at %s (scripts/setup-jdks.sh)", java);
+}
+
 /* Generational Shenandoah (JDK 25, setup-jdks' build): the caches dead
  * before exit leave nothing in the exit profile. System.gc() there may
  * return after a young cycle already under way (sampler.c: a second
@@ -228,11 +238,7 @@ Test(load, g1_exit)
 Test(load, shenandoah_generational_exit)
 {
 	char java[1024];
-	snprintf(java, sizeof(java), "%s", HP_AGENT_PATH);
-	char *slash = strrchr(java, '/');
-	cr_assert_not_null(slash);
-	snprintf(slash, sizeof(java) - (size_t)(slash - java), "/jdks/25/bin/java");
-	cr_assert_eq(access(java, X_OK), 0, "no JDK 25 at %s (scripts/setup-jdks.sh)", java);
+	jdk25_java(java, sizeof(java));
 	check_load_java(java, "-XX:+UseShenandoahGC", "-XX:ShenandoahGCMode=generational", false, true, 0, "-Xmx3g",
 			"190");
 }
@@ -312,11 +318,7 @@ Test(load, no_suspect_shenandoah)
 static void check_suspects_gen_shenandoah(bool leaking)
 {
 	char java[1024];
-	snprintf(java, sizeof(java), "%s", HP_AGENT_PATH);
-	char *slash = strrchr(java, '/');
-	cr_assert_not_null(slash);
-	snprintf(slash, sizeof(java) - (size_t)(slash - java), "/jdks/25/bin/java");
-	cr_assert_eq(access(java, X_OK), 0, "no JDK 25 at %s (scripts/setup-jdks.sh)", java);
+	jdk25_java(java, sizeof(java));
 	check_suspects_java(java, "-XX:+UseShenandoahGC", "-XX:ShenandoahGCMode=generational", "60", leaking);
 }
 
