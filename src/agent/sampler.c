@@ -275,8 +275,8 @@ static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 	atomic_store(&prof.thread_alive, 1);
 	struct timespec next;
 	clock_gettime(CLOCK_REALTIME, &next);
+	time_t next_history = next.tv_sec + HP_HISTORY_MARK_S;
 	next.tv_sec += prof.o.period ? prof.o.period : 3600;
-	time_t next_history = next.tv_sec - (prof.o.period ? prof.o.period : 3600) + HP_HISTORY_MARK_S;
 	uint64_t samples_then = 0;
 	int tries_left = 600;
 	while (!atomic_load(&prof.stopping)) {
