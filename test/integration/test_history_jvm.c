@@ -145,9 +145,9 @@ static void leak_ranked_first(const char *gc, const char *extra)
  * reports a few markings apart judge nearly the same records and their
  * false alarms come together: the reports checked are the exit one and,
  * going back, the latest one whose window ends before the last checked
- * one's begins, three in all: windows that do not overlap, so three
- * independent judgments of the last 24 markings (a run has ~40; a site
- * that rises for a reason, not by chance, rises in each). */
+ * one's begins, three at most: windows that do not overlap, so two or
+ * three independent judgments of the last 16-24 markings (a run has
+ * 20-40; a site that rises for a reason, not by chance, rises in each). */
 #define WINDOW 8
 static void no_suspect(const char *gc, const char *extra)
 {
@@ -162,7 +162,7 @@ static void no_suspect(const char *gc, const char *extra)
 		cr_assert(s, "%s has no 'leak suspects:' section", path);
 		check_lines(s, path);
 		if (checked < 3 && (next_at_most < 0 || m <= next_at_most)) {
-			/* false failure 9e-5 per run: 3 windows that do not overlap, 3.0e-5 each under N(0,1) z (P(z >= 4, z_recent >= 2)); docs/test-bounds.md */
+			/* false failure 9e-5 per run: at most 3 windows that do not overlap, 3.0e-5 each under N(0,1) z (P(z >= 4, z_recent >= 2)); docs/test-bounds.md */
 			cr_expect_str_empty(s, "%s: a suspect where nothing leaks (%d markings):\n%s", path, m, s);
 			checked++;
 			next_at_most = m - WINDOW;
@@ -170,7 +170,9 @@ static void no_suspect(const char *gc, const char *extra)
 		free(s);
 	}
 	cr_expect_geq(markings_of(r.last), 5, "too few markings to mean anything");
-	cr_expect_eq(checked, 3, "%d windows of %d markings checked, not 3", checked, WINDOW);
+	/* How many markings a run has depends on the machine (ZGC's own
+	 * cycles): a slower one had 2 windows, not 3 (a debootstrap'd root). */
+	cr_expect_geq(checked, 2, "%d windows of %d markings checked: too few markings to judge", checked, WINDOW);
 	free_run(&r);
 }
 
