@@ -6,7 +6,10 @@ import java.util.List;
  * one site (CliTarget.keep) turning over slowly, garbage at another
  * (CliTarget.churn), no System.gc(). java.base only, so it runs on a
  * jlink'd runtime. Runs until the file named by args[0] exists, or for
- * args[2] seconds (default 10 minutes); prints "ready" once.
+ * args[2] seconds (default 10 minutes); prints "ready" once. Then, if
+ * args[3] names a number of seconds, lingers that long without touching
+ * the kept set before it exits (so that an agent's markings can verify a
+ * set that no longer changes; test_embedding).
  */
 public class CliTarget {
     static final List<byte[]> kept = new ArrayList<>();
@@ -29,5 +32,6 @@ public class CliTarget {
             kept.set(i++ % liveChunks, keep());
             Thread.sleep(1);
         }
+        if (args.length > 3) Thread.sleep(Long.parseLong(args[3]) * 1000);
     }
 }
