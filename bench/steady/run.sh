@@ -79,6 +79,10 @@ one() {   # name jdk flags opts attach lib rep
 	local t0 t1; t0=$(date +%s%N)
 	"$home/bin/jcmd" $pid JVMTI.agent_load "$RUN/$lib.so" dump >"$w/dump.txt" 2>&1
 	t1=$(date +%s%N)
+	# The dump's profile, kept before the exit profile replaces it (same
+	# file; until the twenty-second session the exit one was read here).
+	for _ in $(seq 600); do grep -q '^heapprobe: wrote ' "$w/out.txt" && break; sleep 0.1; done
+	cp "$w/p.collapsed" "$w/dump.collapsed" 2>/dev/null
 	"$home/bin/jcmd" $pid GC.class_histogram >"$w/histo.txt" 2>&1
 	touch "$w/stop"; wait $pid || true
 	python3 - "$w" "$name" "$jdk" "$lib" "$rep" $(( (t1 - t0) / 1000000 )) >>"$RAW" <<'PY'
@@ -89,7 +93,7 @@ def truth(k):
     m = re.search(rf"^{k}: (\d+)", out, re.M); return int(m.group(1)) if m else 0
 def site(leaf):
     s = 0.0
-    for line in open(f"{w}/p.collapsed"):
+    for line in open(f"{w}/dump.collapsed"):
         stack, _, v = line.rstrip("\n").rpartition(" ")
         fr = stack.split(";")
         if fr and fr[-1].endswith("_[i]"): fr = fr[:-1]

@@ -231,11 +231,32 @@ static struct outcome profile_and_walk_or_exit(struct target *t, bool at_exit)
 	cr_assert(ready, "the target did not get ready:\n%s", log);
 	free(log);
 	char *dumped = strdup(""), *histo = strdup("");
+	/* The profile read: the one the dump wrote, kept aside before the
+	 * target exits (its exit profile goes to the same file and would
+	 * replace it: the sums and the "wrote" line must describe the same
+	 * profile); at_exit, the exit one. */
+	char profile[160];
+	snprintf(profile, sizeof(profile), "%s", t->profile);
 	if (!at_exit) {
 		free(dumped);
 		free(histo);
 		const char *dump_args[] = { "JVMTI.agent_load", HP_AGENT_PATH, "dump", NULL };
 		cr_assert_eq(jcmd(t, dump_args, &dumped), 0, "jcmd dump failed:\n%s", dumped);
+		bool wrote = false;
+		for (int i = 0; i < 600 && !wrote; i++) {
+			char *s = slurp(t->out);
+			const char *w = strstr(s, "heapprobe: wrote ");
+			wrote = w && strchr(w, '\n');  /* printed once the file is closed */
+			free(s);
+			if (!wrote)
+				usleep(100000);
+		}
+		cr_assert(wrote, "the dump wrote no profile within 60 s:\n%s", dumped);
+		snprintf(profile, sizeof(profile), "%s/dump.collapsed", t->dir);
+		char *text = slurp(t->profile);
+		FILE *f = fopen(profile, "w");
+		cr_assert(f && fputs(text, f) >= 0 && fclose(f) == 0, "cannot keep the dump's profile in %s", profile);
+		free(text);
 		const char *histo_args[] = { "GC.class_histogram", NULL };
 		cr_assert_eq(jcmd(t, histo_args, &histo), 0, "jcmd GC.class_histogram failed:\n%s", histo);
 	}
@@ -256,11 +277,11 @@ static struct outcome profile_and_walk_or_exit(struct target *t, bool at_exit)
 	o.keep_truth = field(o.out, "truth.keep: ");
 	o.keep_since_attach = field(o.out, "truth.keep_since_attach: ");
 	o.huge_truth = field(o.out, "truth.huge: ");
-	o.keep = collapsed_sum(t->profile, "SteadyState.keep", NULL);
-	o.huge = collapsed_sum(t->profile, "SteadyState.keepHuge", NULL);
-	o.midlife = collapsed_sum(t->profile, "SteadyState.midlife", NULL);
-	o.garbage = collapsed_sum(t->profile, "SteadyState.garbage", NULL);
-	o.total = collapsed_sum(t->profile, NULL, "");
+	o.keep = collapsed_sum(profile, "SteadyState.keep", NULL);
+	o.huge = collapsed_sum(profile, "SteadyState.keepHuge", NULL);
+	o.midlife = collapsed_sum(profile, "SteadyState.midlife", NULL);
+	o.garbage = collapsed_sum(profile, "SteadyState.garbage", NULL);
+	o.total = collapsed_sum(profile, NULL, "");
 	/* The profile written on request is the first "wrote" line. */
 	const char *w = strstr(o.out, "heapprobe: wrote ");
 	cr_assert_not_null(w, "no profile written:\n%s", o.out);
