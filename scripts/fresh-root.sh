@@ -22,6 +22,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 R=${1:-/tmp/hp-fresh-root}
 STEPS=${STEPS:-demo,test}
+step() { [[ ",$STEPS," == *,$1,* ]]; }
 [ "$(id -u)" = 0 ] || { echo "fresh-root: run as root (debootstrap, chroot, mounts)" >&2; exit 1; }
 command -v debootstrap >/dev/null || { echo "fresh-root: no debootstrap (apt-get install debootstrap)" >&2; exit 1; }
 if [ ! -x "$R/bin/bash" ]; then
@@ -35,10 +36,11 @@ cp /etc/resolv.conf "$R/etc/resolv.conf"
 mkdir -p "$R/usr/local/share/ca-certificates"
 cp /usr/local/share/ca-certificates/*.crt "$R/usr/local/share/ca-certificates/" 2>/dev/null
 for f in /etc/apt/apt.conf.d/*; do grep -qs '^[[:space:]]*Acquire::' "$f" && cp "$f" "$R/etc/apt/apt.conf.d/"; done
-case ",$STEPS," in
-*,demo,*) rm -rf "$R/root/heapprobe" && git clone -q "$HERE" "$R/root/heapprobe" || exit 1 ;;
-*) [ -d "$R/root/heapprobe/.git" ] || { echo "fresh-root: no clone in $R (STEPS=demo first)" >&2; exit 1; } ;;
-esac
+if step demo; then
+	rm -rf "$R/root/heapprobe" && git clone -q "$HERE" "$R/root/heapprobe" || exit 1
+elif [ ! -d "$R/root/heapprobe/.git" ]; then
+	echo "fresh-root: no clone in $R (STEPS=demo first)" >&2; exit 1
+fi
 echo "fresh-root: $(git -C "$R/root/heapprobe" log --oneline -1 | cut -c1-72) in $R"
 in_root() {
 	chroot "$R" /usr/bin/env -i HOME=/root TERM=dumb \
@@ -46,12 +48,12 @@ in_root() {
 		/bin/bash -c "cd /root/heapprobe && $1"
 }
 rc=0
-if [[ ",$STEPS," == *,demo,* ]]; then
+if step demo; then
 	in_root 'bash scripts/demo.sh' >"$R.demo.log" 2>&1
 	rc=$?
 	echo "fresh-root: bash scripts/demo.sh exit $rc ($R.demo.log)"
 fi
-if [[ ",$STEPS," == *,test,* ]]; then
+if step test; then
 	in_root 'bash scripts/test.sh' >"$R.test.log" 2>&1
 	rc=$?
 	echo "fresh-root: bash scripts/test.sh exit $rc ($R.test.log): $(tail -1 "$R.test.log" | cut -c1-200)"

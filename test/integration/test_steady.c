@@ -86,18 +86,18 @@ static char *slurp(const char *path)
 	return s;
 }
 
-/* Waits until the target printed `line` (a line of its own), or died. */
-static bool wait_line(struct target *t, const char *line, int seconds)
+/* Waits until the target's output holds `text` and the line it ends in
+ * is complete, or the target died. */
+static bool wait_text(struct target *t, const char *text, int seconds)
 {
-	char want[64];
-	snprintf(want, sizeof(want), "\n%s\n", line);
 	for (int i = 0; i < seconds * 10; i++) {
 		char *s = slurp(t->out);
 		size_t n = strlen(s);
 		char *buf = malloc(n + 2);
 		buf[0] = '\n';
 		memcpy(buf + 1, s, n + 1);
-		bool found = strstr(buf, want) != NULL;
+		const char *at = strstr(buf, text);
+		bool found = at && strchr(at + 1, '\n');
 		free(buf);
 		free(s);
 		if (found)
@@ -107,6 +107,14 @@ static bool wait_line(struct target *t, const char *line, int seconds)
 		usleep(100000);
 	}
 	return false;
+}
+
+/* Waits until the target printed `line` (a line of its own), or died. */
+static bool wait_line(struct target *t, const char *line, int seconds)
+{
+	char want[64];
+	snprintf(want, sizeof(want), "\n%s\n", line);
+	return wait_text(t, want, seconds);
 }
 
 /* Starts SteadyState: LIVE_MIB 128 (`live_mib`), 5 s of churn. late_attach:
@@ -242,16 +250,8 @@ static struct outcome profile_and_walk_or_exit(struct target *t, bool at_exit)
 		free(histo);
 		const char *dump_args[] = { "JVMTI.agent_load", HP_AGENT_PATH, "dump", NULL };
 		cr_assert_eq(jcmd(t, dump_args, &dumped), 0, "jcmd dump failed:\n%s", dumped);
-		bool wrote = false;
-		for (int i = 0; i < 600 && !wrote; i++) {
-			char *s = slurp(t->out);
-			const char *w = strstr(s, "heapprobe: wrote ");
-			wrote = w && strchr(w, '\n');  /* printed once the file is closed */
-			free(s);
-			if (!wrote)
-				usleep(100000);
-		}
-		cr_assert(wrote, "the dump wrote no profile within 60 s:\n%s", dumped);
+		/* printed once the file is closed */
+		cr_assert(wait_text(t, "heapprobe: wrote ", 60), "the dump wrote no profile within 60 s:\n%s", dumped);
 		snprintf(profile, sizeof(profile), "%s/dump.collapsed", t->dir);
 		char *text = slurp(t->profile);
 		FILE *f = fopen(profile, "w");
