@@ -283,6 +283,14 @@ struct hp_marking {
 	 * this at Remark, where the marking's weak references are processed).
 	 * 0 where not known. */
 	uint64_t marked;
+	/* Appended in 0.5. Whether the collection under way was asked for
+	 * with System.gc(): 1 yes, 0 no (none under way, or another cause),
+	 * -1 not known. Read from the collector's cause (perfdata
+	 * sun.gc.cause), where it names the cause of a whole concurrent cycle:
+	 * Shenandoah (ShenandoahGCSession), so a pause that reads 1 belongs to
+	 * the cycle a request started; -1 on other collectors and without
+	 * -XX:+UsePerfData. */
+	int explicit_cycle;
 };
 
 /* Plain loads, no JNI, no lock: fit for GC callbacks and allocation hooks,

@@ -154,6 +154,7 @@ void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	if (hp_marking(probe, &mk) != 0)
 		return;
 	hp_marks_observe_starts(m, mk.starts, hp_gc_count(probe), now, pauses_before);
+	hp_marks_observe_explicit(m, mk.explicit_cycle, now, pauses_before);
 	hp_marks_observe_marked(m, mk.marked, pauses_before);
 	hp_marks_observe(m, mk.full, mk.concurrent, pauses_before);
 }
@@ -178,6 +179,22 @@ void hp_marks_observe_starts(struct hp_marks *m, uint64_t starts, uint64_t young
 		atomic_store_explicit(&m->start_ns, now, memory_order_release);
 		if (z_own)
 			z_major_began(m, young, now, pauses_before);
+	}
+}
+
+void hp_marks_arm_explicit(struct hp_marks *m)
+{
+	atomic_store(&m->explicit_start_ns, 0);
+	atomic_store_explicit(&m->explicit_armed, true, memory_order_release);
+}
+
+void hp_marks_observe_explicit(struct hp_marks *m, int explicit_cycle, int64_t now, uint32_t pauses_before)
+{
+	bool armed = true;
+	if (explicit_cycle == 1 && atomic_load_explicit(&m->explicit_armed, memory_order_acquire) &&
+	    atomic_compare_exchange_strong(&m->explicit_armed, &armed, false)) {
+		atomic_store_explicit(&m->explicit_cover, pauses_before, memory_order_relaxed);
+		atomic_store_explicit(&m->explicit_start_ns, now, memory_order_release);
 	}
 }
 
@@ -250,6 +267,17 @@ static void marks_requested_at(struct hp_marks *m, uint32_t at_request, uint64_t
 		if (__atomic_load_n(&m->z_own, __ATOMIC_ACQUIRE) && cover > at_request && cover <= pauses_now)
 			at_request = cover;     /* promoted by its preclean (start_cover) */
 	}
+	/* Shenandoah: the marking began at the first pause of the cycle the
+	 * request started (explicit_start_ns), and judges what was allocated
+	 * before that pause. */
+	atomic_store(&m->explicit_armed, false);
+	int64_t explicit_began = atomic_load_explicit(&m->explicit_start_ns, memory_order_acquire);
+	if (explicit_began > request_ns) {
+		request_ns = explicit_began;
+		uint32_t cover = atomic_load_explicit(&m->explicit_cover, memory_order_relaxed);
+		if (cover > at_request && cover <= pauses_now)
+			at_request = cover;
+	}
 	uint64_t seen_after = atomic_load(&m->seen.n);
 	if (seen_after > seen_before && !__atomic_load_n(&m->z_own, __ATOMIC_ACQUIRE)) {
 		/* The GC callback saw it end (G1, full collections): give its
@@ -291,12 +319,14 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags,
 	uint32_t at_request = (uint32_t)atomic_load(pauses);
 	uint64_t seen_before = atomic_load(&m->seen.n);
 	char why[200] = "";
+	hp_marks_arm_explicit(m);
 	int64_t request_ns = hp_mono_ns();
 	uint64_t t0 = (uint64_t)request_ns;
 	int rc = hp_request_marking(probe, flags, why, sizeof(why));
 	uint64_t dt = (uint64_t)hp_mono_ns() - t0;
 	m->requests++;
 	if (rc) {
+		atomic_store(&m->explicit_armed, false);
 		snprintf(m->last_request, sizeof(m->last_request), "not requested: %.180s", why);
 		return rc;
 	}

@@ -61,6 +61,19 @@ struct hp_marks {
 	 * survival of the youngest was extrapolated and the view came out
 	 * 15-48% low (docs/load-releases.md, generational ZGC on 25). */
 	_Atomic uint32_t start_cover;
+	/* Shenandoah: a requested cycle begins at the first pause the
+	 * collector names System.gc() (hp_marking's explicit_cycle) after the
+	 * request, not at the request: one already under way (a young cycle
+	 * on generational Shenandoah, any cycle on the others) runs first,
+	 * 50-300 ms under load, and a marking judges objects as they were at
+	 * its Init Mark (SATB). Ages at judgment taken from the request came
+	 * out that much young: with caches turning over 4 times a second the
+	 * survival learnt was 45% low (bench/load, generational Shenandoah).
+	 * The requester arms it; the GC callback records that pause's end and
+	 * the pause count before it (the samples the marking judges). */
+	_Atomic bool explicit_armed;
+	_Atomic int64_t explicit_start_ns;      /* 0 none since the arming */
+	_Atomic uint32_t explicit_cover;
 	/* G1: the pause count after the latest Remark (hp_marking's `marked`
 	 * moved at its end), when the cycle's weak references are processed:
 	 * before it, during the cycle, only young pauses clear references.
@@ -184,6 +197,11 @@ void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 void hp_marks_observe(struct hp_marks *m, uint64_t full, uint64_t concurrent, uint32_t pauses_before);
 /* ... and of the markings begun (hp_marking's `starts`) with the
  * collections so far (hp_gc_count; used only on generational ZGC). */
+/* ... and whether the collection under way was asked for (hp_marking's
+ * explicit_cycle): the first such pause after a request arms it is the
+ * requested cycle's start (explicit_start_ns). */
+void hp_marks_arm_explicit(struct hp_marks *m);        /* by the requester, before it asks */
+void hp_marks_observe_explicit(struct hp_marks *m, int explicit_cycle, int64_t now, uint32_t pauses_before);
 void hp_marks_observe_starts(struct hp_marks *m, uint64_t starts, uint64_t young, int64_t now, uint32_t pauses_before);
 
 /* Records a requested marking that completed: it covers the samples

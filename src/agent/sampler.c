@@ -93,29 +93,17 @@ static void mark_before_profile(JNIEnv *jni, bool periodic, bool at_exit)
 	 * nothing after two (docs/RESULTS.md, under load). The second marking knows the old
 	 * referrers dead. */
 	struct hp_gc_info g = { .sz = sizeof(g) };
-	bool g1 = false, gen_shen = false;
-	if (rc == 0 && !periodic && hp_gc_info(prof.probe, &g) == 0) {
-		g1 = g.kind == HP_GC_G1;
-		gen_shen = g.kind == HP_GC_SHENANDOAH && g.generational == 1;
-	}
-	/* Generational Shenandoah: System.gc() returns once the control
-	 * thread's cycle count moved (shenandoahGenerationalControlThread.cpp
-	 * handle_requested_gc), which a young cycle already under way when
-	 * the request came can do: the old generation unmarked, its dead
-	 * objects' samples still referenced and counted (LoadService's caches,
-	 * dead at exit, showed 184-275 MiB of 190 in one exit profile in two or
-	 * three; none in 3 runs with the second request, which finds the global
-	 * one asked for). Not for periodic profiles: with a second request
-	 * there the view read 51% low on the median (12 profiles, against
-	 * +0.1% with one; why was not looked into). */
-	if (g1 || gen_shen) {
+	bool g1 = rc == 0 && !periodic && hp_gc_info(prof.probe, &g) == 0 && g.kind == HP_GC_G1;
+	/* (Generational Shenandoah needs no second one: its System.gc() may
+	 * return at the start of the global cycle it asked for, after a young
+	 * one under way, and hp_request_marking waits for that cycle's end.) */
+	if (g1) {
 		char first[sizeof(prof.marks.last_request)];
 		snprintf(first, sizeof(first), "%s", prof.marks.last_request);
 		rc = hp_marks_request(&prof.marks, prof.probe, flags, &prof.gc_events);
 		if (rc == 0)
 			snprintf(prof.marks.last_request, sizeof(prof.marks.last_request), "%.90s, then another (%s)", first,
-				 g1 ? "G1: the first keeps young objects dead old ones point to"
-				    : "generational Shenandoah: the first may be a young cycle already under way");
+				 "G1: the first keeps young objects dead old ones point to");
 	}
 	if (rc == 0) {
 		hp_marks_canary_rearm(&prof.marks, jni, &prof.gc_events);      /* counted: not again */

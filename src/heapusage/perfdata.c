@@ -155,6 +155,10 @@ static int walk_one(const char *name, char type, int32_t veclen, size_t at, void
 		/* optional, and only ever compared with "No GC" */
 		out->last_cause = w->live + at;
 	}
+	if (strcmp(name, "sun.gc.cause") == 0 && type == 'B' && veclen >= 6 && !out->cause) {
+		out->cause = w->live + at;
+		out->cause_len = veclen;
+	}
 	if (strcmp(name, "java.cls.unloadedClasses") == 0 && type == 'J' && veclen == 0 && at % 8 == 0 &&
 	    !out->classes_unloaded)
 		out->classes_unloaded = (const volatile int64_t *)(w->live + at);
@@ -685,6 +689,21 @@ const volatile int64_t *hp_perfdata_invocations(struct hp_probe *p, int n)
 {
 	const struct hp_perfdata_plan *plan = p->mode_state[HP_MODE_PERFDATA];
 	return plan && n >= 0 && n < HP_PD_COLLECTORS ? plan->c.invocations[n] : NULL;
+}
+
+int hp_perfdata_gc_cause(struct hp_probe *p, char *buf, size_t len)
+{
+	const struct hp_perfdata_plan *plan = p->mode_state[HP_MODE_PERFDATA];
+	if (!plan || !plan->c.cause || !len)
+		return -ENOTSUP;
+	size_t n = 0;
+	for (; n + 1 < len && n < (size_t)plan->c.cause_len; n++) {
+		buf[n] = plan->c.cause[n];
+		if (!buf[n])
+			break;
+	}
+	buf[n] = '\0';
+	return 0;
 }
 
 static int perfdata_read(struct hp_probe *p, JNIEnv *env, struct hp_mode_reading *r)

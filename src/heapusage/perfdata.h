@@ -99,6 +99,11 @@ struct hp_perfdata_counters {
 	/* sun.gc.lastCause, a NUL-terminated byte vector ("No GC" until the
 	 * first collection ends), NULL where absent; at least 6 bytes */
 	const volatile char *last_cause;
+	/* sun.gc.cause: the cause of the collection under way ("No GC" between
+	 * them; Shenandoah sets it for a whole concurrent cycle,
+	 * ShenandoahGCSession), its vector length; NULL where absent */
+	const volatile char *cause;
+	int32_t cause_len;
 	/* java.cls.unloadedClasses, NULL where absent: the agent's stack cache
 	 * keys on Method* addresses, which only class unloading can reuse */
 	const volatile int64_t *classes_unloaded;

@@ -75,6 +75,11 @@ struct hp_probe {
 
 /* The live sun.gc.collector.<n>.invocations counter (perfdata mode), or NULL. */
 const volatile int64_t *hp_perfdata_invocations(struct hp_probe *p, int n);
+/* The cause of the collection under way (perfdata sun.gc.cause) copied into
+ * buf, NUL-terminated: 0, or -ENOTSUP without the counter. The VM rewrites
+ * those bytes in place: a caller that must not act on a torn string reads
+ * twice. */
+int hp_perfdata_gc_cause(struct hp_probe *p, char *buf, size_t len);
 
 
 /* Called from the probe's NativeMethodBind event (events.c) for every native

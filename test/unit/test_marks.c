@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "agent/marks.h"
+#include "vmstructs/clock.h"
 
 static struct hp_marks m;
 
@@ -222,6 +223,41 @@ Test(marks, generational_z_requested_major_covers_what_its_preclean_promoted)
 	hp_marks_requested(&m, at_request, seen_before, z_pause);
 	cr_assert(hp_marks_horizon(&m, &h));
 	cr_expect_eq(h, at_request, "cover %u, want the request's %u", h, at_request);
+}
+
+/* Shenandoah: a requested cycle begins at the first pause whose cause is
+ * System.gc() after the request (a young cycle under way runs first), and
+ * judges what was allocated before that pause; without the cause
+ * (-XX:-UsePerfData, other collectors) the request's count and time stay. */
+Test(marks, shenandoah_requested_cycle_begins_at_its_first_explicit_pause)
+{
+	fresh(0, 0);
+	int64_t far = hp_mono_ns() + (int64_t)1000000000000;
+	uint64_t seen_before = atomic_load(&m.seen.n);
+	hp_marks_arm_explicit(&m);
+	uint32_t at_request = 10;
+	hp_marks_observe_explicit(&m, 0, far - 5, 11);  /* the young cycle under way: its last pause */
+	hp_marks_observe_explicit(&m, 1, far, 14);      /* Init Mark of the asked-for global cycle */
+	hp_marks_observe_explicit(&m, 1, far + 9, 15);  /* Final Mark: the same cycle */
+	hp_marks_requested(&m, at_request, seen_before, 17);
+	uint32_t h;
+	cr_assert(hp_marks_horizon(&m, &h));
+	cr_expect_eq(h, 14, "cover %u: the pause count before Init Mark, not the request's %u", h, at_request);
+	int64_t began;
+	cr_assert(hp_marks_last_start(&m, &began));
+	cr_expect_eq(began, far, "began at Init Mark's end, not at the request");
+	cr_expect_eq(hp_marks_age(&m, 14), 1);
+	cr_expect_eq(hp_marks_age(&m, 15), 0, "allocated during the cycle: live to SATB, not judged");
+	/* The cause not readable: the request's own count and time. */
+	fresh(0, 0);
+	seen_before = atomic_load(&m.seen.n);
+	hp_marks_arm_explicit(&m);
+	hp_marks_observe_explicit(&m, -1, far, 14);
+	hp_marks_requested(&m, at_request, seen_before, 17);
+	cr_assert(hp_marks_horizon(&m, &h));
+	cr_expect_eq(h, at_request);
+	cr_assert(hp_marks_last_start(&m, &began));
+	cr_expect_lt(began, far);
 }
 
 /* G1's young window: for a requested cycle (its cover exact), from the
