@@ -58,7 +58,14 @@
  * then "first" (the share alive at first judgment, all ages together) with
  * f = (1 - e^-L)/L, L = lambda gap. Samples verified then found dead
  * since (young collections) count at the referenced ones' mean
- * (hp_survival_with_cleared).
+ * (hp_survival_with_cleared). A sample verified by the last marking and
+ * none before it was younger then than about one gap, the ages the
+ * first judgments see: it takes S(a then + since) / S(a then) on the curve
+ * by age instead of the spans (estimate.c verified_once). The spans are
+ * measured at the gaps alone, and where markings are rare (one per ~20 s
+ * on generational Shenandoah under load) a short-lived site's are all
+ * dead: read at the 0.2 s since the marking they said 0 (or, with none of
+ * the site's own, the long-lived sites' ~1).
  *
  * Shrinkage: a site's ratio is (alive + K * pooled) / (all + K * mean),
  * K = 8 samples' worth, so a site with a handful of judgments takes the

@@ -68,9 +68,9 @@ static double read_truth(const char *path, double *end_s)
 
 /* each_bound > 0: also every periodic profile but the first (written
  * before any marking may have judged samples) within that share of the
- * truth, and the median within a third of it. */
+ * truth. The median within med_bound. */
 static void check_load_java(const char *java, const char *gc_flag, const char *gc_flag2, bool periodic_checked,
-			    bool exit_checked, double each_bound, const char *xmx, const char *cache_mib)
+			    bool exit_checked, double each_bound, double med_bound, const char *xmx, const char *cache_mib)
 {
 	char dir[] = "/tmp/hp-load-XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
@@ -133,7 +133,7 @@ static void check_load_java(const char *java, const char *gc_flag, const char *g
 			if (mtimes[i] < mtimes[first])
 				first = i;
 		for (int i = 0; i < np; i++)
-			/* z, 15% each: false failure ~0 per run (7 profiles): measured sd 1.4%, mean -0.8% (n=56 profiles, JDK 11/17/21); docs/test-bounds.md */
+			/* z 15% each (sd 1.4%, mean -0.8%, n=56, JDK 11/17/21), generational Shenandoah 25% (sd 4.7%): false failure ~0 and 6e-6 per run; docs/test-bounds.md */
 			cr_expect(i == first || fabs(periodic[i] / truth - 1) < each_bound,
 				  "%s: a periodic view of the cache %.1f MiB vs truth %.1f MiB (%+.1f%%, bound %.0f%%)\n%s",
 				  gc_flag, periodic[i] / MiB, truth / MiB, 100 * (periodic[i] / truth - 1), 100 * each_bound,
@@ -144,7 +144,8 @@ static void check_load_java(const char *java, const char *gc_flag, const char *g
 	char all[512] = "";
 	for (int i = 0; i < np; i++)
 		snprintf(all + strlen(all), sizeof(all) - strlen(all), " %+.1f%%", 100 * (periodic[i] / truth - 1));
-	double med_bound = each_bound > 0 ? each_bound / 3 : 0.25;
+	cr_log_info("%s%s%s: periodic views of the cache vs truth:%s", gc_flag, gc_flag2 ? " " : "", gc_flag2 ? gc_flag2 : "",
+		    all);
 	/* median of ~8, sd = measured per-profile sd / 2 (JDK 17, n=16-24): z 7e-7, shenandoah 4e-6, parallel 2e-6, serial ~2e-4 (misses 1e-4); docs/test-bounds.md */
 	cr_expect(!periodic_checked || fabs(med / truth - 1) < med_bound, "%s: median periodic view of the cache %.1f MiB vs truth %.1f MiB (%+.1f%%; each:%s)\n%s",
 		  gc_flag, med / MiB, truth / MiB, 100 * (med / truth - 1), all, log ? log : "");
@@ -166,7 +167,8 @@ static const char *test_java(void)
 
 static void check_load_bounded(const char *gc_flag, bool periodic_checked, bool exit_checked, double each_bound)
 {
-	check_load_java(test_java(), gc_flag, NULL, periodic_checked, exit_checked, each_bound, "-Xmx2g", "96");
+	check_load_java(test_java(), gc_flag, NULL, periodic_checked, exit_checked, each_bound,
+			each_bound > 0 ? each_bound / 3 : 0.25, "-Xmx2g", "96");
 }
 
 static void check_load(const char *gc_flag, bool periodic_checked, bool exit_checked)
@@ -226,21 +228,24 @@ static void jdk25_java(char *java, size_t cap)
 	cr_assert_eq(access(java, X_OK), 0, "no JDK 25 at %s (scripts/setup-jdks.sh)", java);
 }
 
-/* Generational Shenandoah (JDK 25, setup-jdks' build): the caches dead
- * before exit leave nothing in the exit profile. System.gc() there may
- * return after a young cycle already under way (sampler.c: a second
- * request for asked-for profiles); with one request 184-275 MiB of the
- * 190 were left in one exit profile in two or three (bench/load/run.sh's
- * 3 GiB heap and 190 MiB cache, as here; the build before passed this
- * test 3 runs in 3 all the same, so it guards more than it shows). Its
- * periodic view is not held (docs/load-releases.md: single runs read
- * -35% or +35%). */
-Test(load, shenandoah_generational_exit)
+/* Generational Shenandoah (JDK 25, setup-jdks' build), on the bench's
+ * 3 GiB heap and 190 MiB cache: the periodic view's median, and the caches
+ * dead before exit leave nothing in the exit profile. System.gc() there
+ * may return at the start of the global cycle it asked for (marking.c
+ * wait_explicit_cycle waits for its end); before that wait, 184-275 MiB of
+ * the 190 were left in one exit profile in two or three. The periodic
+ * view read +11% [-1, +71] on the median before the requested cycle's
+ * start was its Init Mark and the verified samples took the curve by
+ * age (estimate.c verified_once); -1.2% [-8.5, +8.1] after
+ * (bench/load/run.sh, 3 runs of 40 s, docs/test-bounds.md). */
+Test(load, shenandoah_generational)
 {
 	char java[1024];
 	jdk25_java(java, sizeof(java));
-	check_load_java(java, "-XX:+UseShenandoahGC", "-XX:ShenandoahGCMode=generational", false, true, 0, "-Xmx3g",
-			"190");
+	/* each 25%, median 25%: sd 4.7% per profile, centre +2% (bench, 28 profiles at 512k; this test's
+	 * 21 at 256k: sd 3.5%): 4.9 sd, 6e-6 per run of 6 checked; docs/test-bounds.md */
+	check_load_java(java, "-XX:+UseShenandoahGC", "-XX:ShenandoahGCMode=generational", true, true, 0.25, 0.25,
+			"-Xmx3g", "190");
 }
 
 /* Leak suspects without period= (issue 26): the exit report of a service
