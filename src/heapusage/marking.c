@@ -69,6 +69,7 @@ struct hp_marking_state {
 	const volatile unsigned *full;          /* CollectedHeap::_total_full_collections */
 	const volatile unsigned *starts;        /* the same, on ZGC: marking starts */
 	const volatile int64_t *g1_phases;      /* perfdata sun.gc.collector.2.invocations (G1) */
+	bool shenandoah;                        /* explicit_cycle reads sun.gc.cause (GC callbacks too) */
 	uint64_t requested;                     /* completed through hp_request_marking */
 	uint64_t extra;                         /* of those, counted by nothing else */
 	uint64_t request_ns;                    /* wall time of the last request */
@@ -198,6 +199,7 @@ void hp_marking_locate(struct hp_probe *p)
 	}
 	if (heap->kind == HP_GC_G1)
 		m->g1_phases = hp_perfdata_invocations(p, 2);
+	m->shenandoah = heap->kind == HP_GC_SHENANDOAH;
 	if (!m->located)
 		locate_live(p, m, heap);
 	m->located = true;
@@ -253,12 +255,12 @@ int hp_marking_young_live(struct hp_probe *p, uint64_t *out)
 
 static const char explicit_cause[] = "System.gc()";     /* GCCause::_java_lang_system_gc */
 
-/* hp_marking's explicit_cycle: plain loads (a GC callback reads it). */
-static int explicit_cycle(struct hp_probe *p)
+/* hp_marking's explicit_cycle: plain loads (a GC callback reads it), on
+ * the collector hp_marking_locate found. */
+static int explicit_cycle(struct hp_probe *p, const struct hp_marking_state *m)
 {
-	const struct hp_heap_info *heap = hp_probe_heap(p);
 	char cause[64];
-	if (!heap || heap->kind != HP_GC_SHENANDOAH || hp_perfdata_gc_cause(p, cause, sizeof(cause)) != 0)
+	if (!m->shenandoah || hp_perfdata_gc_cause(p, cause, sizeof(cause)) != 0)
 		return -1;
 	return strcmp(cause, explicit_cause) == 0;
 }
@@ -304,7 +306,7 @@ int hp_marking(struct hp_probe *p, struct hp_marking *out)
 	if (sz >= offsetof(struct hp_marking, marked) + sizeof(out->marked))
 		out->marked = marked;
 	if (sz >= offsetof(struct hp_marking, explicit_cycle) + sizeof(out->explicit_cycle))
-		out->explicit_cycle = explicit_cycle(p);
+		out->explicit_cycle = explicit_cycle(p, m);
 	return 0;
 }
 
@@ -340,7 +342,7 @@ void hp_marking_observe(struct hp_probe *p, uint64_t gc_count, bool requested)
 	uint64_t full_before = __atomic_exchange_n(&m->seen_full, now.full, __ATOMIC_ACQ_REL);
 	int kind = now.full > full_before ? HP_MARKING_FULL : requested ? HP_MARKING_REQUESTED : HP_MARKING_CONCURRENT;
 	__atomic_store_n(&m->last_kind, kind, __ATOMIC_RELEASE);
-	__atomic_store_n(&m->last_seen_ns, hp_mono_ns(), __ATOMIC_RELEASE);
+	__atomic_store_n(&m->last_seen_ns, hp_now_ns(), __ATOMIC_RELEASE);
 	__atomic_store_n(&m->last_gc_count, gc_count, __ATOMIC_RELEASE);
 	__atomic_store_n(&m->last_count, now.count, __ATOMIC_RELEASE);
 	const struct hp_cb_pair *pair = hp_cb_slot_begin(&m->cb);
