@@ -504,8 +504,10 @@ static void unc_set(struct hp_surv_unc *u, const int *block_of, const double *bw
 static double curve(const struct hp_survival *s, uint32_t site, double age, bool span, double min_n,
 		    struct hp_surv_unc *u)
 {
-	if (u)
+	if (u) {
 		u->n = 0;
+		u->youngest = 0;
+	}
 	static const struct hp_survival_site none;
 	const struct hp_survival_site *x = s->sites && site < s->cap ? &s->sites[site] : &none;
 	double ks = x == &none ? 1 : pow(s->keep, s->epoch - x->epoch), kp = pow(s->keep, s->epoch - s->pooled.epoch);
@@ -584,6 +586,8 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 			share[at_i++] = bs[i];
 		}
 	place_shares(share, at, sq, nb);
+	if (u)
+		u->youngest = at[0];
 	/* Interpolate between the buckets' (mean age, share); past the last,
 	 * on at the last decline's hazard (ages) or flat (spans, and sites
 	 * that do not decline). Before the first (younger than any judgment:

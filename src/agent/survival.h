@@ -144,6 +144,7 @@ struct hp_surv_unc {
 	unsigned n;
 	unsigned block[2];          /* < HP_SURV_AGES */
 	double coef[2], var_log[2];
+	double youngest;            /* where the curve's youngest judged bucket sits (its age or span); 0 if none */
 };
 double hp_survival_by_age_unc(const struct hp_survival *s, uint32_t site, double age, struct hp_surv_unc *u);
 
