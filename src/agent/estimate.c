@@ -115,10 +115,37 @@ static double verified_once(const struct hp_live_entry *e, struct snap_ctx *c, s
 	double a = at_last - clock_at(e->time_ns, &c->now);
 	if (!(a >= 0))
 		a = 0;
-	double then = hp_survival_by_age(&prof.surv, e->site, a);
-	double now = hp_survival_by_age_unc(&prof.surv, e->site, a + c->since, u);
+	struct hp_surv_unc ut, un;
+	double then = hp_survival_by_age_unc(&prof.surv, e->site, a, &ut);
+	double now = hp_survival_by_age_unc(&prof.surv, e->site, a + c->since, &un);
 	if (!(then > 0) || now < 0)
 		return -1;
+	/* The error of log(now / then): each block's coefficient in the one
+	 * less that in the other. Read close together (an idle program ages
+	 * nothing), the two rest on the same blocks and their errors cancel;
+	 * the numerator's alone made an idle G1, Parallel or ZGC view's
+	 * interval nearly twice as wide as its sampling error (test_steady). */
+	unsigned blk[4];
+	double coef[4], var[4];
+	unsigned n = 0;
+	for (unsigned j = 0; j < un.n + ut.n; j++) {
+		bool from_now = j < un.n;
+		unsigned b = from_now ? un.block[j] : ut.block[j - un.n];
+		double k = from_now ? un.coef[j] : -ut.coef[j - un.n];
+		double v = from_now ? un.var_log[j] : ut.var_log[j - un.n];
+		unsigned i = 0;
+		while (i < n && blk[i] != b)
+			i++;
+		if (i == n) {
+			blk[n] = b, coef[n] = 0, var[n] = v;
+			n++;
+		}
+		coef[i] += k;
+	}
+	double v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v += coef[i] * coef[i] * var[i];
+	*u = (struct hp_surv_unc){ .n = n ? 1 : 0, .block = { n ? blk[0] : 0 }, .coef = { 1 }, .var_log = { v } };
 	return fmin(1, now / then);
 }
 

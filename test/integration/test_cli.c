@@ -469,6 +469,41 @@ Test(cli, jdk8_without_jep331)
 	cleanup(&t);
 }
 
+/* SIGSTOP, then wait until every thread of pid shows state T: kill()
+ * returns before a group stop has reached every thread (a suite run on a
+ * loaded machine once saw the "stopped" JVM answer the next status). */
+static void stop_and_wait(pid_t pid)
+{
+	cr_assert_eq(kill(pid, SIGSTOP), 0);
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	for (int tries = 0; tries < 400; tries++) {
+		DIR *d = opendir(dir);
+		cr_assert_not_null(d, "%s: %s", dir, strerror(errno));
+		bool all = true;
+		struct dirent *e;
+		while (all && (e = readdir(d))) {
+			if (e->d_name[0] == '.')
+				continue;
+			char path[384], buf[512];
+			snprintf(path, sizeof(path), "%s/%s/stat", dir, e->d_name);
+			FILE *f = fopen(path, "r");
+			if (!f)
+				continue;       /* the thread ended */
+			size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+			buf[n] = '\0';
+			const char *rp = strrchr(buf, ')');    /* state follows "(comm)" */
+			all = rp && rp[1] == ' ' && (rp[2] == 'T' || rp[2] == 't');
+		}
+		closedir(d);
+		if (all)
+			return;
+		usleep(5000);
+	}
+	cr_assert_fail("pid %d: not every thread stopped 2 s after SIGSTOP", (int)pid);
+}
+
 /* A stopped JVM never answers: exit 8 after --timeout, no trigger file
  * left; continued, it is unharmed and answers. */
 Test(cli, jvm_that_does_not_answer)
@@ -476,7 +511,7 @@ Test(cli, jvm_that_does_not_answer)
 	struct target t;
 	mkwork(&t, "stopped");
 	start_java(&t, HP_JAVA, NULL);
-	kill(t.pid, SIGSTOP);
+	stop_and_wait(t.pid);
 	time_t t0 = time(NULL);
 	struct jvm_result r = HP("--timeout 2 %d status", t.pid);
 	time_t took = time(NULL) - t0;
@@ -492,7 +527,7 @@ Test(cli, jvm_that_does_not_answer)
 	jvm_result_free(&r);
 	/* Attached once: the socket is up. Stopped again, the connection is
 	 * accepted by the kernel but nothing answers. */
-	kill(t.pid, SIGSTOP);
+	stop_and_wait(t.pid);
 	r = HP("--timeout 2 %d status", t.pid);
 	cr_expect_eq(r.exit_code, EXIT_TIMEOUT, "socket up, JVM stopped: %s", r.output);
 	jvm_result_free(&r);
