@@ -105,10 +105,9 @@ static double span_var_log(const struct hp_surv_unc *u)
  * 0.2 s since the marking that read the verified part 0 (the view 43%
  * low), or, with no span of its own, the pooled span curve of the
  * long-lived sites, 1 (+49%). Where spans as short as that were judged
- * (ZGC's own cycles, 0.2 s apart) they stay: the ratio of two readings of
- * the curve by age moved a share of a ZGC cache's anchored view to the
- * garbage site (-15% on the cache, 64k). -1 where the age curve cannot
- * say. */
+ * (ZGC's own cycles, 0.2 s apart) the span curve stays: it was measured
+ * there, and the ratio of two readings of another curve adds their
+ * errors. -1 where the age curve cannot say. */
 static double verified_once(const struct hp_live_entry *e, struct snap_ctx *c, struct hp_surv_unc *u)
 {
 	double at_last = (double)c->now.samples - c->since;
