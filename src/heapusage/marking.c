@@ -425,30 +425,31 @@ static int call_system_gc(JNIEnv *jni, char *why, size_t len)
  * (ShenandoahGCSession), and only an explicit request runs a cycle whose
  * cause is "System.gc()"; so while it reads so, the asked-for cycle is still
  * under way: wait for it. Two readings in a row, 2 ms apart, must say
- * otherwise (the VM rewrites the string in place). Without the counter
- * (-XX:-UsePerfData) nothing can be checked: *waited_ns is -1. */
-static int wait_explicit_cycle(struct hp_probe *p, int64_t *waited_ns, char *why, size_t len)
+ * otherwise (the VM rewrites the string in place). *waited: 1 if it read
+ * so at least once, 0 if not, -1 without the counter (-XX:-UsePerfData:
+ * nothing can be checked). */
+static int wait_explicit_cycle(struct hp_probe *p, int *waited, char *why, size_t len)
 {
 	char cause[64];
-	*waited_ns = -1;
+	*waited = -1;
 	if (hp_perfdata_gc_cause(p, cause, sizeof(cause)) != 0)
 		return 0;
+	*waited = 0;
 	int64_t t0 = hp_mono_ns();
 	const int64_t limit_ns = 60 * (int64_t)1000000000;
-	int clear = 0;
-	while (clear < 2) {
-		hp_perfdata_gc_cause(p, cause, sizeof(cause));
+	for (int clear = 0;;) {
 		clear = strcmp(cause, explicit_cause) == 0 ? 0 : clear + 1;
-		if (clear >= 2)
-			break;
+		if (clear == 0)
+			*waited = 1;
+		if (clear == 2)
+			return 0;
 		if (hp_mono_ns() - t0 > limit_ns)
 			return hp_fail(why, len, -ETIMEDOUT, "generational Shenandoah: the requested global cycle "
 				       "had not ended %d s after System.gc() returned", (int)(limit_ns / 1000000000));
 		struct timespec ts = { 0, 2 * 1000000 };
 		nanosleep(&ts, NULL);
+		hp_perfdata_gc_cause(p, cause, sizeof(cause));
 	}
-	*waited_ns = hp_mono_ns() - t0;
-	return 0;
 }
 
 static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t len);
@@ -517,9 +518,9 @@ static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t
 		return hp_fail(why, len, -ENOTSUP, "%s has no concurrent marking; a full collection only when "
 			    "asked (mark=full)", hp_gc_kind_name(heap->kind));
 	}
-	int64_t waited_ns = -1;
+	int waited = 0;
 	if (!rc && concurrent && heap->kind == HP_GC_SHENANDOAH && heap->generational == 1)
-		rc = wait_explicit_cycle(p, &waited_ns, why, len);
+		rc = wait_explicit_cycle(p, &waited, why, len);
 	if (rc)
 		return rc;
 	hp_marking(p, &after);
@@ -532,9 +533,8 @@ static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t
 	hp_marking_observe(p, 0, uncounted);
 	if (why && len)
 		snprintf(why, len, "%s%s", concurrent ? "concurrent cycle" : "full collection",
-			 waited_ns > 2 * 1000000 ? " (returned at its start: waited for its end)" :
-			 waited_ns < 0 && heap->kind == HP_GC_SHENANDOAH && heap->generational == 1 ?
-			 " (no sun.gc.cause: its end not checked)" : "");
+			 waited > 0 ? " (returned at its start: waited for its end)" :
+			 waited < 0 ? " (no sun.gc.cause: its end not checked)" : "");
 	return 0;
 }
 
