@@ -4,9 +4,8 @@ row DIR NAME JDK LIB REP [SITE INTERVAL]: one CSV row per profile in DIR
   (heapprobe's format=text, `heapprobe top`'s screens, async-profiler's
   collapsed files, ddprof's HeapLiveObject events as JfrDump prints them):
   its time, periodic or exit, the site's live bytes (SITE cache or grow),
-  and the truth (LoadService's bytes in the truth file's line nearest that
-  second; 0 for the cache in the exit profile, written after the workers
-  ended).
+  and the truth (LoadService's bytes in force at that moment, truth_at;
+  0 for the cache in the exit profile, written after the workers ended).
 table RAW COMMIT COMMAND [SITE]: the markdown report: per configuration
   and library, every periodic profile's error against the truth, the
   median with its min-max, how many within 10%, and the exit profile's
@@ -24,12 +23,30 @@ def size(s):
 SITES = {'cache': ('LoadService.cacheEntry', 1), 'grow': ('LoadService.grow', 2)}
 
 
+class Second(float):
+    """An epoch second known only to the second (file names, older
+    profiles): its moment is taken at the second's middle."""
+
+
+def truth_at(truth, t):
+    """The program's account at moment t. LoadService changes the grow
+    site only in the loop that writes the truth line, so between lines it
+    holds the last line's value: the last line at or before t, exact to the
+    millisecond. A time known only to its second takes the line nearest the
+    second's middle (up to 0.5 s off: 10 MiB on a site growing 20 MiB/s, and
+    on either side of a drop)."""
+    if isinstance(t, Second):
+        return min(truth, key=lambda x: abs(x[0] - t - 0.5))[1]
+    before = [x for x in truth if x[0] <= t]
+    return (before[-1] if before else truth[0])[1]
+
+
 def stamp(name):
     """Epoch seconds of a p-yyyymmdd-HHMMSS file name (UTC: heapprobe's and
     DdprofDriver's %t; async-profiler's is local time, UTC on these machines)."""
     m = re.search(r'p-(\d{8}-\d{6})', name)
-    return datetime.datetime.strptime(m.group(1), '%Y%m%d-%H%M%S').replace(
-        tzinfo=datetime.timezone.utc).timestamp() if m else None
+    return Second(datetime.datetime.strptime(m.group(1), '%Y%m%d-%H%M%S').replace(
+        tzinfo=datetime.timezone.utc).timestamp()) if m else None
 
 
 def views(d, lib, frame, interval):
@@ -43,11 +60,12 @@ def views(d, lib, frame, interval):
             return
         day = datetime.datetime.fromtimestamp(os.stat(p).st_mtime, datetime.timezone.utc).date()
         for scr in open(p, errors='replace').read().split('\033[H\033[2J')[1:]:
-            m = re.search(r'refreshed (\d\d):(\d\d):(\d\d)', scr)
+            m = re.search(r'refreshed (\d\d):(\d\d):(\d\d)(\.\d+)?', scr)
             if not m:
                 continue
             t = datetime.datetime(day.year, day.month, day.day, int(m.group(1)), int(m.group(2)), int(m.group(3)),
                                   tzinfo=datetime.timezone.utc).timestamp()
+            t = t + float(m.group(4)) if m.group(4) else Second(t)
             v = 0.0
             for line in scr.splitlines():
                 f = re.match(r'\s*(-?[\d.]+ (?:B|KiB|MiB|GiB|TiB))\s', line)
@@ -70,11 +88,12 @@ def views(d, lib, frame, interval):
     else:
         for p in sorted(glob.glob(os.path.join(d, 'p-*.txt'))):
             txt = open(p).read()
-            m = re.search(r'^time: (\S+ \S+) \+0000', txt, re.M)
+            m = re.search(r'^time: (\S+ \d\d:\d\d:\d\d)(\.\d+)? \+0000', txt, re.M)
             if not m:
                 continue
             t = datetime.datetime.strptime(m.group(1), '%Y-%m-%d %H:%M:%S').replace(
                 tzinfo=datetime.timezone.utc).timestamp()
+            t = t + float(m.group(2)) if m.group(2) else Second(t)
             v, margin = 0.0, 0.0
             for blk in re.finditer(r'^\s+\d+\. (.+?) \+- (\S+ \S+) .*?\n((?:       .*\n)+)', txt, re.M):
                 if frame in blk.group(3).split('\n')[0]:
@@ -103,12 +122,17 @@ def row(d, name, jdk, lib, rep, site='cache', interval='524288'):
     for i, (t, view, margin) in enumerate(vs):
         if not truth:
             break
-        exiting = end is not None and t >= int(end)
+        if isinstance(t, Second):
+            exiting = end is not None and t >= int(end)
+        else:
+            exiting = end is not None and t >= end
+            if not exiting and t > truth[-1][0] + 0.2:
+                continue        # while the workers were ending: the truth file cannot say
         if exiting and (site != 'cache' or lib == 'top' or i != len(vs) - 1):
             # Written in the second the load ended (alive or dead by
             # then, the truth file cannot say), or not the exit profile.
             continue
-        tr = 0 if exiting else min(truth, key=lambda x: abs(x[0] - t - 0.5))[1]
+        tr = 0 if exiting else truth_at(truth, t)
         out.writerow([name, jdk, lib, rep, i, 'exit' if exiting else 'periodic', int(view), tr,
                       '' if margin is None else int(margin), interval])
 
@@ -126,7 +150,9 @@ def table(raw, commit, command, site='cache'):
     what = 'the cache' if site == 'cache' else 'the grow site (a list growing at a known rate, dropped every few seconds)'
     print('test/java/LoadService.java: two threads, each turning a cache of ~1 KiB byte[] over ~4 times a second, '
           'a few GB/s of garbage, no System.gc(); default options plus period=4. Truth: %s by '
-          'construction at the second of each profile. "periodic": every profile written while it ran, '
+          'construction at the moment of each profile (to the millisecond where the profile or screen '
+          'states it: heapprobe\'s; the peers\' file names give the second, taken at its middle). '
+          '"periodic": every profile written while it ran, '
           'inuse at that site against the truth (the first, before any marking, included); "exit": '
           'the profile at exit, written after the workers ended and their caches died (truth 0), as '
           'MiB at the cache site. Builds: "new" this build, "old" the one named OLD in the command, '

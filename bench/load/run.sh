@@ -4,7 +4,8 @@
 # second, ~4 byte[] of garbage per replacement, no System.gc(), -Xmx3g),
 # profiled with the default options plus period=4, format=text. Each
 # periodic profile written while it runs is compared with the cache's bytes
-# by construction at that second (LoadService's truth file, every 100 ms);
+# by construction at that moment (LoadService's truth file, every 100 ms;
+# heapprobe's profiles and top's screens state it to the millisecond);
 # the exit profile, written after the workers ended and their caches died,
 # with 0. Optionally beside another build (OLD=path/to/libheapprobe.so),
 # the peers' live views and `heapprobe top`, in the same run, interleaved.

@@ -71,9 +71,14 @@ int hp_write_text(const struct hp_profile *p, const char *path, char *err, size_
 	time_t t = (time_t)(at / 1000000000);
 	struct tm tm;
 	localtime_r(&t, &tm);
-	char when[64];
-	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %z", &tm);
-	hp_out_printf(&o, "time: %s (sampling for %s)\n", when, duration_str(p->duration_nanos / 1e9, a, sizeof(a)));
+	/* To the millisecond: a live set that changes by tens of MiB a second
+	 * (a list filled, then dropped) is compared with the program's own
+	 * account at that moment, which a whole second cannot place. */
+	char day[32], zone[8];
+	strftime(day, sizeof(day), "%Y-%m-%d %H:%M:%S", &tm);
+	strftime(zone, sizeof(zone), "%z", &tm);
+	hp_out_printf(&o, "time: %s.%03d %s (sampling for %s)\n", day, (int)(at / 1000000 % 1000), zone,
+		      duration_str(p->duration_nanos / 1e9, a, sizeof(a)));
 	if (p->summary)
 		hp_out_printf(&o, "live view: %s\n", p->summary);
 	if (p->heap)

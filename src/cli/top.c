@@ -46,9 +46,11 @@ static void term_restore(void)
 static void render(const struct hp_session *s, char *answer, long long collections, int cols, int rows)
 {
 	char line[4096];
-	time_t now = time(NULL);
-	char when[16];
-	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	char hms[16], when[24];
+	strftime(hms, sizeof(hms), "%H:%M:%S", localtime(&ts.tv_sec));
+	snprintf(when, sizeof(when), "%s.%03ld", hms, ts.tv_nsec / 1000000);
 	fputs("\033[H\033[2J", stdout);
 	int used = 0;
 #define OUT(...)                                                                  \

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1514,5 +1515,23 @@ Test(writers, summary_opens_the_page_and_the_text)
 	char *text = slurp(path, NULL);
 	cr_expect(strstr(text, "\nlive view: live 1.5 KiB [95% 1 KiB..2 KiB], verified alive by a marking 0.2 s "
 			       "before <now>\n"), "%s", text);
+	free(text);
+}
+
+/* The text profile's moment to the millisecond (the end of sampling:
+ * time_nanos + duration_nanos), so a live set that moves by tens of MiB a
+ * second can be set beside the program's own account at that moment. */
+Test(writers, text_time_to_the_millisecond)
+{
+	char err[256] = "";
+	struct hp_profile p = profile;
+	p.time_nanos = 1700000000LL * 1000000000LL + 250000000LL;      /* 22:13:20.250 UTC */
+	p.duration_nanos = 30LL * 1000000000LL + 797000000LL;          /* + 30.797 s */
+	setenv("TZ", "UTC", 1);
+	tzset();
+	const char *path = path_in("time.txt");
+	cr_assert_eq(hp_write_text(&p, path, err, sizeof(err)), 0, "%s", err);
+	char *text = slurp(path, NULL);
+	cr_expect(strstr(text, "\ntime: 2023-11-14 22:13:51.047 +0000 (sampling for "), "%.300s", text);
 	free(text);
 }
