@@ -302,11 +302,13 @@ bool hp_marks_may_request(struct hp_marks *m)
 	if (!m->requests_ok)
 		return true;
 	uint64_t since = (uint64_t)hp_mono_ns() - m->last_end_ns;
-	if (since >= HP_MARKS_DUTY * m->last_ns)
+	double budget = m->budget > 0 ? m->budget : 0.02;       /* HP_MARK_BUDGET_DEFAULT (options.h) */
+	if ((double)since * budget >= (double)m->last_ns)
 		return true;
 	snprintf(m->last_request, sizeof(m->last_request),
-		 "skipped for this periodic profile: the last marking took %.0f ms, %.1f s ago (at most 1/%d of "
-		 "the time in requested markings)", (double)m->last_ns / 1e6, (double)since / 1e9, HP_MARKS_DUTY);
+		 "skipped for this periodic profile: the last marking took %.0f ms, %.1f s ago (at most %.3g%% of "
+		 "the time in requested markings, mark_budget=)", (double)m->last_ns / 1e6, (double)since / 1e9,
+		 100 * budget);
 	return false;
 }
 

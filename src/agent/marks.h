@@ -109,6 +109,7 @@ struct hp_marks {
 	uint64_t requests, requests_ok;
 	uint64_t request_ns_total, request_ns_max;
 	uint64_t last_ns, last_end_ns;          /* the last completed request: its wall time, when it ended */
+	double budget;                          /* share of the wall clock for periodic requests (0: 1/50) */
 	uint32_t request_cover, request_end_pause;      /* ... its cover, the pause count when it ended */
 	char last_request[200];                 /* what the last request did, or why it did not */
 	/* Canaries (ZGC and Shenandoah, single generation: their counters
@@ -236,9 +237,9 @@ bool hp_marks_young_window(const struct hp_marks *m, uint32_t cover, uint32_t *f
 int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags, const _Atomic uint64_t *pauses);
 
 /* For periodic profiles: false (and m->last_request says why) if asking
- * now would spend more than 1/HP_MARKS_DUTY of the wall clock in requested
- * markings, judged by the last one's duration. */
-#define HP_MARKS_DUTY 50
+ * now would spend more than m->budget of the wall clock in requested
+ * markings (1/50 where it is not set), judged by the last one's duration:
+ * since the last one ended, at least its duration / budget. */
 bool hp_marks_may_request(struct hp_marks *m);
 
 #endif

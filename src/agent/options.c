@@ -15,7 +15,7 @@ static const char *valid_options(char *buf, size_t cap)
 	char names[96];
 	snprintf(buf, cap,
 		 "interval=<size>, live[=true|false], min_age=<n>, depth=<n>, file=<path>, "
-		 "format=%s[+...], period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=concurrent|full|off, "
+		 "format=%s[+...], period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=concurrent|full|off, mark_budget=<percent>, "
 		 "dump, stop, stop,discard, status, top=<n>, reply=<path>, info, info=exit, "
 		 "verify, log=<path>, verbose, upload=<url>, app=<name>, labels=<k=v;k=v>, upload_queue=<n>",
 		 hp_format_names("|", names, sizeof(names)));
@@ -48,6 +48,27 @@ static bool parse_size(const char *s, size_t len, uint64_t *out)
 	if (*end || (shift && v > (UINT64_MAX >> shift)))
 		return false;
 	*out = (uint64_t)v << shift;
+	return true;
+}
+
+/* "2", "2%", "0.5%" -> 0.02, 0.02, 0.005: a percentage from lo to hi. */
+static bool parse_percent(const char *s, size_t len, double lo, double hi, double *out)
+{
+	char buf[16];
+	if (len == 0 || len >= sizeof(buf))
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if (buf[len - 1] == '%')
+		buf[--len] = '\0';
+	for (size_t i = 0; i < len; i++)
+		if (!isdigit((unsigned char)buf[i]) && buf[i] != '.')
+			return false;
+	char *end;
+	double v = strtod(buf, &end);
+	if (len == 0 || *end || !(v >= lo && v <= hi))
+		return false;
+	*out = v / 100;
 	return true;
 }
 
@@ -108,6 +129,7 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 	out->depth = 64;
 	out->max_live = 100000;
 	out->min_age = 1;
+	out->mark_budget = HP_MARK_BUDGET_DEFAULT;
 	out->format = HP_FORMAT_PPROF;
 	out->formats = 1u << HP_FORMAT_PPROF;
 	bool any_profiler_option = false, only_reports = false;
@@ -185,6 +207,10 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 			if ((ok = parse_choice(v, vlen, policies, &m)))
 				out->mark = (enum hp_mark_policy)m;
 			range = "mark is concurrent, full or off";
+		} else if (IS("mark_budget")) {
+			ok = v && parse_percent(v, vlen, 0.1, 50, &out->mark_budget);
+			range = "mark_budget is the share of the wall clock periodic profiles may spend in requested markings, "
+				"a percentage from 0.1% to 50% (default 2%)";
 		} else if (IS("dump") && !v) {
 			out->dump = true;
 			profiler = false;

@@ -21,6 +21,9 @@ enum hp_stacks_mode { HP_STACKS_CACHE = 0, HP_STACKS_VERIFY, HP_STACKS_JVMTI };
  * never. */
 enum hp_mark_policy { HP_MARK_CONCURRENT = 0, HP_MARK_FULL, HP_MARK_OFF };
 
+/* mark_budget's default: 1/50 of the wall clock in requested markings. */
+#define HP_MARK_BUDGET_DEFAULT 0.02
+
 struct hp_agent_options {
 	/* profiler */
 	bool profile;               /* sample allocations (on unless only info/verify given) */
@@ -35,6 +38,7 @@ struct hp_agent_options {
 	unsigned max_live;          /* cap on tracked live samples */
 	enum hp_stacks_mode stacks;
 	enum hp_mark_policy mark;
+	double mark_budget;         /* periodic requests keep requested markings under this share of the wall clock */
 	bool format_given;          /* format= named (dump/stop: this write's format) */
 	/* commands to an agent already running (dynamic attach; the heapprobe
 	 * command sends them): dump and stop write to this command's file= and

@@ -239,7 +239,7 @@ static void remove_exit_hook(JNIEnv *jni)
  * records and a 25 MiB leak under load went unnamed. The agent thread
  * then asks for a marking every HP_HISTORY_MARK_S seconds while samples
  * are being taken, under the same budget as periodic profiles (at most
- * 1/HP_MARKS_DUTY of the wall clock in requested markings), and records
+ * mark_budget= of the wall clock in requested markings, 2%), and records
  * the history; mark=off turns it off with the other requests. */
 #define HP_HISTORY_MARK_S 4
 
@@ -530,6 +530,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	atomic_store(&prof.running, 1);
 	hp_marking_locate(probe);
 	hp_marks_reset(&prof.marks, probe, pauses_now());
+	prof.marks.budget = o->mark_budget;
 	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL);
 	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);
 	if (live_phase) {

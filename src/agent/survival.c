@@ -653,7 +653,7 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 		}
 	/* Past the oldest judged age. The first judgments reach about one
 	 * gap between markings; when markings are rare (a request that took
-	 * 2.6 s waits 130 s for the next, HP_MARKS_DUTY), recent samples
+	 * 2.6 s waits 130 s for the next within mark_budget=2%), recent samples
 	 * grow far older than that. Flat there counted a cache's last share
 	 * (6% at 1.5 s) for every older sample: gigabytes of them, the view
 	 * +51% then +119% within 18 s (generational ZGC on 25). So a site

@@ -120,6 +120,13 @@ Test(marks, periodic_requests_keep_to_their_duty_cycle)
 	/* ... that ended 6 s ago: go. */
 	m.last_end_ns = mono_ns() - 6000000000ull;
 	cr_assert(hp_marks_may_request(&m));
+	/* mark_budget=10%: 100 ms per 1 s; ended 0.5 s ago, wait; 1.1 s, go. */
+	m.budget = 0.10;
+	m.last_end_ns = mono_ns() - 500000000ull;
+	cr_assert_not(hp_marks_may_request(&m));
+	cr_assert(strstr(m.last_request, "at most 10% of the time"), "%s", m.last_request);
+	m.last_end_ns = mono_ns() - 1100000000ull;
+	cr_assert(hp_marks_may_request(&m));
 }
 
 /* Generational ZGC (marks.h): young collections of 3 pauses each, the

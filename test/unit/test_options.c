@@ -86,6 +86,17 @@ Test(options, choices_and_booleans)
 	cr_expect_eq(parse_ok("mark=full").mark, HP_MARK_FULL);
 	cr_expect_eq(parse_ok("mark=off").mark, HP_MARK_OFF);
 	parse_bad("mark=sometimes", "mark is concurrent, full or off");
+	cr_expect_float_eq(parse_ok(NULL).mark_budget, 0.02, 1e-12);
+	cr_expect_float_eq(parse_ok("mark_budget=10%").mark_budget, 0.10, 1e-12);
+	cr_expect_float_eq(parse_ok("mark_budget=0.5").mark_budget, 0.005, 1e-12);
+	cr_expect_float_eq(parse_ok("mark_budget=50%").mark_budget, 0.50, 1e-12);
+	parse_bad("mark_budget=51%", "mark_budget is the share of the wall clock");
+	parse_bad("mark_budget=0.05", "a percentage from 0.1% to 50%");
+	parse_bad("mark_budget=-1", "mark_budget is");
+	parse_bad("mark_budget=2%%", "mark_budget is");
+	parse_bad("mark_budget=1e1", "mark_budget is");
+	parse_bad("mark_budget=", "mark_budget is");
+	parse_bad("mark_budget", "mark_budget is");
 	/* verbose: a flag, off by default; it does not start profiling alone
 	 * any more than log= does, and takes no value. */
 	cr_expect(!parse_ok(NULL).verbose);
