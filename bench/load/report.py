@@ -156,7 +156,8 @@ def table(raw, commit, command, site='cache'):
           'inuse at that site against the truth (the first, before any marking, included); "exit": '
           'the profile at exit, written after the workers ended and their caches died (truth 0), as '
           'MiB at the cache site. Builds: "new" this build, "old" the one named OLD in the command, '
-          '"top" this build\'s `heapprobe top` screens (LIVE column, one per refresh), "async" '
+          '"top" this build\'s `heapprobe top` screens (LIVE column, one per refresh), "also" this build '
+          'with the agent options named ALSO in the command added, "async" '
           'async-profiler 4.6 live (loop=4s; counts x interval), "ddprof" ddprof 1.22 live-heap '
           '(HeapLiveObject size x weight); all at the same sampling interval.\n' % what)
     print('"within 10%%": periodic profiles within 10%% of the truth, and beside it how many an exact '

@@ -29,6 +29,9 @@
 #           each screen's LIVE bytes at the site against the truth at
 #           its "refreshed" second (its periodic profiles are not counted:
 #           top's own requests change theirs);
+#   ALSO="OPTIONS"  a run labelled "also": this build with these agent
+#           options added (ALSO="mark_budget=10%": fresher views at that
+#           cost, beside the defaults in the same run);
 #   GROW=MIB_PER_S, SHRINK=S   LoadService's third site (grow): a list
 #           growing at that rate, dropped every S seconds; with SITE=grow
 #           the rows are that site against its truth (else the cache's).
@@ -69,6 +72,7 @@ shenandoah-generational|25|-XX:+UseShenandoahGC -XX:ShenandoahGCMode=generationa
 CONFIGS=$(printf '%s\n' "$CONFIGS" | tr ';' '\n' | sed 's/^ *//')   # ';' separates configurations too
 libs="new"; [ -n "${OLD:-}" ] && libs="new old"
 [ "${TOP:-0}" = 1 ] && libs="$libs top"
+[ -n "${ALSO:-}" ] && libs="$libs also"
 for p in ${PEERS:-}; do libs="$libs $p"; done
 IV=${INTERVAL:-512k}
 ivbytes() { case $1 in *k) echo $((${1%k} * 1024)) ;; *m) echo $((${1%m} * 1048576)) ;; *) echo "$1" ;; esac; }
@@ -90,7 +94,8 @@ run_one() {
 	local name=$1 jdk=$2 flags=$3 lib=$4 d=$5 java
 	java=$(jdk_home "$jdk")/bin/java
 	local opts="period=4,format=text,file=$d/p-%t.txt,log=$d/log${INTERVAL:+,interval=$INTERVAL}"
-	local so=$RUN/$lib.so; [ "$lib" = top ] && so=$RUN/new.so
+	local so=$RUN/$lib.so; [ "$lib" = top ] || [ "$lib" = also ] && so=$RUN/new.so
+	[ "$lib" = also ] && opts="$opts,$ALSO"
 	local args=("$CACHE_MIB" "$SECONDS_LOAD" "$d/truth")
 	# shellcheck disable=SC2086
 	case $lib in
@@ -129,5 +134,5 @@ done
 mkdir -p "$(dirname "$OUT")"
 cp "$RAW" "${OUT%.md}.csv"
 CFGS=""; [ -n "${CONFIGS_GIVEN:-}" ] && CFGS=" CONFIGS=\"$(echo "$CONFIGS" | awk -F'|' 'NF>2{printf "%s%s|%s|%s", n++ ? "; " : "", $1, $2, $3}')\""
-python3 "$HERE/report.py" table "$RAW" "$(git -C "$ROOT" rev-parse --short HEAD)" "bash bench/load/run.sh (REPS=$REPS${CFGS} CACHE_MIB=$CACHE_MIB SECONDS_LOAD=$SECONDS_LOAD${INTERVAL:+ INTERVAL=$INTERVAL}${OLD:+ OLD=$OLD}${PEERS:+ PEERS=\"$PEERS\"}${TOP:+ TOP=$TOP}${GROW:+ GROW=$GROW}${SHRINK:+ SHRINK=$SHRINK}${SITE:+ SITE=$SITE})" "$SITE" > "$OUT"
+python3 "$HERE/report.py" table "$RAW" "$(git -C "$ROOT" rev-parse --short HEAD)" "bash bench/load/run.sh (REPS=$REPS${CFGS} CACHE_MIB=$CACHE_MIB SECONDS_LOAD=$SECONDS_LOAD${INTERVAL:+ INTERVAL=$INTERVAL}${OLD:+ OLD=$OLD}${PEERS:+ PEERS=\"$PEERS\"}${TOP:+ TOP=$TOP}${ALSO:+ ALSO=\"$ALSO\"}${GROW:+ GROW=$GROW}${SHRINK:+ SHRINK=$SHRINK}${SITE:+ SITE=$SITE})" "$SITE" > "$OUT"
 echo "load bench: wrote $OUT" >&2
