@@ -73,6 +73,7 @@ struct profiler {
 	sem_t wake;
 	_Atomic int running;            /* sampling on */
 	_Atomic int stopping;           /* agent thread must leave */
+	_Atomic int unloading;          /* the JVM is going: no more profiles (hp_profiler_quiesce) */
 	_Atomic int thread_alive;
 	/* Counters every allocating thread bumps: one cache line per thread
 	 * stripe, so that 4 threads on 2 CPUs do not pass lines around. */

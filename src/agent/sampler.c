@@ -121,7 +121,7 @@ static int dump(JNIEnv *jni, const char *why, bool may_mark, bool periodic, bool
 	pthread_mutex_lock(&prof.dump_lock);
 	/* Checked under the lock: a stop frees the tables under it too. */
 	int rc = -ESRCH;
-	if (prof.sites.slots) {
+	if (prof.sites.slots && !atomic_load(&prof.unloading)) {
 		if (may_mark) {
 			mark_before_profile(jni, periodic, false);
 			history_tick(jni, true);        /* the marking just made, in the history */
@@ -364,6 +364,23 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 	dump(jni, "profile at exit", false, false, true, NULL);
 	stop_upload();
 	atomic_store(&prof.running, 0);
+	hp_profiler_quiesce();
+}
+
+/* After the profile at exit, no other: a command that came in through
+ * the attach listener meanwhile (`heapprobe top` asks after every
+ * collection) waited for the dump lock behind it; it gets it now and finds
+ * no profiler. Returns with no dump in flight, or after 2 s (the flag set
+ * all the same: the JVM's exit is not held up by a request that waits for
+ * a marking). */
+void hp_profiler_quiesce(void)
+{
+	atomic_store(&prof.unloading, 1);
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	if (pthread_mutex_timedlock(&prof.dump_lock, &until) == 0)
+		pthread_mutex_unlock(&prof.dump_lock);
 }
 
 void hp_profiler_release_env(void)

@@ -31,6 +31,10 @@ void hp_profiler_status(FILE *out);
  * wall clock). 0 or -ESRCH when not running. */
 int hp_profiler_top(JNIEnv *jni, FILE *out, unsigned n);
 int hp_profiler_running(void);
+
+/* No profile after this returns (none in flight either): VMDeath, after
+ * the profile at exit, and Agent_OnUnload. */
+void hp_profiler_quiesce(void);
 /* Disposes the profiler's jvmtiEnv if it is not running (a failed start
  * must not leave callbacks behind a library about to be unloaded). */
 void hp_profiler_release_env(void);
