@@ -498,6 +498,38 @@ static struct jvm_result run_churn(const char *opts, const char *const *env, int
 	return run_churn_with(NULL, opts, env, seconds);
 }
 
+/* The JVM exits while commands keep coming in through the attach listener
+ * (a daemon thread still in native code), as `heapprobe top` sends one
+ * after every collection: a thread of the program attaches to it and asks
+ * for the top sites in a loop (test/java/ExitUnderCommands.java). A command
+ * that waited behind the profile at exit used to read heap usage while
+ * Agent_OnUnload closed the probe: SIGSEGV in lastgc_read, 4 runs in 10 of
+ * 1 s with the build before bf45d80 (8 runs miss it with probability
+ * 0.6^8 = 2%). */
+Test(attach, exit_while_commands_arrive, .timeout = 300)
+{
+	make_workdir();
+	char agent[1024];
+	snprintf(agent, sizeof(agent), "-agentpath:%s=period=1,format=text,file=%s/p-%%t.txt,log=%s/log", HP_AGENT_PATH,
+		 workdir, workdir);
+	for (int run = 1; run <= 8; run++) {
+		const char *argv[] = { java(), "-Djdk.attach.allowAttachSelf=true", "-Xmx256m", agent, "-cp",
+				       HP_TEST_CLASSES, "ExitUnderCommands", HP_AGENT_PATH, "1000", NULL };
+		struct jvm_result r = jvm_run(argv, NULL, 60);
+		cr_assert_eq(r.exit_code, 0, "run %d: java exited %d%s\n%s", run, r.exit_code,
+			     r.timed_out ? " (timed out)" : "", r.output);
+		cr_assert(strstr(r.output, "exiting"), "run %d: the program did not run\n%s", run, r.output);
+		cr_assert_null(strstr(r.output, "A fatal error"), "run %d:\n%s", run, r.output);
+		/* The commands came and were answered (top=5 answers on the
+		 * JVM's stderr: a "heap" line each), so the race was open. */
+		int answers = 0;
+		for (const char *at = r.output; (at = strstr(at, "\nheap\t")); at++)
+			answers++;
+		cr_assert_geq(answers, 3, "run %d: %d answers to top=5\n%s", run, answers, r.output);
+		jvm_result_free(&r);
+	}
+}
+
 TestSuite(stacks, .timeout = 300);
 
 /* Every cached answer compared with GetStackTrace, while classes are
