@@ -87,6 +87,7 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	atomic_store(&m->start_ns, 0);
 	atomic_store(&m->start_cover, 0);
 	atomic_store(&m->remark_pause, 0);
+	m->g1_exact_cover = m->g1_exact_done = 0;
 	m->young_first = m->young_seen = hp_gc_count(probe);
 	atomic_store(&m->z_pending, false);
 	m->canary_markings = 0;
@@ -225,11 +226,19 @@ bool hp_marks_young_window(const struct hp_marks *m, uint32_t cover, uint32_t *f
 	uint32_t remark = atomic_load_explicit(&m->remark_pause, memory_order_relaxed);
 	/* Only where the cover is the pause count before the concurrent
 	 * start pause: a requested cycle's (its start is the first pause
-	 * after the request). An own cycle's cover is a lower bound (above):
-	 * young pauses between it and the real start clear the young dead
-	 * before the start, which the window would count alive (G1 under
-	 * load read 8% high with it for every marking). */
-	bool open = m->g1_mode && cover == m->request_cover && remark > cover + 1 && remark <= m->request_end_pause;
+	 * after the request), or an own cycle's whose start the canaries
+	 * pinned to one pause. An own cycle's cover is otherwise a lower bound
+	 * (above): young pauses between it and the real start clear the young
+	 * dead before the start, which the window would count alive (G1 under
+	 * load read 8% high with it for every marking). Without the window, a
+	 * pinned cycle judged dead at its start every young sample that died
+	 * during its concurrent phase (a cache whose entries live 0.25 s, a
+	 * phase of 200-500 ms), and the view read ~20% low until the next
+	 * requested marking. */
+	bool requested = cover == m->request_cover && remark <= m->request_end_pause;
+	/* An own cycle's, where the canaries pinned its start to one pause. */
+	bool pinned = m->g1_exact_cover && cover == m->g1_exact_cover && remark <= m->g1_exact_done;
+	bool open = m->g1_mode && (requested || pinned) && remark > cover + 1;
 	*from = open ? cover + 1 : 0;
 	*before = open ? remark : 0;
 	return open;
@@ -483,9 +492,22 @@ static void g1_canaries(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t 
 			have = true;
 			found = false;
 		}
-		if (have && best > atomic_load(&m->seen.cover[k]) && best < done) {
+		uint32_t cover = atomic_load(&m->seen.cover[k]);
+		if (have && best > cover && best < done) {
 			seen_raise(m, n - 1, best, pause_end_at(m, best + 1, pause));
 			m->canary_markings++;
+		}
+		/* A canary released at the very next pause was not cleared: the
+		 * cycle began at pause best + 1, its cover exact (raised above,
+		 * or already there: the previous marking ended at that pause). */
+		if (have && best >= cover && best < done) {
+			bool next_kept = false;
+			for (unsigned i = 0; i < m->g1_nold; i++)
+				next_kept |= m->g1_old[i].pause == best + 1;
+			if (next_kept) {
+				m->g1_exact_cover = best;
+				m->g1_exact_done = done;
+			}
 		}
 		m->g1_looked_n = n;
 		m->g1_have_rel = false;

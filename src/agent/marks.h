@@ -157,6 +157,11 @@ struct hp_marks {
 	bool g1_mode;
 	bool g1_have_rel;                       /* a cleared canary's release not yet applied */
 	uint32_t g1_rel;                        /* ... the newest */
+	/* An own cycle whose start the canaries pinned to one pause (the
+	 * newest cleared release the pause before the oldest uncleared one):
+	 * its cover, exact as a requested cycle's, and the pause count when it
+	 * ended (hp_marks_young_window). 0: none. */
+	uint32_t g1_exact_cover, g1_exact_done;
 	uint64_t g1_looked_n;                   /* seen entries looked at */
 	jclass object_class;                    /* global reference to java.lang.Object (canaries) */
 	/* End of each pause (CLOCK_MONOTONIC ns) by pause count mod the ring:

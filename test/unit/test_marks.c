@@ -290,3 +290,25 @@ Test(marks, g1_young_window_ends_at_remark)
 	m.g1_mode = false;
 	cr_expect_not(hp_marks_young_window(&m, 8, &from, &before));
 }
+
+/* An own G1 cycle whose start the canaries pinned to one pause (the
+ * newest cleared canary released at pause 20, one released at 21 kept):
+ * its cover exact, the window from its start to its Remark, as a
+ * requested cycle's. Not for another cover, nor for a Remark after the
+ * cycle ended (the next cycle's). */
+Test(marks, g1_pinned_own_cycle_has_a_young_window)
+{
+	fresh(0, 0);
+	m.g1_mode = true;
+	m.g1_exact_cover = 20;
+	m.g1_exact_done = 26;
+	uint32_t from, before;
+	cr_expect_not(hp_marks_young_window(&m, 20, &from, &before), "no Remark seen yet");
+	hp_marks_observe_marked(&m, 3, 24);     /* a Remark at pause 25 */
+	cr_assert(hp_marks_young_window(&m, 20, &from, &before));
+	cr_expect_eq(from, 21);
+	cr_expect_eq(before, 25);
+	cr_expect_not(hp_marks_young_window(&m, 19, &from, &before), "a lower-bound cover: no window");
+	hp_marks_observe_marked(&m, 4, 30);     /* a Remark at 31: after that cycle ended */
+	cr_expect_not(hp_marks_young_window(&m, 20, &from, &before), "the next cycle's Remark");
+}
