@@ -505,7 +505,8 @@ static struct jvm_result run_churn(const char *opts, const char *const *env, int
  * that waited behind the profile at exit used to read heap usage while
  * Agent_OnUnload closed the probe: SIGSEGV in lastgc_read, 4 runs in 10 of
  * 1 s with the build before bf45d80 (8 runs miss it with probability
- * 0.6^8 = 2%). */
+ * 0.6^8 = 2%). A run needs one answer seen (on a loaded machine an attach
+ * takes a while; ~60 a second here). */
 Test(attach, exit_while_commands_arrive, .timeout = 300)
 {
 	make_workdir();
@@ -514,7 +515,7 @@ Test(attach, exit_while_commands_arrive, .timeout = 300)
 		 workdir, workdir);
 	for (int run = 1; run <= 8; run++) {
 		const char *argv[] = { java(), "-Djdk.attach.allowAttachSelf=true", "-Xmx256m", agent, "-cp",
-				       HP_TEST_CLASSES, "ExitUnderCommands", HP_AGENT_PATH, "1000", NULL };
+				       HP_TEST_CLASSES, "ExitUnderCommands", HP_AGENT_PATH, "1500", NULL };
 		struct jvm_result r = jvm_run(argv, NULL, 60);
 		cr_assert_eq(r.exit_code, 0, "run %d: java exited %d%s\n%s", run, r.exit_code,
 			     r.timed_out ? " (timed out)" : "", r.output);
@@ -525,7 +526,7 @@ Test(attach, exit_while_commands_arrive, .timeout = 300)
 		int answers = 0;
 		for (const char *at = r.output; (at = strstr(at, "\nheap\t")); at++)
 			answers++;
-		cr_assert_geq(answers, 3, "run %d: %d answers to top=5\n%s", run, answers, r.output);
+		cr_assert_geq(answers, 1, "run %d: no answer to top=5\n%s", run, r.output);
 		jvm_result_free(&r);
 	}
 }
