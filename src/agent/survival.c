@@ -664,6 +664,23 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 	 * site flat at its end (a leak, a cache that outlives the judgments)
 	 * stays flat; so do the spans (the verified samples, bounded). */
 	int l = nb - 1;
+	/* Judged at one age only: every bucket within a factor of 2 (one
+	 * marking's judgments of samples allocated together, as a start-up
+	 * cache fill). Nothing says whether such a site keeps its share or
+	 * keeps dying. Flat kept LoadService's start-up fill (shares 0.78 at
+	 * ages 950 and 1150, judged by a marking 1 s in with period=1) alive
+	 * for every profile until the next marking, while it was replaced
+	 * within ~1 s: G1's view +45% to +598%. The constant hazard from birth
+	 * through its share (exact for exponential lifetimes) errs low for a
+	 * mix of garbage and objects kept for ever, the lesser error; a site
+	 * whose samples were nearly all alive (a leak: its share shrunk
+	 * toward the other sites' sits just below 1) stays flat. Before the
+	 * chord: two buckets this close decline by noise only. */
+	if (!span && share[l] > 0 && share[l] < 0.9 && at[0] > 0 && at[l] < 2 * at[0]) {
+		double c = age / at[l];
+		unc_set(u, block_of, bw, bs, l, c, -1, 0);
+		return pow(share[l], c);
+	}
 	if (!span && l > 0 && share[l] > 0 && share[l] < share[l - 1] && at[l] > at[l - 1] &&
 	    weight[l] >= HP_SURV_SLOPE_MIN && weight[l - 1] >= HP_SURV_SLOPE_MIN) {
 		/* Carried on: its uncertainty grows with the distance. */

@@ -226,6 +226,27 @@ Test(survival, by_age_flat_below_the_youngest_when_flat)
 	hp_survival_free(&s);
 }
 
+/* Judged at one age only (a start-up fill, one marking): past it, the
+ * constant hazard from birth through its share, not flat (flat kept a
+ * start-up cache alive for every profile until the next marking: G1
+ * +45% to +598% with period=1). A site whose samples were all alive
+ * stays at 1. Fails on the code before (0.78 at 5,000). */
+Test(survival, by_age_judged_at_one_age_keeps_dying_past_it)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 2), 0);
+	for (int i = 0; i < 500; i++) {
+		hp_survival_judge_age(&s, 0, 1, 950, i % 50 < 39);      /* 0.78 */
+		hp_survival_judge_age(&s, 0, 1, 1150, i % 50 < 39);
+		hp_survival_judge_age(&s, 1, 1, 1000, true);
+	}
+	double at = hp_survival_by_age(&s, 0, 1150), past = hp_survival_by_age(&s, 0, 5000);
+	cr_expect(fabs(at - 0.78) < 0.02, "its share where judged: %g", at);
+	cr_expect(fabs(past - pow(0.78, 5000 / 1150.0)) < 0.03, "on at its hazard from birth: %g at 5,000", past);
+	cr_expect(hp_survival_by_age(&s, 1, 50000) > 0.99, "every sample alive: stays");
+	hp_survival_free(&s);
+}
+
 /* A curve that rises with age (sampling noise, or a mix of sites) is
  * pooled into a non-increasing one. */
 Test(survival, by_age_never_rises_with_age)
