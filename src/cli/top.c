@@ -48,9 +48,9 @@ static void render(const struct hp_session *s, char *answer, long long collectio
 	char line[4096];
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	char hms[16], when[24];
+	char hms[16], when[32];
 	strftime(hms, sizeof(hms), "%H:%M:%S", localtime(&ts.tv_sec));
-	snprintf(when, sizeof(when), "%s.%03ld", hms, ts.tv_nsec / 1000000);
+	snprintf(when, sizeof(when), "%s.%03d", hms, (int)(ts.tv_nsec / 1000000));
 	fputs("\033[H\033[2J", stdout);
 	int used = 0;
 #define OUT(...)                                                                  \
