@@ -15,6 +15,7 @@
  * Bounds err on the side of "recent, not yet verified", never the other.
  */
 #include "agent/marks.h"
+#include "agent/options.h"
 #include "vmstructs/clock.h"
 
 #include <errno.h>
@@ -311,7 +312,7 @@ bool hp_marks_may_request(struct hp_marks *m)
 	if (!m->requests_ok)
 		return true;
 	uint64_t since = (uint64_t)hp_mono_ns() - m->last_end_ns;
-	double budget = m->budget > 0 ? m->budget : 0.02;       /* HP_MARK_BUDGET_DEFAULT (options.h) */
+	double budget = m->budget > 0 ? m->budget : HP_MARK_BUDGET_DEFAULT;
 	if ((double)since * budget >= (double)m->last_ns)
 		return true;
 	snprintf(m->last_request, sizeof(m->last_request),
@@ -493,14 +494,15 @@ static void g1_canaries(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t 
 			found = false;
 		}
 		uint32_t cover = atomic_load(&m->seen.cover[k]);
-		if (have && best > cover && best < done) {
-			seen_raise(m, n - 1, best, pause_end_at(m, best + 1, pause));
-			m->canary_markings++;
-		}
-		/* A canary released at the very next pause was not cleared: the
-		 * cycle began at pause best + 1, its cover exact (raised above,
-		 * or already there: the previous marking ended at that pause). */
 		if (have && best >= cover && best < done) {
+			if (best > cover) {
+				seen_raise(m, n - 1, best, pause_end_at(m, best + 1, pause));
+				m->canary_markings++;
+			}
+			/* A canary released at the very next pause was not
+			 * cleared: the cycle began at pause best + 1, its cover
+			 * exact (raised above, or already there: the previous
+			 * marking ended at that pause). */
 			bool next_kept = false;
 			for (unsigned i = 0; i < m->g1_nold; i++)
 				next_kept |= m->g1_old[i].pause == best + 1;
