@@ -51,7 +51,7 @@ def stamp(name):
 
 def views(d, lib, frame, interval):
     """(epoch second, bytes shown at the site) of every profile or screen in DIR."""
-    if lib == 'top':
+    if lib in ('top', 'top-old'):
         # heapprobe top's screens (non-tty: one after another, each begun by
         # the clear-screen sequence): "refreshed HH:MM:SS", then site rows
         # LIVE +-95% RECENT ALLOCATED CLASS SITE (leaf first, ' < ').
@@ -128,7 +128,7 @@ def row(d, name, jdk, lib, rep, site='cache', interval='524288'):
             exiting = end is not None and t >= end
             if not exiting and t > truth[-1][0] + 0.2:
                 continue        # while the workers were ending: the truth file cannot say
-        if exiting and (site != 'cache' or lib == 'top' or i != len(vs) - 1):
+        if exiting and (site != 'cache' or lib in ('top', 'top-old') or i != len(vs) - 1):
             # Written in the second the load ended (alive or dead by
             # then, the truth file cannot say), or not the exit profile.
             continue
@@ -156,7 +156,8 @@ def table(raw, commit, command, site='cache'):
           'inuse at that site against the truth (the first, before any marking, included); "exit": '
           'the profile at exit, written after the workers ended and their caches died (truth 0), as '
           'MiB at the cache site. Builds: "new" this build, "old" the one named OLD in the command, '
-          '"top" this build\'s `heapprobe top` screens (LIVE column, one per refresh), "also" this build '
+          '"top" this build\'s `heapprobe top` screens (LIVE column, one per refresh), "top-old" the OLD '
+          'build\'s, "also" this build '
           'with the agent options named ALSO in the command added, "async" '
           'async-profiler 4.6 live (loop=4s; counts x interval), "ddprof" ddprof 1.22 live-heap '
           '(HeapLiveObject size x weight); all at the same sampling interval.\n' % what)

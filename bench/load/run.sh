@@ -28,7 +28,8 @@
 #           attached 3 s after start until the load ends, its output kept;
 #           each screen's LIVE bytes at the site against the truth at
 #           its "refreshed" second (its periodic profiles are not counted:
-#           top's own requests change theirs);
+#           top's own requests change theirs); TOP=2 with OLD: also a
+#           run "top-old", the OLD build's `heapprobe top`, side by side;
 #   ALSO="OPTIONS"  a run labelled "also": this build with these agent
 #           options added (ALSO="mark_budget=10%": fresher views at that
 #           cost, beside the defaults in the same run);
@@ -71,7 +72,8 @@ shenandoah-generational|25|-XX:+UseShenandoahGC -XX:ShenandoahGCMode=generationa
 "}
 CONFIGS=$(printf '%s\n' "$CONFIGS" | tr ';' '\n' | sed 's/^ *//')   # ';' separates configurations too
 libs="new"; [ -n "${OLD:-}" ] && libs="new old"
-[ "${TOP:-0}" = 1 ] && libs="$libs top"
+[ "${TOP:-0}" = 1 ] || [ "${TOP:-0}" = 2 ] && libs="$libs top"
+[ "${TOP:-0}" = 2 ] && [ -n "${OLD:-}" ] && libs="$libs top-old"
 [ -n "${ALSO:-}" ] && libs="$libs also"
 for p in ${PEERS:-}; do libs="$libs $p"; done
 IV=${INTERVAL:-512k}
@@ -95,6 +97,7 @@ run_one() {
 	java=$(jdk_home "$jdk")/bin/java
 	local opts="period=4,format=text,file=$d/p-%t.txt,log=$d/log${INTERVAL:+,interval=$INTERVAL}"
 	local so=$RUN/$lib.so; [ "$lib" = top ] || [ "$lib" = also ] && so=$RUN/new.so
+	[ "$lib" = top-old ] && so=$RUN/old.so
 	[ "$lib" = also ] && opts="$opts,$ALSO"
 	local args=("$CACHE_MIB" "$SECONDS_LOAD" "$d/truth")
 	# shellcheck disable=SC2086
@@ -110,7 +113,7 @@ run_one() {
 	*)	timeout $((SECONDS_LOAD + 180)) "$java" -Xmx3g $flags $GROWFLAGS -agentpath:"$so=$opts" \
 			-cp "$RUN/classes" LoadService "${args[@]}" >"$d/out" 2>&1 &
 		local jpid=$! tpid=""
-		if [ "$lib" = top ]; then
+		if [ "$lib" = top ] || [ "$lib" = top-old ]; then
 			sleep 3
 			timeout "$SECONDS_LOAD" "$ROOT/build/heapprobe" --lib "$so" top "$(pgrep -P "$jpid" -f LoadService | head -1)" \
 				>"$d/top.txt" 2>"$d/top.err" </dev/null & tpid=$!

@@ -160,6 +160,9 @@ void markings_tick(JNIEnv *jni)
 	if (!prof.canary_tried && prof.o.live) {
 		hp_marks_canary_setup(&prof.marks, prof.probe, jni, &prof.gc_events);
 		prof.canary_tried = true;
+		/* Generational ZGC's own majors judge only the promoted: the
+		 * curves' young buckets age only when a marking judges them. */
+		prof.surv.age_when_judged = __atomic_load_n(&prof.marks.z_own, __ATOMIC_ACQUIRE);
 	}
 	hp_marks_canary_check(&prof.marks, jni, &prof.gc_events);
 	survival_catch_up();

@@ -30,7 +30,8 @@
  * "dead by age a", and the share alive among those judged at ages near a
  * estimates S(a) = P(alive at age a) whatever the lifetimes' shape. Per
  * site, log2 age buckets (decayed sums: older judgments weigh 0.8 per
- * marking), each bucket's share shrunk toward the pooled one, made
+ * marking; on generational ZGC, per marking that judges at that age:
+ * bucket_catch_up), each bucket's share shrunk toward the pooled one, made
  * non-increasing (pool adjacent violators), each placed where the curve
  * has its value (a little below its judgments' mean age: place_shares),
  * interpolated between them (hp_survival_by_age). A recent sample of age a counts
@@ -150,7 +151,8 @@ static void scale_ratio(struct hp_survival_ratio *r, double k)
 	r->n *= k;
 }
 
-/* Brings a site's sums to the current epoch. */
+/* Brings a site's sums to the current epoch (with age_when_judged, its
+ * curves' buckets age as they are judged instead: bucket_catch_up). */
 static void catch_up(const struct hp_survival *s, struct hp_survival_site *x)
 {
 	uint32_t d = s->epoch - x->epoch;
@@ -159,16 +161,40 @@ static void catch_up(const struct hp_survival *s, struct hp_survival_site *x)
 	double k = d > 64 ? 0.0 : pow(s->keep, d);
 	scale_ratio(&x->first, k);
 	scale_ratio(&x->next, k);
-	struct hp_survival_ages *tables[2] = { &x->ages, &x->spans };
-	for (int t = 0; t < 2; t++)
-		for (int i = 0; i < HP_SURV_AGES; i++) {
-			tables[t]->alive[i] *= (float)k;
-			tables[t]->all[i] *= (float)k;
-			tables[t]->age_bytes[i] *= (float)k;
-			tables[t]->age2_bytes[i] *= (float)k;
-			tables[t]->n[i] *= (float)k;
-		}
+	if (!s->age_when_judged) {
+		struct hp_survival_ages *tables[2] = { &x->ages, &x->spans };
+		for (int t = 0; t < 2; t++)
+			for (int i = 0; i < HP_SURV_AGES; i++) {
+				tables[t]->alive[i] *= (float)k;
+				tables[t]->all[i] *= (float)k;
+				tables[t]->age_bytes[i] *= (float)k;
+				tables[t]->age2_bytes[i] *= (float)k;
+				tables[t]->n[i] *= (float)k;
+			}
+	}
 	x->epoch = s->epoch;
+}
+
+/* With age_when_judged, a bucket about to take a judgment in this epoch:
+ * its older judgments weigh KEEP_PER_MARKING less, once per marking that
+ * judges at its ages. Aged with every marking, the ages no marking
+ * reaches faded: generational ZGC's own majors judge what was promoted by
+ * their start (ages past ~2 s under load), the young ages only its rare
+ * requested majors; the young buckets thinned, thin buckets merged with
+ * the dead old ones, and over 60 s the view read -99% to +30%
+ * (docs/load-bucket-aging-60s.md). On G1 it read worse (40 of 52
+ * periodic profiles within 10% against 49, same runs): not there. */
+static void bucket_catch_up(const struct hp_survival *s, struct hp_survival_ages *a, unsigned b)
+{
+	if (!s->age_when_judged || a->epoch[b] == s->epoch)
+		return;
+	float k = (float)s->keep;
+	a->alive[b] *= k;
+	a->all[b] *= k;
+	a->age_bytes[b] *= k;
+	a->age2_bytes[b] *= k;
+	a->n[b] *= k;
+	a->epoch[b] = s->epoch;
 }
 
 void hp_survival_judge(struct hp_survival *s, uint32_t site, double bytes, bool first, bool alive)
@@ -308,6 +334,7 @@ static void judge_in(struct hp_survival *s, uint32_t site, double bytes, double 
 	for (int i = 0; i < 2; i++) {
 		catch_up(s, targets[i]);
 		struct hp_survival_ages *a = span ? &targets[i]->spans : &targets[i]->ages;
+		bucket_catch_up(s, a, b);
 		a->all[b] += (float)bytes;
 		a->age_bytes[b] += (float)(bytes * age);
 		a->age2_bytes[b] += (float)(bytes * age * age);
@@ -510,7 +537,10 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 	}
 	static const struct hp_survival_site none;
 	const struct hp_survival_site *x = s->sites && site < s->cap ? &s->sites[site] : &none;
-	double ks = x == &none ? 1 : pow(s->keep, s->epoch - x->epoch), kp = pow(s->keep, s->epoch - s->pooled.epoch);
+	/* The decay not yet applied (catch_up); none where buckets age as
+	 * they are judged (bucket_catch_up). */
+	double ks = x == &none || s->age_when_judged ? 1 : pow(s->keep, s->epoch - x->epoch);
+	double kp = s->age_when_judged ? 1 : pow(s->keep, s->epoch - s->pooled.epoch);
 	const struct hp_survival_ages *xa = span ? &x->spans : &x->ages, *pa_ = span ? &s->pooled.spans : &s->pooled.ages;
 	double share[HP_SURV_AGES], weight[HP_SURV_AGES], at[HP_SURV_AGES], sq[HP_SURV_AGES], total = 0, own = 0;
 	int nb = 0;

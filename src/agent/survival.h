@@ -39,6 +39,10 @@ struct hp_survival_ages {
 	float alive[HP_SURV_AGES], all[HP_SURV_AGES], age_bytes[HP_SURV_AGES];   /* age_bytes: sum age * bytes */
 	float age2_bytes[HP_SURV_AGES];         /* sum age^2 * bytes: the spread of ages in a bucket */
 	float n[HP_SURV_AGES];
+	/* With hp_survival.age_when_judged: the epoch (marking) a bucket
+	 * last took judgments in; it ages once per marking that judges at
+	 * its ages (survival.c, bucket_catch_up). */
+	uint32_t epoch[HP_SURV_AGES];
 };
 
 struct hp_survival_site {
@@ -83,13 +87,19 @@ struct hp_survival {
 	uint64_t gone_dropped;          /* past gone_cap: not judged */
 	uint32_t epoch;                 /* one per marking seen */
 	double keep;                    /* decay per marking */
+	/* The curves' buckets age only when a marking judges at their ages,
+	 * not with every marking: where the collector's own markings cannot
+	 * judge the young (generational ZGC's majors judge what was promoted
+	 * by their start). Set before the first judgment. */
+	bool age_when_judged;
 };
 
 int hp_survival_init(struct hp_survival *s, uint32_t cap);
 void hp_survival_free(struct hp_survival *s);
 void hp_survival_reset(struct hp_survival *s);
 
-/* A new marking: older judgments weigh `keep` as much (lazily per site). */
+/* A new marking: older judgments weigh `keep` as much (lazily per site;
+ * with age_when_judged, per bucket of the curves as it is judged). */
 void hp_survival_next_epoch(struct hp_survival *s);
 
 /* One judgment of a sample of `bytes` (Horvitz-Thompson) at `site`: its

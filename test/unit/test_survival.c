@@ -247,6 +247,51 @@ Test(survival, by_age_judged_at_one_age_keeps_dying_past_it)
 	hp_survival_free(&s);
 }
 
+/* Generational ZGC under load: one requested major judges a cache at
+ * young ages, then its own majors (cover: what was promoted by their
+ * start) judge only ages past ~2 s, where every entry is dead. The young
+ * buckets keep their weight until a marking judges at their ages again:
+ * aged once per marking whatever it judged, they had 0.8^12 of it left
+ * after twelve, joined the dead old bucket as thin ones do, and the cache
+ * read 0 alive at 500 (the view between requests swung from -15% to
+ * +220% as the other sites' shares took their place). */
+static void judge_young_then_old_only(struct hp_survival *s)
+{
+	for (int i = 0; i < 100; i++) {
+		hp_survival_judge_age(s, 0, 1, 500, i % 2 == 0);        /* 0.5 */
+		hp_survival_judge_age(s, 0, 1, 1000, i % 4 == 0);       /* 0.25 */
+	}
+	for (int m = 0; m < 12; m++) {
+		hp_survival_next_epoch(s);
+		for (int i = 0; i < 100; i++)
+			hp_survival_judge_age(s, 0, 1, 30000, false);
+	}
+}
+
+Test(survival, a_bucket_ages_only_when_a_marking_judges_at_its_ages)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 2), 0);
+	s.age_when_judged = true;
+	judge_young_then_old_only(&s);
+	unsigned young = hp_survival_age_bucket(500);
+	cr_expect(fabs(s.sites[0].ages.n[young] - 100) < 1e-3, "its judgments kept: %g", s.sites[0].ages.n[young]);
+	double at = hp_survival_by_age(&s, 0, 500);
+	cr_expect(at > 0.4 && at < 0.6, "still 0.5 alive at 500: %g", at);
+	/* Judged again at those ages: the older judgments weigh 0.8, once. */
+	hp_survival_next_epoch(&s);
+	hp_survival_next_epoch(&s);
+	hp_survival_judge_age(&s, 0, 1, 500, true);
+	cr_expect(fabs(s.sites[0].ages.n[young] - 81) < 1e-3, "100 x 0.8 + 1: %g", s.sites[0].ages.n[young]);
+	/* Elsewhere (the default) every bucket ages with every marking. */
+	hp_survival_reset(&s);
+	s.age_when_judged = false;
+	judge_young_then_old_only(&s);
+	cr_expect(fabs(s.sites[0].ages.n[young] - 100 * pow(0.8, 12)) < 1e-2, "aged 12 times: %g",
+		  s.sites[0].ages.n[young]);
+	hp_survival_free(&s);
+}
+
 /* A curve that rises with age (sampling noise, or a mix of sites) is
  * pooled into a non-increasing one. */
 Test(survival, by_age_never_rises_with_age)
