@@ -151,6 +151,16 @@ static void scale_ratio(struct hp_survival_ratio *r, double k)
 	r->n *= k;
 }
 
+/* One bucket of a curve's sums, times k. */
+static void scale_bucket(struct hp_survival_ages *a, unsigned b, float k)
+{
+	a->alive[b] *= k;
+	a->all[b] *= k;
+	a->age_bytes[b] *= k;
+	a->age2_bytes[b] *= k;
+	a->n[b] *= k;
+}
+
 /* Brings a site's sums to the current epoch (with age_when_judged, its
  * curves' buckets age as they are judged instead: bucket_catch_up). */
 static void catch_up(const struct hp_survival *s, struct hp_survival_site *x)
@@ -164,13 +174,8 @@ static void catch_up(const struct hp_survival *s, struct hp_survival_site *x)
 	if (!s->age_when_judged) {
 		struct hp_survival_ages *tables[2] = { &x->ages, &x->spans };
 		for (int t = 0; t < 2; t++)
-			for (int i = 0; i < HP_SURV_AGES; i++) {
-				tables[t]->alive[i] *= (float)k;
-				tables[t]->all[i] *= (float)k;
-				tables[t]->age_bytes[i] *= (float)k;
-				tables[t]->age2_bytes[i] *= (float)k;
-				tables[t]->n[i] *= (float)k;
-			}
+			for (unsigned i = 0; i < HP_SURV_AGES; i++)
+				scale_bucket(tables[t], i, (float)k);
 	}
 	x->epoch = s->epoch;
 }
@@ -188,12 +193,7 @@ static void bucket_catch_up(const struct hp_survival *s, struct hp_survival_ages
 {
 	if (!s->age_when_judged || a->epoch[b] == s->epoch)
 		return;
-	float k = (float)s->keep;
-	a->alive[b] *= k;
-	a->all[b] *= k;
-	a->age_bytes[b] *= k;
-	a->age2_bytes[b] *= k;
-	a->n[b] *= k;
+	scale_bucket(a, b, (float)s->keep);
 	a->epoch[b] = s->epoch;
 }
 
