@@ -57,6 +57,18 @@ static uint32_t found_by(void)
 	return (uint32_t)atomic_load(&prof.gc_events);
 }
 
+/* Whether a sample the latest marking covers, still referenced at a sweep
+ * that began at pause count `seen` and found cleared at `found`, was alive
+ * when that marking began (hp_survival_alive_at_start, with its window). */
+static bool alive_at_last_start(uint32_t seen, uint32_t found)
+{
+	uint32_t cover, from = 0, before = 0;
+	if (!hp_marks_horizon(&prof.marks, &cover))
+		return false;
+	hp_marks_young_window(&prof.marks, cover, &from, &before);
+	return hp_survival_alive_at_start(seen, found, from, before);
+}
+
 /* A sample's age on the allocation clock when the latest marking began. */
 static double age_at_last_start(const struct hp_live_entry *e)
 {
@@ -94,6 +106,40 @@ static void judge_span(const struct hp_live_entry *e, double b, uint64_t m, bool
 		hp_survival_judge_span(&prof.surv, e->site, b, span, alive);
 }
 
+/* A sweep at each pause while a marking asked for runs on a helper thread
+ * (hp_marks_request's watch; the asker holds the dump lock): it records
+ * which samples were still referenced when (sweep_begin's pause counts),
+ * so that one found dead after the request is judged alive at the start
+ * if it was still referenced after Remark, or cleared inside the young
+ * window (hp_survival_alive_at_start). It judges nothing itself: the
+ * marking under way is counted only once the request returns, with its
+ * exact cover; the markings counted before it stand (asking_m), and
+ * samples found dead meanwhile that no judgment holds are pending. */
+static bool asking;
+static uint64_t asking_m;
+static uint32_t asking_pauses;
+
+static void sweep_alive(struct hp_live_entry *e, void *ctx);
+
+void sweep_ask_begin(void)
+{
+	asking_m = markings_counted();
+	asking_pauses = (uint32_t)atomic_load(&prof.gc_events);
+}
+
+void sweep_while_asking(void *ctx)
+{
+	JNIEnv *jni = ctx;
+	uint32_t now = (uint32_t)atomic_load(&prof.gc_events);
+	if (!prof.o.live || !prof.sites.slots || now == asking_pauses)
+		return;
+	asking_pauses = now;
+	asking = true;
+	sweep_begin();
+	hp_live_sweep(&prof.live, jni, sweep_alive, hist_dead, NULL);
+	asking = false;
+}
+
 /* A sample's judgment by the markings, for the survival estimates: the
  * first time a marking covers it (alive) or it is found dead before or at
  * that, and each later marking that finds it still alive or dead. */
@@ -102,15 +148,31 @@ static void judge(struct hp_live_entry *e, bool alive)
 	if (!prof.have_surv)
 		return;
 	double var, b = entry_bytes(e, &var);
-	uint64_t m = markings_counted();
-	bool covered = hp_marks_age(&prof.marks, e->pause_at_alloc) > 0;
+	uint64_t m = asking ? asking_m : markings_counted();
+	/* While a marking asked for runs, nothing counts as covered: the
+	 * samples found dead are pending, judged when it is counted. */
+	bool covered = !asking && hp_marks_age(&prof.marks, e->pause_at_alloc) > 0;
 	if (!alive) {
+		uint32_t seen = sweep_prev > e->pause_at_alloc ? sweep_prev : e->pause_at_alloc, found = found_by();
+		if (e->judged == 0 && covered && alive_at_last_start(seen, found)) {
+			/* First found gone after the marking that covers it
+			 * ended, or cleared by a young pause inside it: alive
+			 * when it began. Its first judgment is alive, then it
+			 * is a verified sample gone since (judged at the next
+			 * marking). Judged dead at its start, the young that
+			 * died in the pauses between G1's Remark and the sweep
+			 * that first counted the marking read G1's curve at
+			 * young ages at half the truth. */
+			hp_survival_judge_age(&prof.surv, e->site, b, age_at_last_start(e), true);
+			hp_survival_judge(&prof.surv, e->site, b, true, true);
+			e->judged = (uint32_t)m;
+			hp_survival_cleared(&prof.surv, e->site, b, seen, found);
+			return;
+		}
 		hp_survival_judge(&prof.surv, e->site, b, e->judged == 0, false);
 		judge_span(e, b, m, false);
 		if (e->judged == 0 && !covered)
-			hp_survival_pend(&prof.surv, e->site, e->pause_at_alloc,
-					 sweep_prev > e->pause_at_alloc ? sweep_prev : e->pause_at_alloc, found_by(),
-					 e->time_ns, b);
+			hp_survival_pend(&prof.surv, e->site, e->pause_at_alloc, seen, found, e->time_ns, b);
 		else if (e->judged == 0)
 			hp_survival_judge_age(&prof.surv, e->site, b, age_at_last_start(e), false);
 		else if (e->judged == (uint32_t)m)

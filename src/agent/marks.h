@@ -157,11 +157,15 @@ struct hp_marks {
 	bool g1_mode;
 	bool g1_have_rel;                       /* a cleared canary's release not yet applied */
 	uint32_t g1_rel;                        /* ... the newest */
-	/* An own cycle whose start the canaries pinned to one pause (the
-	 * newest cleared release the pause before the oldest uncleared one):
-	 * its cover, exact as a requested cycle's, and the pause count when it
-	 * ended (hp_marks_young_window). 0: none. */
-	uint32_t g1_exact_cover, g1_exact_done;
+	/* An own cycle whose start the canaries bound from above: the oldest
+	 * canary released after the newest cleared one and still set was
+	 * released after the cycle began (a marking clears only what it
+	 * covers), so the concurrent start pause is at most that release's
+	 * pause count, g1_win_from. Its cover (the newest cleared release, a
+	 * lower bound), g1_win_from, and the pause count when it ended
+	 * (hp_marks_young_window). Pinned to one pause (exact, as a requested
+	 * cycle's) when g1_win_from = g1_win_cover + 1. 0: none. */
+	uint32_t g1_win_cover, g1_win_from, g1_win_done;
 	uint64_t g1_looked_n;                   /* seen entries looked at */
 	jclass object_class;                    /* global reference to java.lang.Object (canaries) */
 	/* End of each pause (CLOCK_MONOTONIC ns) by pause count mod the ring:
@@ -233,13 +237,33 @@ void hp_marks_observe_marked(struct hp_marks *m, uint64_t marked, uint32_t pause
  * Remark; false elsewhere, with the empty window 0, 0. */
 bool hp_marks_young_window(const struct hp_marks *m, uint32_t cover, uint32_t *from, uint32_t *before);
 
+/* G1: an upper bound on the concurrent start pause of the cycle that ended
+ * at pause count `done`, whose newest cleared canary was released at
+ * `best` (its cover's lower bound): the oldest canary released after it
+ * and still set, or the pause before the cycle's Remark if earlier; 0 if
+ * neither is known. Equal to best + 1, the start is pinned. (Used by the
+ * canary look; tests.) */
+uint32_t hp_marks_g1_start_bound(const struct hp_marks *m, uint32_t best, uint32_t done);
+
 /* Asks for a marking (hp_request_marking) if samples exist that no marking
  * has seen, and records its cover; flags as hp_request_marking's (HP_MARK_*).
  * `pauses` is the profiler's live pause
  * counter. Blocks for the marking. Returns 0 if one completed, 1 if none was
  * needed, else a negative errno; m->last_request says what happened. Call
  * with the dump lock held, from a JVM thread, never after VMDeath. */
-int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags, const _Atomic uint64_t *pauses);
+/* `watch` (NULL: none; used on G1 only): the request runs on a helper
+ * thread attached to `vm` while the caller calls tick(ctx) every ~2 ms
+ * until it returns, so the caller can look at the samples during the
+ * marking (a sample still referenced after its Remark was alive at its
+ * start: marks.c). Where the helper cannot be started or attached, the
+ * request runs on the calling thread. */
+struct hp_marks_watch {
+	JavaVM *vm;
+	void (*tick)(void *ctx);
+	void *ctx;
+};
+int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags, const _Atomic uint64_t *pauses,
+		     const struct hp_marks_watch *watch);
 
 /* For periodic profiles: false (and m->last_request says why) if asking
  * now would spend more than m->budget of the wall clock in requested

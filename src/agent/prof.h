@@ -268,6 +268,8 @@ struct clock_now clock_now(void);
 double clock_at(int64_t real_ns, void *ctx);
 void settle_pending(void);
 void sweep_begin(void);
+void sweep_ask_begin(void);
+void sweep_while_asking(void *jni);
 void survival_catch_up(void);
 void hist_dead(struct hp_live_entry *e, void *ctx);
 void markings_tick(JNIEnv *jni);

@@ -84,7 +84,10 @@ static void mark_before_profile(JNIEnv *jni, bool periodic, bool at_exit)
 		return;
 	markings_tick(jni);     /* a cycle of the collector's own that ended first is counted as its own */
 	uint64_t before = markings_counted();
-	int rc = hp_marks_request(&prof.marks, prof.probe, flags, &prof.gc_events);
+	/* On G1, sweeps while the marking runs (judge.c, sweep_while_asking). */
+	struct hp_marks_watch watch = { prof.vm, sweep_while_asking, jni };
+	sweep_ask_begin();
+	int rc = hp_marks_request(&prof.marks, prof.probe, flags, &prof.gc_events, &watch);
 	/* G1, for an asked-for profile: a second cycle. The first one's
 	 * concurrent-start pause copies young objects that dead old ones
 	 * still point to (their cards are roots to a young collection) into
@@ -100,7 +103,7 @@ static void mark_before_profile(JNIEnv *jni, bool periodic, bool at_exit)
 	if (g1) {
 		char first[sizeof(prof.marks.last_request)];
 		snprintf(first, sizeof(first), "%s", prof.marks.last_request);
-		rc = hp_marks_request(&prof.marks, prof.probe, flags, &prof.gc_events);
+		rc = hp_marks_request(&prof.marks, prof.probe, flags, &prof.gc_events, &watch);
 		if (rc == 0)
 			snprintf(prof.marks.last_request, sizeof(prof.marks.last_request), "%.90s, then another (%s)", first,
 				 "G1: the first keeps young objects dead old ones point to");

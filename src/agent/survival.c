@@ -359,7 +359,8 @@ void hp_survival_settle_cleared(struct hp_survival *s, double span, uint32_t ali
 	for (uint32_t k = 0; s->sites && k < s->ngone; k++) {
 		const struct hp_survival_gone *g = &s->gone[k];
 		if (g->site < s->cap)
-			judge_in(s, g->site, g->bytes, 1, span, g->seen >= alive_from && g->found < alive_before, true);
+			judge_in(s, g->site, g->bytes, 1, span,
+				 hp_survival_alive_at_start(g->seen, g->found, alive_from, alive_before), true);
 	}
 	s->ngone = 0;
 }
@@ -399,7 +400,7 @@ void hp_survival_settle(struct hp_survival *s, uint32_t cover, uint32_t alive_fr
 		struct hp_survival_pending p = s->pending[(s->pending_head + i) % s->pending_cap];
 		if (p.pause <= cover)
 			hp_survival_judge_age(s, p.site, p.bytes, start - born(p.born_ns, ctx),
-					      p.seen >= alive_from && p.found < alive_before);
+					      hp_survival_alive_at_start(p.seen, p.found, alive_from, alive_before));
 		else
 			s->pending[(s->pending_head + kept++) % s->pending_cap] = p;
 	}

@@ -120,12 +120,27 @@ void hp_survival_pend(struct hp_survival *s, uint32_t site, uint32_t pause, uint
 void hp_survival_each_pending(const struct hp_survival *s, void (*fn)(uint32_t site, int64_t born_ns, double bytes,
 								    void *ctx), void *ctx);
 
+/* Whether a sample a marking covers, still referenced at a sweep that
+ * began at pause count `seen` and found cleared by one that began at
+ * `found`, was alive when that marking began: cleared inside its young
+ * window [alive_from, alive_before), or still referenced after its end
+ * (alive_before: the pause count after the pause that clears what the
+ * marking found dead, G1's Remark; so a young pause cleared it later).
+ * Never where alive_before is 0 (not known). */
+static inline bool hp_survival_alive_at_start(uint32_t seen, uint32_t found, uint32_t alive_from,
+					      uint32_t alive_before)
+{
+	return alive_before && (seen >= alive_before || (seen >= alive_from && found < alive_before));
+}
+
 /* A marking that covers samples allocated at or before pause `cover`
  * began at `start` (allocation clock); `born` converts a pending sample's
  * CLOCK_REALTIME birth to that clock: the pending samples it covers are
  * judged at their age then, dead, except those still referenced at a
  * sweep that began at pause count `alive_from` or later and found cleared
- * by one that began before `alive_before`: alive then. That window is
+ * by one that began before `alive_before`, or still referenced at one
+ * that began at `alive_before` or later: alive then (as
+ * hp_survival_alive_at_start). That window is
  * where only young collections clear references, after the marking's
  * first pause cleared the young dead and before its end clears the old
  * (G1: the concurrent start pause, then Remark); empty when alive_before

@@ -300,8 +300,9 @@ Test(marks, g1_pinned_own_cycle_has_a_young_window)
 {
 	fresh(0, 0);
 	m.g1_mode = true;
-	m.g1_exact_cover = 20;
-	m.g1_exact_done = 26;
+	m.g1_win_cover = 20;
+	m.g1_win_from = 21;
+	m.g1_win_done = 26;
 	uint32_t from, before;
 	cr_expect_not(hp_marks_young_window(&m, 20, &from, &before), "no Remark seen yet");
 	hp_marks_observe_marked(&m, 3, 24);     /* a Remark at pause 25 */
@@ -309,6 +310,61 @@ Test(marks, g1_pinned_own_cycle_has_a_young_window)
 	cr_expect_eq(from, 21);
 	cr_expect_eq(before, 25);
 	cr_expect_not(hp_marks_young_window(&m, 19, &from, &before), "a lower-bound cover: no window");
+	cr_expect(from == before && before == 25, "but its Remark still ends it: %u, %u", from, before);
 	hp_marks_observe_marked(&m, 4, 30);     /* a Remark at 31: after that cycle ended */
 	cr_expect_not(hp_marks_young_window(&m, 20, &from, &before), "the next cycle's Remark");
+	cr_expect(from == 31 && before == 31, "no window, but still referenced after a later Remark is alive: %u, %u",
+		  from, before);
+}
+
+/* The bound on an own G1 cycle's start: the oldest canary released after
+ * the newest cleared one (best 20; kept ones released at 23 and 25: 23),
+ * or the pause before Remark if that is earlier; Remark alone pins a cycle
+ * with no canary kept after `best`. No JNI here: only the canaries'
+ * release counts are read. */
+Test(marks, g1_start_bound_from_kept_canaries_and_remark)
+{
+	fresh(0, 0);
+	m.g1_mode = true;
+	m.g1_old[0].pause = 18;                 /* older than best: not a bound */
+	m.g1_old[1].pause = 23;
+	m.g1_old[2].pause = 25;
+	m.g1_nold = 3;
+	cr_expect_eq(hp_marks_g1_start_bound(&m, 20, 28), 23u, "no Remark seen: the kept canary");
+	hp_marks_observe_marked(&m, 3, 25);     /* a Remark at pause 26: the start is at most 25 */
+	cr_expect_eq(hp_marks_g1_start_bound(&m, 20, 28), 23u, "the canary is the tighter bound");
+	hp_marks_observe_marked(&m, 4, 21);     /* a Remark at pause 22 (a later cycle's counts in a test) */
+	cr_expect_eq(hp_marks_g1_start_bound(&m, 20, 28), 21u, "Remark at 22 pins the start at 21");
+	m.g1_nold = 0;
+	cr_expect_eq(hp_marks_g1_start_bound(&m, 20, 28), 21u, "with no canary kept after it");
+	cr_expect_eq(hp_marks_g1_start_bound(&m, 20, 21), 0u, "a Remark after the cycle ended is not its");
+	cr_expect_eq(hp_marks_g1_start_bound(&m, 21, 28), 0u, "a Remark right after best: nothing between");
+}
+
+/* An own G1 cycle the canaries bound but did not pin: the newest cleared
+ * canary released at pause 20, the oldest kept one at 23, so the
+ * concurrent start pause is 21, 22 or 23. The window opens at 23 (a sample
+ * still referenced then was alive at the start, whichever it was), not at
+ * 21 (young pauses before the start clear the young dead). Without it, G1
+ * under load in `heapprobe top` (own cycles only, most not pinned) read
+ * its cache 20-45% low: the young that died during the cycle were judged
+ * dead at its start. */
+Test(marks, g1_bounded_own_cycle_has_a_window_from_its_upper_bound)
+{
+	fresh(0, 0);
+	m.g1_mode = true;
+	m.g1_win_cover = 20;
+	m.g1_win_from = 23;
+	m.g1_win_done = 28;
+	uint32_t from, before;
+	hp_marks_observe_marked(&m, 3, 25);     /* a Remark at pause 26 */
+	cr_assert(hp_marks_young_window(&m, 20, &from, &before));
+	cr_expect_eq(from, 23);
+	cr_expect_eq(before, 26);
+	m.g1_win_from = 26;                     /* bound at the Remark itself: nothing inside */
+	cr_expect_not(hp_marks_young_window(&m, 20, &from, &before));
+	cr_expect(from == 26 && before == 26, "%u, %u", from, before);
+	m.g1_mode = false;                      /* not G1: nothing known */
+	cr_expect_not(hp_marks_young_window(&m, 20, &from, &before));
+	cr_expect(from == 0 && before == 0, "%u, %u", from, before);
 }

@@ -522,6 +522,31 @@ Test(survival, settle_judges_alive_what_young_pauses_cleared_during_the_marking)
 	hp_survival_free(&s);
 }
 
+/* A covered sample still referenced after the marking's end (G1's Remark,
+ * 25), found cleared later by a young pause, was alive when the marking
+ * began, with or without a known window; one found only after Remark but
+ * last seen before it may have been cleared by Remark: dead. Judged dead,
+ * the young that died between Remark and the sweep that first counted the
+ * marking read G1's curve at young ages at half the truth under load. */
+Test(survival, settle_judges_alive_what_was_still_referenced_after_the_marking_ended)
+{
+	cr_expect(hp_survival_alive_at_start(25, 27, 25, 25), "seen at the Remark's count, no window");
+	cr_expect(hp_survival_alive_at_start(26, 27, 21, 25), "seen after it, with a window");
+	cr_expect(hp_survival_alive_at_start(22, 24, 21, 25), "cleared inside the window");
+	cr_expect_not(hp_survival_alive_at_start(24, 26, 21, 25), "seen before Remark, found after: maybe Remark's");
+	cr_expect_not(hp_survival_alive_at_start(24, 26, 25, 25));
+	cr_expect_not(hp_survival_alive_at_start(30, 31, 0, 0), "no Remark known: never");
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 2), 0);
+	hp_survival_pend(&s, 0, 18, 25, 27, 1000000000, 1);    /* referenced after Remark: alive */
+	hp_survival_pend(&s, 0, 18, 24, 26, 1000000000, 1);    /* seen before Remark, found after: dead */
+	hp_survival_settle(&s, 20, 25, 25, 1500, born_in_ms, NULL);
+	unsigned b = hp_survival_age_bucket(500);
+	cr_expect(fabs(s.sites[0].ages.all[b] - 2) < 1e-6 && fabs(s.sites[0].ages.alive[b] - 1) < 1e-6,
+		  "1 alive of 2 at age 500: %g of %g", s.sites[0].ages.alive[b], s.sites[0].ages.all[b]);
+	hp_survival_free(&s);
+}
+
 /* A site with thousands of judgments of its own follows them where it has
  * few (young buckets of 14-22 judgments): G1 on 25 under load, replayed
  * with its counts. Shrunk toward the pooled share at full weight (the
