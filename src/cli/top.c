@@ -190,8 +190,10 @@ int hp_top_run(struct hp_session *s, const char *extra, volatile sig_atomic_t *s
 		free(answer);
 		last_gc = gc;
 		/* Until the next collection (jvmstat's counters, polled), at
-		 * most 10 s; every 2 s without perfdata. A key or a signal
-		 * ends the wait. */
+		 * most 10 s; every 2 s without collector counters (no
+		 * perfdata, or none for this collector: ZGC on JDK 11, where
+		 * the screen said "every 2 s" and came every 10). A key or a
+		 * signal ends the wait. */
 		bool quit = false;
 		for (int waited = 0; !*stop && !quit; waited += 200) {
 			struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
@@ -207,7 +209,7 @@ int hp_top_run(struct hp_session *s, const char *extra, volatile sig_atomic_t *s
 				snprintf(err, sizeof(err), "JVM %d ended", (int)s->t.pid);
 			}
 			long long g = s->js.map ? hp_jvmstat_collections(&s->js) : -1;
-			if ((g >= 0 && g != last_gc) || waited >= (s->js.map ? 10000 : 2000))
+			if ((g >= 0 && g != last_gc) || waited >= (last_gc >= 0 ? 10000 : 2000))
 				break;
 		}
 		if (quit)
