@@ -531,10 +531,11 @@ static int64_t pause_end_at(const struct hp_marks *m, uint32_t p, uint32_t now)
 
 uint32_t hp_marks_g1_start_bound(const struct hp_marks *m, uint32_t best, uint32_t done)
 {
-	/* The oldest canary released after `best` and still set. */
+	/* The oldest canary released after `best`, by the cycle's end, and
+	 * still set. */
 	uint32_t upper = 0;
 	for (unsigned i = 0; i < m->g1_nold; i++)
-		if (m->g1_old[i].pause > best && (!upper || m->g1_old[i].pause < upper))
+		if (m->g1_old[i].pause > best && m->g1_old[i].pause <= done && (!upper || m->g1_old[i].pause < upper))
 			upper = m->g1_old[i].pause;
 	/* And the concurrent start came before Remark: at most the pause
 	 * before it. Where no young pause fell inside the cycle (most cycles
@@ -592,7 +593,7 @@ static void g1_canaries(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t 
 			 * exact (raised above, or already there: the previous
 			 * marking ended at that pause). */
 			uint32_t upper = hp_marks_g1_start_bound(m, best, done);
-			if (upper && upper <= done) {
+			if (upper) {
 				m->g1_win_cover = best;
 				m->g1_win_from = upper;
 				m->g1_win_done = done;

@@ -232,36 +232,43 @@ bool hp_marks_horizon(const struct hp_marks *m, uint32_t *cover);
 void hp_marks_observe_marked(struct hp_marks *m, uint64_t marked, uint32_t pauses_before);
 /* The pause counts between which a sample the latest marking covers, still
  * referenced after its first pause and cleared before its end, was alive
- * when it began (hp_survival_settle): G1, for a cycle we requested (whose
- * cover is exact), after the concurrent start pause (cover + 1) and before
- * Remark; false elsewhere, with the empty window 0, 0. */
+ * when it began (hp_survival_alive_at_start): G1, for a cycle we requested
+ * (whose cover is exact), from the concurrent start pause (cover + 1), or
+ * an own cycle the canaries bound, from that bound (g1_win_from), to
+ * Remark; true then. Otherwise false with an empty window: `before` the
+ * Remark wherever one came after the cover (a sample still referenced
+ * after it was alive at the start), `from` equal to it; 0, 0 outside G1
+ * or with no such Remark. */
 bool hp_marks_young_window(const struct hp_marks *m, uint32_t cover, uint32_t *from, uint32_t *before);
 
 /* G1: an upper bound on the concurrent start pause of the cycle that ended
  * at pause count `done`, whose newest cleared canary was released at
  * `best` (its cover's lower bound): the oldest canary released after it
  * and still set, or the pause before the cycle's Remark if earlier; 0 if
- * neither is known. Equal to best + 1, the start is pinned. (Used by the
- * canary look; tests.) */
+ * neither is known by `done`. Equal to best + 1, the start is pinned.
+ * (Used by the canary look; tests.) */
 uint32_t hp_marks_g1_start_bound(const struct hp_marks *m, uint32_t best, uint32_t done);
+
+/* What the requester does while a marking it asked for runs (G1 only;
+ * hp_marks_request): tick(ctx) every ~2 ms, the call itself made on a
+ * helper thread attached to `vm`. */
+struct hp_marks_watch {
+	JavaVM *vm;
+	void (*tick)(void *ctx);
+	void *ctx;
+};
 
 /* Asks for a marking (hp_request_marking) if samples exist that no marking
  * has seen, and records its cover; flags as hp_request_marking's (HP_MARK_*).
  * `pauses` is the profiler's live pause
  * counter. Blocks for the marking. Returns 0 if one completed, 1 if none was
  * needed, else a negative errno; m->last_request says what happened. Call
- * with the dump lock held, from a JVM thread, never after VMDeath. */
-/* `watch` (NULL: none; used on G1 only): the request runs on a helper
- * thread attached to `vm` while the caller calls tick(ctx) every ~2 ms
- * until it returns, so the caller can look at the samples during the
- * marking (a sample still referenced after its Remark was alive at its
- * start: marks.c). Where the helper cannot be started or attached, the
- * request runs on the calling thread. */
-struct hp_marks_watch {
-	JavaVM *vm;
-	void (*tick)(void *ctx);
-	void *ctx;
-};
+ * with the dump lock held, from a JVM thread, never after VMDeath.
+ * With `watch` (NULL: none) on G1, the caller ticks until the request
+ * returns, so it can look at the samples during the marking (a sample
+ * still referenced after its Remark was alive at its start: marks.c);
+ * where the helper cannot be started or attached, the request runs on the
+ * calling thread. */
 int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags, const _Atomic uint64_t *pauses,
 		     const struct hp_marks_watch *watch);
 
