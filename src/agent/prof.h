@@ -256,6 +256,7 @@ bool overtaken(uint64_t redef_before, const uint64_t *key, const uintptr_t *aux,
 	       const jvmtiFrameInfo *asked, jint nasked);
 void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
 			      jlong size);
+void JNICALL on_gc_start(jvmtiEnv *jvmti);
 void JNICALL on_gc_finish(jvmtiEnv *jvmti);
 
 /* walker.c */

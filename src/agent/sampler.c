@@ -534,6 +534,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	jvmtiEventCallbacks cb;
 	memset(&cb, 0, sizeof(cb));
 	cb.SampledObjectAlloc = on_sampled_alloc;
+	cb.GarbageCollectionStart = on_gc_start;
 	cb.GarbageCollectionFinish = on_gc_finish;
 	cb.VMInit = on_vm_init;
 	cb.VMDeath = on_vm_death;
@@ -551,6 +552,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	hp_marking_locate(probe);
 	hp_marks_reset(&prof.marks, probe, pauses_now());
 	prof.marks.budget = o->mark_budget;
+	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_START, NULL);
 	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL);
 	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);
 	if (live_phase) {
@@ -588,6 +590,7 @@ int hp_profiler_stop(JNIEnv *jni, const struct hp_agent_options *dest, bool disc
 	int rc = discard ? 0 : dump(jni, "profile at stop", true, false, true, &req);
 	stop_upload();
 	remove_exit_hook(jni);
+	(*j)->SetEventNotificationMode(j, JVMTI_DISABLE, JVMTI_EVENT_GARBAGE_COLLECTION_START, NULL);
 	(*j)->SetEventNotificationMode(j, JVMTI_DISABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL);
 	pthread_mutex_lock(&prof.dump_lock);
 	hp_marks_canary_free(&prof.marks, jni);

@@ -331,6 +331,29 @@ Test(survival, the_allocation_clock_interpolates_its_checkpoints)
 		       (1000 + 2.0 * (3 * HP_CLOCK_POINTS - 10))) < 1e-6);
 }
 
+/* Checkpoints at both ends of a pause (sample.c, on_gc_start): the program
+ * allocates 1 sample a ns from 0 to 600, is stopped 600-1000, allocates
+ * again from 1000. A sample allocated at 300 is sample 300; with only the
+ * pause's end as a checkpoint the clock spread the 600 samples over 1000
+ * ns and read 180: 120 samples, a pause's worth at the rate, too early,
+ * so its age at a marking that began at 1000 came out 420 for 300. */
+Test(survival, clock_is_flat_over_a_pause_with_a_checkpoint_at_its_start)
+{
+	static struct hp_alloc_clock c;
+	hp_alloc_clock_reset(&c);
+	hp_alloc_clock_tick(&c, 1, 0);
+	hp_alloc_clock_tick(&c, 600, 599);              /* the pause begins */
+	hp_alloc_clock_tick(&c, 1000, 599);             /* ... and ends */
+	cr_expect(fabs(hp_alloc_clock_at(&c, 300, 1200, 799) - 299) < 1e-9);
+	cr_expect(fabs(hp_alloc_clock_at(&c, 800, 1200, 799) - 599) < 1e-9);
+	cr_expect(fabs(hp_alloc_clock_at(&c, 1100, 1200, 799) - 699) < 1e-9);
+	static struct hp_alloc_clock end_only;
+	hp_alloc_clock_reset(&end_only);
+	hp_alloc_clock_tick(&end_only, 1, 0);
+	hp_alloc_clock_tick(&end_only, 1000, 599);
+	cr_expect(hp_alloc_clock_at(&end_only, 300, 1200, 799) < 200);   /* the error the start checkpoint removes */
+}
+
 /* The verified samples' survival by span: markings at irregular gaps (G1's
  * own cycles between requests, 0.2 to 4 units apart), lifetimes
  * exponential at rate 4. One "next" share over all gaps, applied with the
