@@ -20,6 +20,7 @@ public class HeldSet {
     static long arrayBytes(long len) { return (16 + len + 7) & ~7L; }
     static byte[] cacheEntry(int len) { return new byte[len]; }
     static byte[] garbage(int len) { return new byte[len]; }
+    static double pSampled(byte[] x, double r) { return -Math.expm1(-arrayBytes(x.length) / r); }
 
     public static void main(String[] a) {
         int n = Integer.parseInt(a[0]);
@@ -32,7 +33,7 @@ public class HeldSet {
         for (int i = 0; i < n; i++) {
             cache[i] = cacheEntry(64 + rnd.nextInt(1920));
             held += arrayBytes(cache[i].length);
-            expected += -Math.expm1(-arrayBytes(cache[i].length) / r);
+            expected += pSampled(cache[i], r);
         }
         entries = held;
         for (long k = 0; k < rounds; k++) {
@@ -41,11 +42,11 @@ public class HeldSet {
             cache[i] = cacheEntry(64 + rnd.nextInt(1920));
             held += arrayBytes(cache[i].length);
             entries += arrayBytes(cache[i].length);
-            expected += -Math.expm1(-arrayBytes(cache[i].length) / r);
+            expected += pSampled(cache[i], r);
             for (int g = 0; g < 4; g++) {
                 byte[] x = garbage(64 + rnd.nextInt(4096));
                 junk += arrayBytes(x.length);
-                expected += -Math.expm1(-arrayBytes(x.length) / r);
+                expected += pSampled(x, r);
                 escape = x;
             }
         }

@@ -2,12 +2,19 @@
 """bench/sampler/run.sh's rows and table (see run.sh)."""
 import csv
 import datetime
+import importlib.util
 import math
+import os
 import re
 import statistics
 import sys
 
-UNITS = {'B': 1, 'KiB': 1024, 'MiB': 1 << 20, 'GiB': 1 << 30}
+# bench/load/report.py's size ("193.1 MiB" -> bytes), loaded by path: this file has the same name.
+_spec = importlib.util.spec_from_file_location(
+    'load_report', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'load', 'report.py'))
+_load_report = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_load_report)
+size = _load_report.size
 
 
 def ivbytes(s):
@@ -23,9 +30,9 @@ def row(d, jdk, iv, rep):
     lines = open(d + '/p.txt').read().split('\n')
     view = 0.0
     for i, l in enumerate(lines[:-1]):
-        s = re.match(r'\s+\d+\.\s+([\d.]+) (\w+)\s', l)
+        s = re.match(r'\s+\d+\.\s+([\d.]+ \w+)\s', l)
         if s and 'HeldSet.cacheEntry' in lines[i + 1]:
-            view += float(s.group(1)) * UNITS[s.group(2)]
+            view += size(s.group(1))
     n = re.search(r'profile at exit: (\d+) samples at interval', '\n'.join(lines))
     if not n:
         sys.exit('sampler bench: no sample count in %s/p.txt' % d)

@@ -5,9 +5,10 @@
 # garbage per replacement), single-threaded, and holds the set; heapprobe's
 # exit profile (after its marking) gives the held set's live bytes and the
 # samples taken. Compared: the live bytes with the held bytes, and the
-# samples with the bytes allocated / interval (their expectation for
-# objects far smaller than the interval). A sampler that takes samples at
-# the rate it was asked shows ~0% on both, within sqrt(interval / bytes).
+# samples with their expectation, the sum of 1 - e^{-size/interval} over
+# the objects allocated (HeldSet counts it). A sampler that takes samples
+# at the rate it was asked shows ~0% on both, within sqrt(interval / held)
+# and 1 / sqrt(samples).
 #
 #   bash bench/sampler/run.sh            # ~4 min on 2 cores
 #

@@ -386,29 +386,33 @@ void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
 	atomic_fetch_sub(in, 1);
 }
 
-/* GC callback rules: no JNI, no allocation, no blocking lock: plain
- * stores here. A checkpoint of the allocation clock where the pause
- * begins as well as where it ends: nothing is allocated in between, and
- * interpolated over a pause the clock put every sample allocated since
- * the last checkpoint early, by up to the samples a pause's length is
- * worth (G1 on JDK 11 under load at 64k: pauses of 20-40 ms, 7 a
- * second, ~150k samples a second), so ages at judgment came out old,
- * the survival curve high at young ages and the view high
- * (docs/load-clock.md). */
-void JNICALL on_gc_start(jvmtiEnv *jvmti)
+/* GC callback rules: no JNI, no allocation, no blocking lock; sem_post is
+ * none of those (and async-signal-safe).
+ *
+ * A checkpoint of the allocation clock at both ends of each pause: nothing
+ * is allocated in between. With the end alone, interpolated over a pause
+ * the clock put every sample allocated since the last checkpoint early,
+ * by up to the samples a pause's length is worth (G1 on JDK 11 under load
+ * at 64k: pauses of 20-40 ms, 7 a second, ~150k samples a second), so ages
+ * at judgment came out old, the survival curve high at young ages and the
+ * view high (docs/load-clock.md). Plain stores. */
+static void clock_checkpoint(void)
 {
 	hp_alloc_clock_tick(&prof.clock, hp_real_ns(),
 			    (uint64_t)hp_striped_sum(&prof.samples, memory_order_relaxed));
 }
 
-/* sem_post is none of those (and async-signal-safe). */
+void JNICALL on_gc_start(jvmtiEnv *jvmti)
+{
+	clock_checkpoint();
+}
+
 void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 {
 	/* The world is stopped: no sample is allocated between the two. */
 	uint64_t before = atomic_load_explicit(&prof.gc_events, memory_order_relaxed);
 	hp_marks_on_gc(&prof.marks, prof.probe, (uint32_t)before);
-	hp_alloc_clock_tick(&prof.clock, hp_real_ns(),
-			    (uint64_t)hp_striped_sum(&prof.samples, memory_order_relaxed));
+	clock_checkpoint();
 	atomic_fetch_add_explicit(&prof.gc_events, 1, memory_order_release);
 	atomic_store_explicit(&prof.gc_pending, 1, memory_order_release);
 	sem_post(&prof.wake);

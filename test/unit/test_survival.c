@@ -331,12 +331,13 @@ Test(survival, the_allocation_clock_interpolates_its_checkpoints)
 		       (1000 + 2.0 * (3 * HP_CLOCK_POINTS - 10))) < 1e-6);
 }
 
-/* Checkpoints at both ends of a pause (sample.c, on_gc_start): the program
- * allocates 1 sample a ns from 0 to 600, is stopped 600-1000, allocates
- * again from 1000. A sample allocated at 300 is sample 300; with only the
- * pause's end as a checkpoint the clock spread the 600 samples over 1000
- * ns and read 180: 120 samples, a pause's worth at the rate, too early,
- * so its age at a marking that began at 1000 came out 420 for 300. */
+/* Checkpoints at both ends of a pause (sample.c, clock_checkpoint): the
+ * program takes 1 sample a ns from 1 (sample 0) to 600, is stopped
+ * 600-1000, takes samples again from 1000. A sample allocated at 300 is
+ * sample 299; with only the pause's end as a checkpoint the clock spread
+ * the 599 samples over 999 ns and read ~179: 120 samples, a pause's worth
+ * at the rate, too early, so its age at a marking that began at 1000 came
+ * out ~420 for 300. */
 Test(survival, clock_is_flat_over_a_pause_with_a_checkpoint_at_its_start)
 {
 	static struct hp_alloc_clock c;
