@@ -90,7 +90,7 @@ if [ -n "${PEERS:-}" ]; then
 	"$JDK17/bin/javac" -nowarn -d "$RUN/classes" -cp "$JMC_CP" "$ROOT/bench/peers/JfrDump.java"
 fi
 RAW="$RUN/raw.csv"
-echo "config,jdk,lib,rep,profile,kind,view,truth,margin,interval" > "$RAW"
+echo "config,jdk,lib,rep,profile,kind,view,truth,margin,interval,rest" > "$RAW"
 # run_one NAME JDK FLAGS LIB DIR: one JVM
 run_one() {
 	local name=$1 jdk=$2 flags=$3 lib=$4 d=$5 java
