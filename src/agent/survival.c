@@ -83,6 +83,7 @@
  * lower bounds, ages come out young and the view low; docs/RESULTS.md, under load).
  */
 #include "agent/survival.h"
+#include "agent/youngfit.h"
 
 #include <errno.h>
 #include <math.h>
@@ -468,29 +469,6 @@ static void place_shares(const double *share, double *at, const double *sq, int 
 			at[i] = moved[i];
 }
 
-/* The line log S(a) = b0 + b1 a through the youngest buckets (up to 4) with a share in (0, 1), HP_SURV_SLOPE_MIN
- * judgments and one alive (one with none has the shrinkage's ~1e-5: fitted, a garbage site dead wherever judged,
- * generational ZGC judging nothing under ~3000 samples, took the hazard from birth below, 45-165 MiB alive where
- * KiB were), weighted by their inverse variance n s / (1 - s); false without two, or without a decline. */
-static bool fit_young(const double *share, const double *weight, const double *at, int nb, double *b0, double *b1)
-{
-	double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-	int used = 0;
-	for (int i = 0; i < nb && i < 4; i++) {
-		if (!(share[i] > 0 && share[i] < 1) || weight[i] < HP_SURV_SLOPE_MIN || share[i] * weight[i] < 1)
-			continue;
-		double w = weight[i] * share[i] / (1 - share[i]), x = at[i], y = log(share[i]);
-		sw += w, sx += w * x, sy += w * y, sxx += w * x * x, sxy += w * x * y;
-		used++;
-	}
-	double d = sw * sxx - sx * sx;
-	if (used < 2 || !(d > 0))
-		return false;
-	*b1 = (sw * sxy - sx * sy) / d;
-	*b0 = (sy - *b1 * sx) / sw;
-	return *b1 < 0;
-}
-
 /* The variance of log(share) for a share of `w` judgments, by the delta
  * method on the binomial, (1 - s) / (s w); a share at 0 or 1 counts as
  * half a judgment off it (no judgment says exactly 0 or 1). */
@@ -616,6 +594,9 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 			block_of[at_i] = i;
 			share[at_i++] = bs[i];
 		}
+	double mean[HP_SURV_AGES], var[HP_SURV_AGES];  /* the judged ages', before placing (youngfit.h) */
+	for (int i = 0; i < nb; i++)
+		mean[i] = at[i], var[i] = fmax(sq[i] - at[i] * at[i], 0);
 	place_shares(share, at, sq, nb);
 	if (u)
 		u->youngest = at[0];
@@ -641,12 +622,13 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 		/* Its uncertainty: that of the youngest block, carried back
 		 * as the hazard from birth is (the fit is capped there). */
 		unc_set(u, block_of, bw, bs, 0, birth_coef, -1, 0);
-		/* The youngest buckets' log-linear fit carried back (a slope
-		 * from one pair of buckets was noise multiplied by the
-		 * distance: a youngest share low by its sampling error read a
-		 * cache 0.42 alive at 30 ms where 0.93 were), its intercept
-		 * kept: garbage dead at birth mixed in gives a site less than 1
-		 * at age 0. Never above the constant hazard from birth to the
+		/* The youngest buckets' fit carried back (a slope from one
+		 * pair of buckets was noise multiplied by the distance: a
+		 * youngest share low by its sampling error read a cache 0.42
+		 * alive at 30 ms where 0.93 were): the exponential from birth
+		 * where it fits them, else a free line, its intercept kept
+		 * (garbage dead at birth mixed in gives a site less than 1 at
+		 * age 0; youngfit.h). Never above the constant hazard from birth to the
 		 * fit at the youngest bucket (a noisy next bucket made a fit
 		 * through two points that read a cache 60% high), nor below
 		 * the youngest share (the curve never rises with age). A site
@@ -655,7 +637,7 @@ static double curve(const struct hp_survival *s, uint32_t site, double age, bool
 		 * a cache 65% low); one that does not decline (garbage dead at
 		 * birth beside objects kept for ever) stays flat. */
 		double b0, b1;
-		if (fit_young(share, weight, at, nb, &b0, &b1)) {
+		if (hp_young_fit(share, weight, at, mean, var, nb, HP_SURV_SLOPE_MIN, &b0, &b1)) {
 			double at0 = exp(b0 + b1 * at[0]);
 			double cap = at0 > 0 && at0 < 1 ? pow(at0, age / at[0]) : 1;
 			return fmax(fmin(fmin(exp(b0 + b1 * age), cap), 1), share[0]);
