@@ -32,7 +32,7 @@ double hp_young_bucket_share(double h, double m, double v)
 {
 	if (!(v > 0) || !(m > 0))
 		return exp(-h * m);
-	return pow(1 + h * v / m, -m * m / v);
+	return exp(-m * m / v * log1p(h * v / m));     /* log1p: exact where v / m is tiny */
 }
 
 bool hp_young_fit(const double *share, const double *weight, const double *at, const double *mean,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "agent/survival.h"
+#include "agent/youngfit.h"
 
 static double uniform(void);
 
@@ -596,6 +597,22 @@ Test(survival, by_age_below_the_youngest_an_exponential_site_starts_at_one)
 			  0.6 * exp(-ages[k] / tau));
 	}
 	hp_survival_free(&s);
+}
+
+/* The share a bucket holds, the mean of e^{-h a} over its ages: the gamma
+ * moment match against the exact mean for ages spread evenly over one
+ * log2 bucket (8,000-16,000 at 1/3,500: 0.0454, where S at the mean age
+ * is 0.032), and e^{-h m} for ages all alike (no precision lost where
+ * the variance is tiny). */
+Test(survival, a_buckets_share_is_the_mean_of_s_over_its_ages)
+{
+	double h = 1 / 3500.0, lo = 8000, hi = 16000, m = (lo + hi) / 2, v = (hi - lo) * (hi - lo) / 12;
+	double exact = (exp(-h * lo) - exp(-h * hi)) / (h * (hi - lo));
+	double got = hp_young_bucket_share(h, m, v);
+	cr_expect(fabs(got / exact - 1) < 0.03, "bucket share %g, exact %g", got, exact);
+	cr_expect(fabs(hp_young_bucket_share(h, m, 1e-9) / exp(-h * m) - 1) < 1e-9, "no spread: %g vs %g",
+		  hp_young_bucket_share(h, m, 1e-9), exp(-h * m));
+	cr_expect(fabs(hp_young_bucket_share(h, m, 0) - exp(-h * m)) < 1e-15);
 }
 
 /* G1's young window: a sample the marking covers, still referenced after
