@@ -38,6 +38,13 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The median of v[0..n) (n > 0), v sorted in place. */
+static double median_sorted(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* The last truth line before `end`: cache bytes; and the time the workers
  * stopped (the "end" line), in epoch seconds. */
 static double read_truth(const char *path, double *end_s)
@@ -145,12 +152,10 @@ static void check_load_java(const char *java, const char *gc_flag, const char *g
 	 * bench/load (docs/load-whole-view.md), where generational ZGC's
 	 * garbage counted alive made it 45-130 MiB (33 MiB in this test's
 	 * configuration on the build before): 12 MiB on the median. */
-	qsort(outside, (size_t)np, sizeof(outside[0]), cmp_double);
-	double rest_med = np % 2 ? outside[np / 2] : (outside[np / 2 - 1] + outside[np / 2]) / 2;
+	double rest_med = median_sorted(outside, np);
 	cr_expect(rest_med < 12 * MiB, "%s: the view outside the cache %.1f MiB on the median (the JVM's own: a few)\n%s",
 		  gc_flag, rest_med / MiB, log ? log : "");
-	qsort(periodic, (size_t)np, sizeof(periodic[0]), cmp_double);
-	double med = np % 2 ? periodic[np / 2] : (periodic[np / 2 - 1] + periodic[np / 2]) / 2;
+	double med = median_sorted(periodic, np);       /* sorted: the message lists them in order */
 	char all[512] = "";
 	for (int i = 0; i < np; i++)
 		snprintf(all + strlen(all), sizeof(all) - strlen(all), " %+.1f%%", 100 * (periodic[i] / truth - 1));
