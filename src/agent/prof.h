@@ -39,6 +39,7 @@
 #include "agent/stackcache.h"
 #include "agent/stacks.h"
 #include "agent/stripe.h"
+#include "agent/allocclock.h"
 #include "agent/survival.h"
 #include "heapusage/marking.h"
 #include "heapusage/probe_access.h"
@@ -99,7 +100,7 @@ struct profiler {
 #define HP_MARK_STARTS 64
 	int64_t mark_start_real[HP_MARK_STARTS];
 	bool canary_tried;
-	/* The allocation clock of the estimate (survival.h): samples taken by
+	/* The allocation clock of the estimate (allocclock.h): samples taken by
 	 * the end of each pause. */
 	struct hp_alloc_clock clock;
 	jobject exit_hook;              /* shutdown hook Thread whose start asks for a last marking */

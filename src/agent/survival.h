@@ -19,7 +19,6 @@
 #ifndef HP_SURVIVAL_H
 #define HP_SURVIVAL_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -190,25 +189,6 @@ double hp_survival_by_span_unc(const struct hp_survival *s, uint32_t site, doubl
 
 /* The age bucket of `age` (tests). */
 unsigned hp_survival_age_bucket(double age);
-
-/* The allocation clock: samples taken by a moment, from checkpoints
- * (CLOCK_REALTIME ns, samples so far) that the GC callbacks add at the
- * start and the end of each pause (one writer at a time: the world is
- * stopped; plain stores) and readers interpolate: between two, the
- * program allocated throughout. 2048: over a minute at 15 pauses a second. */
-#define HP_CLOCK_POINTS 2048
-struct hp_alloc_clock {
-	_Atomic int64_t ns[HP_CLOCK_POINTS];
-	_Atomic uint64_t samples[HP_CLOCK_POINTS];
-	_Atomic uint64_t n;
-};
-
-void hp_alloc_clock_reset(struct hp_alloc_clock *c);
-void hp_alloc_clock_tick(struct hp_alloc_clock *c, int64_t ns, uint64_t samples);
-/* Samples taken by `ns`, interpolated between checkpoints and the reading
- * (now_ns, now_samples); before the oldest kept checkpoint, at the rate
- * between the oldest and now. */
-double hp_alloc_clock_at(const struct hp_alloc_clock *c, int64_t ns, int64_t now_ns, uint64_t now_samples);
 
 /* A sample verified by the last marking found dead since: still referenced
  * at a sweep that began at pause count `seen`, found cleared by one that

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "agent/allocclock.h"
 #include "agent/survival.h"
 #include "agent/youngfit.h"
 
@@ -596,6 +597,37 @@ Test(survival, by_age_below_the_youngest_an_exponential_site_starts_at_one)
 		cr_expect(fabs(m - 0.6 * exp(-ages[k] / tau)) < 0.08, "mixed at %g: %g, want %g", ages[k], m,
 			  0.6 * exp(-ages[k] / tau));
 	}
+	hp_survival_free(&s);
+}
+
+/* Between the last bucket with any alive and the first with none, the
+ * curve follows the decline before it, not a straight line to 0:
+ * generational ZGC's own majors judge a cache only at the ages it is
+ * promoted by, all dead (60,000-95,000 samples), beside one requested
+ * major's young buckets (these counts: load::z_generational, JDK 25,
+ * 256k). The straight chord read it 0.175 alive at 20,000 and 0.094 at
+ * 40,000 over gigabytes of recent samples, the view +58..+143%; the
+ * buckets' own hazard (1/7,500) says 0.07 and 0.005. Fails on the code
+ * before toward_dead(). */
+Test(survival, by_age_between_the_last_alive_and_an_all_dead_bucket_the_decline_goes_on)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 2), 0);
+	judge_spread(&s, 0, 3100, 4096, 109, -1, 0, 69);
+	judge_spread(&s, 0, 4096, 8192, 416, -1, 0, 183);
+	judge_spread(&s, 0, 8192, 16384, 615, -1, 0, 130);
+	judge_spread(&s, 0, 60000, 65536, 451, -1, 0, 0);
+	judge_spread(&s, 0, 65536, 95000, 3515, -1, 0, 0);
+	judge_spread(&s, 1, 3100, 16384, 9000, -1, 0, 0);      /* the garbage: the pooled share near 0 */
+	judge_spread(&s, 1, 60000, 95000, 30000, -1, 0, 0);
+	const double ages[] = { 20000, 30000, 40000 }, hi[] = { 0.10, 0.035, 0.012 }, lo[] = { 0.03, 0.005, 0 };
+	for (int k = 0; k < 3; k++) {
+		double c = hp_survival_by_age(&s, 0, ages[k]);
+		cr_expect(c >= lo[k] && c <= hi[k], "at %g: %g alive, want %g..%g (e^{-a/7500} = %.3f)", ages[k], c,
+			  lo[k], hi[k], exp(-ages[k] / 7500));
+	}
+	double c = hp_survival_by_age(&s, 0, 10000);
+	cr_expect(fabs(c - exp(-10000 / 7500.0)) < 0.06, "inside the judged ages: %g at 10000", c);
 	hp_survival_free(&s);
 }
 
