@@ -181,7 +181,7 @@ void add_live(struct hp_live_entry *e, void *vctx)
 		double p = hp_survival_by_age_unc(&prof.surv, e->site, age_now, &u);
 		if (p < 0)
 			p = hp_survival_at_age(f, c->gap, age_now);
-		struct hp_ht_term t = hp_ht_alive(e->size, e->thin, (double)prof.o.interval, p);
+		struct hp_ht_term t = hp_ht_alive(e->size, e->thin, sampling_interval(), p);
 		curve_share(a, &u, t.bytes);
 		a->rec_est += t.bytes;
 		a->rec_obj += t.objects;
@@ -222,7 +222,7 @@ void add_live(struct hp_live_entry *e, void *vctx)
 		}
 	}
 	double b = s * w;
-	struct hp_ht_term t = hp_ht_alive(e->size, e->thin, (double)prof.o.interval, p);
+	struct hp_ht_term t = hp_ht_alive(e->size, e->thin, sampling_interval(), p);
 	a->age_bytes[age >= 8 ? 3 : age >= 4 ? 2 : age >= 2 ? 1 : 0] += t.bytes;
 	a->ver_raw += b;
 	a->ver_est += t.bytes;

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "vmstructs/clock.h"
+#include "vmstructs/allocated.h"
 #include "agent/history.h"
 #include "agent/live.h"
 #include "agent/marks.h"
@@ -40,6 +41,7 @@
 #include "agent/stacks.h"
 #include "agent/stripe.h"
 #include "agent/allocclock.h"
+#include "agent/samplerate.h"
 #include "agent/survival.h"
 #include "heapusage/marking.h"
 #include "heapusage/probe_access.h"
@@ -103,6 +105,13 @@ struct profiler {
 	/* The allocation clock of the estimate (allocclock.h): samples taken by
 	 * the end of each pause. */
 	struct hp_alloc_clock clock;
+	/* The interval the sampler really keeps (samplerate.h), from each
+	 * thread's allocated bytes (vmstructs/allocated.h); rate_reason says
+	 * why not measured where it is not. */
+	struct hp_sample_rate rate;
+	struct hp_allocated allocated;
+	_Atomic int rate_ready;
+	char rate_reason[160];
 	jobject exit_hook;              /* shutdown hook Thread whose start asks for a last marking */
 	pthread_mutex_t dump_lock;
 	bool have_lines;
@@ -245,6 +254,8 @@ static inline void *grow_for(void *arr, size_t *cap, size_t n, size_t size, size
 /* sampler.c */
 void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint32_t pauses_now(void);
+double sampling_interval(void);
+void describe_rate(char *out, size_t cap);
 double sample_probability(uint64_t size);
 double entry_bytes(const struct hp_live_entry *e, double *var);
 uint64_t markings_counted(void);

@@ -250,6 +250,11 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	int nkey;
 	bool interpreted = false, asked = false, have = false, cacheable;
 	uint64_t redef_before = redefinitions_now();
+	if (atomic_load_explicit(&prof.rate_ready, memory_order_acquire)) {
+		uint64_t allocated = 0;
+		int rd = hp_allocated_read(&prof.allocated, (uintptr_t)jni - (uintptr_t)prof.walk.env_offset, &allocated);
+		hp_sample_rate_note(&prof.rate, allocated, rd, size);
+	}
 	STEP_START();
 	struct hp_stack_entry *hit = cached_stack(jni, key, aux, (int)(sizeof(key) / sizeof(key[0])), &nkey,
 							&interpreted, &epoch, &redefs, &cacheable);

@@ -30,13 +30,39 @@ uint32_t pauses_now(void)
 /* P(sample | object of `size` bytes) at the profiler's interval (weights.h). */
 double sample_probability(uint64_t size)
 {
-	return hp_sample_probability(size, (double)prof.o.interval);
+	return hp_sample_probability(size, sampling_interval());
+}
+
+/* One line on the interval the sampler keeps and the one the weights use. */
+void describe_rate(char *out, size_t cap)
+{
+	uint64_t bytes = atomic_load(&prof.rate.bytes), gaps = atomic_load(&prof.rate.gaps);
+	uint64_t refused = atomic_load(&prof.rate.refused), est = atomic_load(&prof.rate.estimated);
+	double m, f = hp_sample_rate_factor(bytes, est, gaps, &m);
+	if (!atomic_load(&prof.rate_ready))
+		snprintf(out, cap, "sampler's interval: %s", prof.rate_reason[0] ? prof.rate_reason : "not measured yet");
+	else if (gaps < HP_RATE_MIN_GAPS)
+		snprintf(out, cap, "sampler's interval: not known yet (%llu gaps between a thread's samples of the %d "
+			 "needed); weights at the interval asked", (unsigned long long)gaps, HP_RATE_MIN_GAPS);
+	else
+		snprintf(out, cap, "sampler's interval: the bytes allocated between a thread's samples %.4f of what the "
+			 "samples estimate, over %llu gaps (sd %.2f%%, %llu readings refused): %s %.0f bytes", m, (unsigned long long)gaps,
+			 100 / sqrt((double)gaps), (unsigned long long)refused,
+			 f == 1 ? "within its sd, weights at the interval asked," : "off it, weights at",
+			 (double)prof.o.interval * f);
+}
+
+/* The interval the weights use: the one asked, times the sampler's
+ * measured factor (samplerate.h). */
+double sampling_interval(void)
+{
+	return (double)prof.o.interval * hp_sample_rate_factor_now(&prof.rate);
 }
 
 /* A tracked sample's Horvitz-Thompson bytes and variance term (weights.h). */
 double entry_bytes(const struct hp_live_entry *e, double *var)
 {
-	return hp_ht_bytes(e->size, e->thin, (double)prof.o.interval, var);
+	return hp_ht_bytes(e->size, e->thin, sampling_interval(), var);
 }
 
 /* Markings the rings have counted (the count hp_marks_age is relative to). */
@@ -497,6 +523,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	prof.have_lines = (*j)->AddCapabilities(j, &caps) == JVMTI_ERROR_NONE;
 
 	prof.keep_samples = (o->formats & (1u << HP_FORMAT_JFR)) != 0;
+	hp_sample_rate_reset(&prof.rate, o->interval);
 	int rc = hp_sites_init(&prof.sites, MAX_SITES);
 	if (!rc && o->live)
 		rc = hp_live_init(&prof.live, o->max_live);

@@ -185,6 +185,21 @@ static void setup_safefetch(void)
 		      err[0] ? err : strerror(-rc));
 }
 
+/* The sampler's real interval (samplerate.h) needs each thread's
+ * allocated bytes, read through the JNIEnv's offset in JavaThread that
+ * the walker learnt. */
+static void setup_rate(void)
+{
+	char err[256] = "";
+	int rc = hp_allocated_init(&prof.allocated, hp_probe_vmstructs(prof.probe), err, sizeof(err));
+	if (rc) {
+		snprintf(prof.rate_reason, sizeof(prof.rate_reason), "not measured: %s", err[0] ? err : strerror(-rc));
+		logf_("the sampler's interval is %s; weights use the interval asked", prof.rate_reason);
+		return;
+	}
+	atomic_store_explicit(&prof.rate_ready, 1, memory_order_release);
+}
+
 /* The frame walker needs the code cache and the interpreter, which exist
  * from VM init on, and one JavaThread* to learn where JNIEnv sits in it:
  * java.lang.Thread.eetop of the calling thread. */
@@ -200,6 +215,7 @@ void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni)
 		(*jni)->DeleteLocalRef(jni, cc);
 	if (prof.o.stacks == HP_STACKS_JVMTI) {
 		snprintf(prof.walk_reason, sizeof(prof.walk_reason), "stacks=jvmti");
+		snprintf(prof.rate_reason, sizeof(prof.rate_reason), "not measured (stacks=jvmti: no JavaThread offset)");
 		find_redefinition_count();
 		setup_decoder(jvmti, jni, false);   /* jmethodID checks only */
 		return;
@@ -226,12 +242,15 @@ void setup_walker(jvmtiEnv *jvmti, JNIEnv *jni)
 	if (rc) {
 		snprintf(prof.walk_reason, sizeof(prof.walk_reason), "frame walker unavailable: %s",
 			 err[0] ? err : strerror(-rc));
+		snprintf(prof.rate_reason, sizeof(prof.rate_reason), "not measured (no JavaThread offset: the frame "
+			 "walker is off)");
 		logf_("%s; stacks come from GetStackTrace", prof.walk_reason);
 		find_redefinition_count();      /* frames named per method version all the same */
 		return;
 	}
 	find_redefinition_count();
 	setup_decoder(jvmti, jni, true);
+	setup_rate();
 	atomic_store(&prof.classes_unloaded, hp_perfdata_classes_unloaded(prof.probe));
 	/* the continuation return barrier's address, where symbols/ names it */
 	const volatile uintptr_t *rb = libjvm_static("static.StubRoutines._cont_returnBarrier", 8);

@@ -1,0 +1,45 @@
+/* The bytes a Java thread has allocated, as HotSpot counts them
+ * (Thread::cooked_allocated_bytes, the figure behind
+ * ThreadMXBean.getThreadAllocatedBytes), read from native code on the
+ * thread itself, for the sampler's real interval (agent/samplerate.h).
+ *
+ * HotSpot's own (thread.inline.hpp, threadLocalAllocBuffer.hpp):
+ *   Thread::_allocated_bytes        bytes in the TLABs it retired and
+ *                                   those it allocated outside a TLAB;
+ *   Thread::_tlab                   its TLAB, embedded in the Thread;
+ *   ThreadLocalAllocBuffer::_start, _top   the current TLAB's used part.
+ * All three are in VMStructs on every release from 11 on (the
+ * serviceability agent's Thread.allocatedBytes reads the first).
+ *
+ * Safety. The callback that reads them runs on the thread itself, in
+ * native state: a pause may retire its TLAB meanwhile (start and top set
+ * again), so the read is _allocated_bytes, the TLAB, _allocated_bytes
+ * again, refused where the two differ or the TLAB is not a sane range.
+ * The Thread is the caller's own (its JNIEnv inside it: framewalk.h
+ * hp_framewalk_set_thread), so the loads are plain. */
+#ifndef HP_VMSTRUCTS_ALLOCATED_H
+#define HP_VMSTRUCTS_ALLOCATED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmstructs/vmstructs.h"
+
+struct hp_allocated {
+	int64_t off_allocated;          /* Thread::_allocated_bytes */
+	int64_t off_tlab;               /* Thread::_tlab */
+	int64_t off_start, off_top;     /* ThreadLocalAllocBuffer::_start, _top */
+	int64_t thread_size;            /* sizeof(JavaThread): every offset within it */
+};
+
+/* 0, or a negative errno and a one-line reason naming what VMStructs
+ * lacks. */
+int hp_allocated_init(struct hp_allocated *a, const struct hp_vms *v, char *err, size_t errlen);
+
+/* The bytes `java_thread` (the calling thread's own JavaThread*) has
+ * allocated so far: 0 and *out, or -EAGAIN where a pause retired its TLAB
+ * during the read or the TLAB's bounds are not a range (try at the next
+ * sample). */
+int hp_allocated_read(const struct hp_allocated *a, uintptr_t java_thread, uint64_t *out);
+
+#endif
