@@ -157,7 +157,7 @@ def table(raw, commit, command, site='cache'):
         commit, datetime.date.today().isoformat(), platform.node() or 'this machine', os.cpu_count(), command))
     what = 'the cache' if site == 'cache' else 'the grow site (a list growing at a known rate, dropped every few seconds)'
     print('test/java/LoadService.java: two threads, each turning a cache of ~1 KiB byte[] over ~4 times a second, '
-          'a few GB/s of garbage, no System.gc(); default options plus period=4. Truth: %s by '
+          'a few GB/s of garbage, no System.gc(); default options plus period=%s. Truth: %s by '
           'construction at the moment of each profile (to the millisecond where the profile or screen '
           'states it: heapprobe\'s; the peers\' file names give the second, taken at its middle). '
           '"periodic": every profile written while it ran, '
@@ -168,7 +168,7 @@ def table(raw, commit, command, site='cache'):
           'build\'s, "also" this build '
           'with the agent options named ALSO in the command added, "async" '
           'async-profiler 4.6 live (loop=4s; counts x interval), "ddprof" ddprof 1.22 live-heap '
-          '(HeapLiveObject size x weight); all at the same sampling interval.\n' % what)
+          '(HeapLiveObject size x weight); all at the same sampling interval.\n' % (os.environ.get('PERIOD', '4'), what))
     print('"within 10%%": periodic profiles within 10%% of the truth, and beside it how many an exact '
           'estimator would have in expectation: one that knew every object\'s liveness still counts only the '
           'sampled ones, a Horvitz-Thompson sum whose relative sd is sqrt(R / L) for a live set of L bytes '

@@ -15,7 +15,7 @@
 #   PEERS="async ddprof" TOP=1 bash bench/load/run.sh
 #
 # Knobs: REPS [2], CACHE_MIB [190], SECONDS_LOAD [18], INTERVAL [default,
-# 512k], OLD, OUT [docs/load-releases.md];
+# 512k], PERIOD [4] (heapprobe's period=), OLD, OUT [docs/load-releases.md];
 #   PEERS   "async ddprof" or either: async-profiler 4.6 (event=alloc, live,
 #           loop=4s: a collapsed file every 4 s and at exit; its counts
 #           times the interval, as bench/peers/report.py reads them) and
@@ -95,7 +95,7 @@ echo "config,jdk,lib,rep,profile,kind,view,truth,margin,interval,rest" > "$RAW"
 run_one() {
 	local name=$1 jdk=$2 flags=$3 lib=$4 d=$5 java
 	java=$(jdk_home "$jdk")/bin/java
-	local opts="period=4,format=text,file=$d/p-%t.txt,log=$d/log${INTERVAL:+,interval=$INTERVAL}"
+	local opts="period=${PERIOD:-4},format=text,file=$d/p-%t.txt,log=$d/log${INTERVAL:+,interval=$INTERVAL}"
 	local so=$RUN/$lib.so; [ "$lib" = top ] || [ "$lib" = also ] && so=$RUN/new.so
 	[ "$lib" = top-old ] && so=$RUN/old.so
 	[ "$lib" = also ] && opts="$opts,$ALSO"
@@ -137,5 +137,5 @@ done
 mkdir -p "$(dirname "$OUT")"
 cp "$RAW" "${OUT%.md}.csv"
 CFGS=""; [ -n "${CONFIGS_GIVEN:-}" ] && CFGS=" CONFIGS=\"$(echo "$CONFIGS" | awk -F'|' 'NF>2{printf "%s%s|%s|%s", n++ ? "; " : "", $1, $2, $3}')\""
-python3 "$HERE/report.py" table "$RAW" "$(git -C "$ROOT" rev-parse --short HEAD)" "bash bench/load/run.sh (REPS=$REPS${CFGS} CACHE_MIB=$CACHE_MIB SECONDS_LOAD=$SECONDS_LOAD${INTERVAL:+ INTERVAL=$INTERVAL}${OLD:+ OLD=$OLD}${PEERS:+ PEERS=\"$PEERS\"}${TOP:+ TOP=$TOP}${ALSO:+ ALSO=\"$ALSO\"}${GROW:+ GROW=$GROW}${SHRINK:+ SHRINK=$SHRINK}${SITE:+ SITE=$SITE})" "$SITE" > "$OUT"
+python3 "$HERE/report.py" table "$RAW" "$(git -C "$ROOT" rev-parse --short HEAD)" "bash bench/load/run.sh (REPS=$REPS${CFGS} CACHE_MIB=$CACHE_MIB SECONDS_LOAD=$SECONDS_LOAD${INTERVAL:+ INTERVAL=$INTERVAL}${PERIOD:+ PERIOD=$PERIOD}${OLD:+ OLD=$OLD}${PEERS:+ PEERS=\"$PEERS\"}${TOP:+ TOP=$TOP}${ALSO:+ ALSO=\"$ALSO\"}${GROW:+ GROW=$GROW}${SHRINK:+ SHRINK=$SHRINK}${SITE:+ SITE=$SITE})" "$SITE" > "$OUT"
 echo "load bench: wrote $OUT" >&2
