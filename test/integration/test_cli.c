@@ -217,6 +217,8 @@ static void full_cycle(const char *java, const char *name)
 	cr_assert_eq(r.exit_code, 0, "%s", r.output);
 	cr_expect(strstr(r.output, "profiler: running"), "%s", r.output);
 	cr_expect(strstr(r.output, "interval: 32768 bytes"), "%s", r.output);
+	/* the interval the sampler keeps, measured (or why not yet) */
+	cr_expect(strstr(r.output, "\nsampler's interval: "), "%s", r.output);
 	cr_expect(!strstr(r.output, "samples: 0\n"), "%s", r.output);
 	jvm_result_free(&r);
 	/* list: this JVM, its main class, our library loaded */
