@@ -111,7 +111,7 @@ struct profiler {
 	struct hp_sample_rate rate;
 	struct hp_allocated allocated;
 	_Atomic int rate_ready;
-	char rate_reason[160];
+	char rate_reason[320];
 	jobject exit_hook;              /* shutdown hook Thread whose start asks for a last marking */
 	pthread_mutex_t dump_lock;
 	bool have_lines;
