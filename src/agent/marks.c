@@ -582,17 +582,32 @@ static void g1_canaries(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t 
 		}
 		uint32_t cover = atomic_load(&m->seen.cover[k]);
 		if (have && best >= cover && best < done) {
-			if (best > cover) {
-				seen_raise(m, n - 1, best, pause_end_at(m, best + 1, pause));
-				m->canary_markings++;
-			}
 			/* The oldest canary released after `best` and not
 			 * cleared was released after the cycle began: its
 			 * concurrent start pause is at most that release's
 			 * count. At best + 1 the cycle began there, its cover
-			 * exact (raised above, or already there: the previous
+			 * exact (raised below, or already there: the previous
 			 * marking ended at that pause). */
 			uint32_t upper = hp_marks_g1_start_bound(m, best, done);
+			/* Its start, the end of the concurrent start pause,
+			 * for the ages at judgment: somewhere from the end of
+			 * pause best + 1 to that of `upper`; the middle of that
+			 * span where the canaries left one (the agent thread
+			 * released none for a few pauses). At the span's
+			 * first end, every sample the cycle judged was taken
+			 * younger than it was by up to the span, the survival
+			 * learnt low and G1's view under load low (-13..-24% in
+			 * single profiles, -2.7..-5.5% on the median at 512k:
+			 * docs/load-releases.md). The cover stays at `best`:
+			 * samples of the span are left recent, not verified. */
+			int64_t lo = pause_end_at(m, best + 1, pause), hi = upper > best + 1 ? pause_end_at(m, upper, pause) : 0;
+			int64_t start = lo && hi > lo ? lo + (hi - lo) / 2 : lo;
+			if (best > cover) {
+				seen_raise(m, n - 1, best, start);
+				m->canary_markings++;
+			} else if (start > lo) {
+				seen_raise(m, n - 1, cover, start);
+			}
 			if (upper) {
 				m->g1_win_cover = best;
 				m->g1_win_from = upper;
