@@ -38,7 +38,9 @@ void describe_rate(char *out, size_t cap)
 {
 	uint64_t bytes = atomic_load(&prof.rate.bytes), gaps = atomic_load(&prof.rate.gaps);
 	uint64_t refused = atomic_load(&prof.rate.refused), est = atomic_load(&prof.rate.estimated);
-	double m, f = hp_sample_rate_factor(bytes, est, gaps, &m);
+	double m;
+	hp_sample_rate_factor(bytes, est, gaps, &m);
+	double f = hp_sample_rate_factor_now(&prof.rate);      /* the one the weights use */
 	if (!atomic_load(&prof.rate_ready))
 		snprintf(out, cap, "sampler's interval: %s", prof.rate_reason[0] ? prof.rate_reason : "not measured yet");
 	else if (gaps < HP_RATE_MIN_GAPS)
@@ -49,7 +51,7 @@ void describe_rate(char *out, size_t cap)
 			 "samples estimate, over %llu gaps (sd %.2f%%, %llu readings refused): %s %.0f bytes", m, (unsigned long long)gaps,
 			 100 / sqrt((double)gaps), (unsigned long long)refused,
 			 f == 1 ? "within its sd, weights at the interval asked," : "off it, weights at",
-			 (double)prof.o.interval * f);
+			 sampling_interval());
 }
 
 /* The interval the weights use: the one asked, times the sampler's

@@ -190,11 +190,6 @@ static void jdk_java(char *java, size_t cap, int feature)
 	cr_assert_eq(access(java, X_OK), 0, "no JDK %d at %s (scripts/setup-jdks.sh)", feature, java);
 }
 
-static void jdk25_java(char *java, size_t cap)
-{
-	jdk_java(java, cap, 25);
-}
-
 static void check_load_bounded(const char *gc_flag, bool periodic_checked, bool exit_checked, double each_bound)
 {
 	check_load_java(test_java(), gc_flag, NULL, periodic_checked, exit_checked, each_bound,
@@ -247,7 +242,6 @@ Test(load, g1_exit)
 {
 	check_load("-XX:+UseG1GC", false, true);
 }
-
 
 /* The interval the JVM's sampler keeps, measured from each thread's
  * allocated bytes (samplerate.h), on LoadService at 64k for 6 s: JDK 11's
@@ -312,7 +306,7 @@ Test(load, sampler_interval_measured_on_11_and_17)
 Test(load, z_generational)
 {
 	char java[1024];
-	jdk25_java(java, sizeof(java));
+	jdk_java(java, sizeof(java), 25);
 	/* median 25%: run medians sd 4.3% about +3.7% (toward_dead's build: 24 runs, 18 by hand and
 	 * 6 of this test, -2.2..+13%); the one marking a run that judges the young ages sets the
 	 * run's level; docs/test-bounds.md: 5.0 sd */
@@ -332,7 +326,7 @@ Test(load, z_generational)
 Test(load, shenandoah_generational)
 {
 	char java[1024];
-	jdk25_java(java, sizeof(java));
+	jdk_java(java, sizeof(java), 25);
 	/* each 25%, median 25%: sd 4.7% per profile, centre +2% (bench, 28 profiles at 512k; this test's
 	 * 21 at 256k: sd 3.5%): 4.9 sd, 6e-6 per run of 6 checked; docs/test-bounds.md */
 	check_load_java(java, "-XX:+UseShenandoahGC", "-XX:ShenandoahGCMode=generational", true, true, 0.25, 0.25,
@@ -414,7 +408,7 @@ Test(load, no_suspect_shenandoah)
 static void check_suspects_gen_shenandoah(bool leaking)
 {
 	char java[1024];
-	jdk25_java(java, sizeof(java));
+	jdk_java(java, sizeof(java), 25);
 	check_suspects_java(java, "-XX:+UseShenandoahGC", "-XX:ShenandoahGCMode=generational", "60", leaking);
 }
 
