@@ -24,7 +24,8 @@ SETTINGS = {
     '1.0 µs',       # the per-sample target on javac (docs/stacks.md), not a result
 }
 
-FIGURE = re.compile(r'(?<![\w.])[+\-−]?\d+(?:\.\d+)?\s?(?:%|µs|ns|ms)(?!\w)')
+# A number may carry thousands separators ("6,325 ns" is one figure, not "325 ns").
+FIGURE = re.compile(r'(?<![\w.,])[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s?(?:%|µs|ns|ms)(?!\w)')
 
 
 def figures(text):
@@ -57,9 +58,9 @@ def main():
         found = any(v in results for v in variants)
         unit = re.search(r'(µs|ns|ms)$', f)
         if not found and unit:
-            # A table whose column names the unit: "| 35 |" or "| 76 [71, 99] |".
+            # A table whose column names the unit: "| 35 |", "| **35** |" or "| 76 [71, 99] |".
             num = re.escape(f[:unit.start()].strip())
-            found = re.search(r'\|\s*' + num + r'\s*(\||\[)', results) is not None
+            found = re.search(r'\|\s*(\*\*)?' + num + r'(\*\*)?\s*(\||\[|\()', results) is not None
         if not found:
             missing.append('README.md:%d: %s' % (n, fig))
     if missing:

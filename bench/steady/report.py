@@ -98,7 +98,9 @@ if att:
     p("")
 p("How to read it. `new` reports, per site, the Horvitz-Thompson sum over the samples a marking has found "
   "alive (the agent asks for a concurrent marking before the profile; `mark=full` lets it ask for a full GC "
-  "on Serial/Parallel, which have none). Its sampling error on ~512 MiB of ~1 KiB objects at 512k is "
+  "on Serial/Parallel, which have none), and the samples no marking has looked at yet at their site's "
+  "survival by age, learnt from the markings (the estimate between markings; the recent column: the bytes "
+  "no marking has looked at, of the view). Its sampling error on ~512 MiB of ~1 KiB objects at 512k is "
   "sqrt(512 KiB / 512 MiB) = 3.1% per run, so single runs spread by several %, medians by less; there is no "
   "bias to wait out. Where the marking found the live bytes itself (ZGC single-generation, JDK 11/17/21; "
   "not a full GC's used, which keeps dead objects as fillers) the view is scaled to them less half the never-sampled start-up heap "
@@ -107,9 +109,13 @@ p("How to read it. `new` reports, per site, the Horvitz-Thompson sum over the sa
   "last collection, less the heap in use when sampling began; where it is far off, that is what scaling to a "
   "figure that is not live object bytes costs (old garbage after young pauses, garbage in ZGC pages not "
   "relocated, whole humongous regions, and pauses of a concurrent cycle taken for collections on "
-  "Shenandoah). `parallel` and `serial` without `mark=full`: no marking can be asked for, so what was "
-  "promoted since the last full GC stays in `recent` (apart, unverified, counted in the recent column) and "
-  "`keep` is low by that much: the profile says so.")
+  "Shenandoah). `parallel` and `serial` without `mark=full`: no marking can be asked for; what was "
+  "promoted since the collector's last full GC counts at its site's survival by age, learnt from those "
+  "full GCs (the recent column), so `keep` holds where it was 30-40% low before that estimate. What it "
+  "cannot see is a death without allocation: the midlife ring, emptied when the program goes idle, is dead "
+  "at the profile but young on the allocation clock (objects die as the program allocates, and it has "
+  "stopped), so those rows count part of it alive (the garbage column) until a full GC looks; the profile "
+  "states that part as estimated.")
 p("")
 p("## Under load")
 p("")
