@@ -151,7 +151,7 @@ static double verified_once(const struct hp_live_entry *e, struct snap_ctx *c, s
 void add_live(struct hp_live_entry *e, void *vctx)
 {
 	struct snap_ctx *c = vctx;
-	unsigned age = hp_marks_age(&prof.marks, e->pause_at_alloc);
+	unsigned age = hp_marks_age_at(&prof.marks, &c->marks_at, e->pause_at_alloc);
 	double pi = sample_probability(e->size) / e->thin;
 	double w = 1.0 / pi, s = (double)e->size;
 	struct live_acc *a = &c->acc[e->site];
@@ -299,11 +299,13 @@ void setup_estimate(struct snap_ctx *c)
 	int64_t last;
 	double n;
 	c->estimating = false;
-	if (!prof.have_surv || !hp_marks_last_start(&prof.marks, &last) || hp_survival_first(&prof.surv, 0, &n) < 0)
+	hp_marks_at_now(&prof.marks, &c->marks_at);
+	if (!prof.have_surv || !hp_marks_last_start_at(&prof.marks, &c->marks_at, &last) ||
+	    hp_survival_first(&prof.surv, 0, &n) < 0)
 		return;
 	int64_t mono_now = hp_mono_ns();
 	c->now = clock_now();
-	int64_t gap = hp_marks_gap_ns(&prof.marks);
+	int64_t gap = hp_marks_gap_ns_at(&prof.marks, &c->marks_at);
 	if (gap <= 0) {
 		/* One marking so far: it judged what was allocated since sampling began. */
 		int64_t start_mono = mono_now - (c->now.ns - prof.start_realtime_ns);

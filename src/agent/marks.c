@@ -48,11 +48,17 @@ static void ring_push(struct hp_mark_ring *r, uint32_t cover, int64_t start_ns, 
 	atomic_store_explicit(&r->n, n + 1, memory_order_release);
 }
 
-/* Entries with cover >= x (binary search over the non-decreasing ring). */
-static unsigned ring_count_ge(const struct hp_mark_ring *r, uint32_t x)
+/* Entries with cover >= x among the first n pushed (binary search over
+ * the non-decreasing ring). Entries a push made after n overwrote (the
+ * oldest, once the ring is full) are left out. */
+static unsigned ring_count_ge_upto(const struct hp_mark_ring *r, uint32_t x, uint64_t n)
 {
-	uint64_t n = atomic_load_explicit(&r->n, memory_order_acquire);
-	uint64_t lo = n > HP_MARKS_RING ? n - HP_MARKS_RING : 0, hi = n;
+	uint64_t now = atomic_load_explicit(&r->n, memory_order_acquire);
+	if (n > now)
+		n = now;
+	uint64_t lo = now > HP_MARKS_RING ? now - HP_MARKS_RING : 0, hi = n;
+	if (lo > hi)
+		return 0;
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
 		if (atomic_load_explicit(&r->cover[mid % HP_MARKS_RING], memory_order_relaxed) >= x)
@@ -201,9 +207,23 @@ void hp_marks_observe_explicit(struct hp_marks *m, int explicit_cycle, int64_t n
 	}
 }
 
+void hp_marks_at_now(const struct hp_marks *m, struct hp_marks_at *at)
+{
+	at->seen = atomic_load_explicit(&m->seen.n, memory_order_acquire);
+	at->requested = atomic_load_explicit(&m->requested.n, memory_order_acquire);
+}
+
+unsigned hp_marks_age_at(const struct hp_marks *m, const struct hp_marks_at *at, uint32_t pause_at_alloc)
+{
+	return ring_count_ge_upto(&m->seen, pause_at_alloc, at->seen) +
+	       ring_count_ge_upto(&m->requested, pause_at_alloc, at->requested);
+}
+
 unsigned hp_marks_age(const struct hp_marks *m, uint32_t pause_at_alloc)
 {
-	return ring_count_ge(&m->seen, pause_at_alloc) + ring_count_ge(&m->requested, pause_at_alloc);
+	struct hp_marks_at at;
+	hp_marks_at_now(m, &at);
+	return hp_marks_age_at(m, &at, pause_at_alloc);
 }
 
 bool hp_marks_horizon(const struct hp_marks *m, uint32_t *cover)
@@ -707,11 +727,13 @@ void hp_marks_canary_free(struct hp_marks *m, JNIEnv *jni)
 
 /* ---- times --------------------------------------------------------------- */
 
-static int ring_starts(const struct hp_mark_ring *r, int64_t *out, int max)
+static int ring_starts(const struct hp_mark_ring *r, uint64_t n, int64_t *out, int max)
 {
-	uint64_t n = atomic_load_explicit(&r->n, memory_order_acquire);
+	uint64_t now = atomic_load_explicit(&r->n, memory_order_acquire);
+	if (n > now)
+		n = now;
 	int k = 0;
-	for (uint64_t i = n; i > 0 && k < max && n - i < HP_MARKS_RING; i--) {
+	for (uint64_t i = n; i > 0 && k < max && now - i < HP_MARKS_RING; i--) {
 		int64_t t = atomic_load_explicit(&r->start_ns[(i - 1) % HP_MARKS_RING], memory_order_relaxed);
 		if (t > 0)
 			out[k++] = t;
@@ -719,14 +741,21 @@ static int ring_starts(const struct hp_mark_ring *r, int64_t *out, int max)
 	return k;
 }
 
-bool hp_marks_last_start(const struct hp_marks *m, int64_t *ns)
+bool hp_marks_last_start_at(const struct hp_marks *m, const struct hp_marks_at *at, int64_t *ns)
 {
 	int64_t a[1], b[1];
-	int na = ring_starts(&m->seen, a, 1), nb = ring_starts(&m->requested, b, 1);
+	int na = ring_starts(&m->seen, at->seen, a, 1), nb = ring_starts(&m->requested, at->requested, b, 1);
 	if (!na && !nb)
 		return false;
 	*ns = na && nb ? (a[0] > b[0] ? a[0] : b[0]) : na ? a[0] : b[0];
 	return true;
+}
+
+bool hp_marks_last_start(const struct hp_marks *m, int64_t *ns)
+{
+	struct hp_marks_at at;
+	hp_marks_at_now(m, &at);
+	return hp_marks_last_start_at(m, &at, ns);
 }
 
 static int cmp_i64(const void *x, const void *y)
@@ -735,11 +764,11 @@ static int cmp_i64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-int64_t hp_marks_gap_ns(const struct hp_marks *m)
+int64_t hp_marks_gap_ns_at(const struct hp_marks *m, const struct hp_marks_at *at)
 {
 	int64_t t[18], d[17];
-	int n = ring_starts(&m->seen, t, 9);
-	n += ring_starts(&m->requested, t + n, 9);
+	int n = ring_starts(&m->seen, at->seen, t, 9);
+	n += ring_starts(&m->requested, at->requested, t + n, 9);
 	if (n < 2)
 		return 0;
 	qsort(t, (size_t)n, sizeof(t[0]), cmp_i64);
@@ -752,4 +781,11 @@ int64_t hp_marks_gap_ns(const struct hp_marks *m)
 		return 0;
 	qsort(d, (size_t)k, sizeof(d[0]), cmp_i64);
 	return d[k / 2];
+}
+
+int64_t hp_marks_gap_ns(const struct hp_marks *m)
+{
+	struct hp_marks_at at;
+	hp_marks_at_now(m, &at);
+	return hp_marks_gap_ns_at(m, &at);
 }

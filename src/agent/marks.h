@@ -224,6 +224,21 @@ void hp_marks_requested(struct hp_marks *m, uint32_t at_request, uint64_t seen_b
  * and have completed (0: not verified yet). Saturates at HP_MARKS_RING. */
 unsigned hp_marks_age(const struct hp_marks *m, uint32_t pause_at_alloc);
 
+/* The markings counted at one moment. A profile's walk of the live table
+ * is built against them (its ages, the last start, the gap), so that a
+ * marking the GC callback counts during the walk does not make the
+ * samples walked after it verified at the survival since the marking
+ * before. (The walk still sees that marking's clearing: snapshot.c walks
+ * again when one was counted.) */
+struct hp_marks_at {
+	uint64_t seen, requested;       /* each ring's n */
+};
+void hp_marks_at_now(const struct hp_marks *m, struct hp_marks_at *at);
+/* hp_marks_age, hp_marks_last_start and hp_marks_gap_ns as of `at`. */
+unsigned hp_marks_age_at(const struct hp_marks *m, const struct hp_marks_at *at, uint32_t pause_at_alloc);
+bool hp_marks_last_start_at(const struct hp_marks *m, const struct hp_marks_at *at, int64_t *ns);
+int64_t hp_marks_gap_ns_at(const struct hp_marks *m, const struct hp_marks_at *at);
+
 /* The latest cover: samples allocated at or before it are verified.
  * false if no marking has completed since counting began. */
 bool hp_marks_horizon(const struct hp_marks *m, uint32_t *cover);

@@ -206,6 +206,7 @@ struct snap_ctx {
 	 * as the marking found them and after their survival since, and the
 	 * recent bytes counted by their sites' survival at their age. */
 	bool estimating;                /* survival known (a marking has judged samples) */
+	struct hp_marks_at marks_at;    /* the markings the profile is built against (marks.h) */
 	uint32_t nslots;
 	double gap_s, since_s;          /* between markings; since the last one began (seconds of wall time) */
 	double gap, since;              /* the same on the allocation clock (samples) */

@@ -228,6 +228,122 @@ Test(load, parallel)
 	check_load("-XX:+UseParallelGC", true, true);
 }
 
+/* "12.3 MiB" and the like: bytes; -1 if not a size. */
+static double top_size(const char *s)
+{
+	double v;
+	char unit[8];
+	if (sscanf(s, "%lf %7s", &v, unit) != 2)
+		return -1;
+	const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	for (int i = 0; i < 5; i++, v *= 1024)
+		if (strcmp(unit, units[i]) == 0)
+			return v;
+	return -1;
+}
+
+/* heapprobe top on Serial under load (one screen per collection; the
+ * bench's configuration: 190 MiB cache, 3 GiB heap, 64k): every screen's
+ * view of the cache against the truth at its millisecond. A full
+ * collection counted while a screen's walk of the live table ran left the
+ * survivors verified at the survival since the marking before: single
+ * screens 23-61% low in about half the runs (write_snapshot now walks
+ * again). 20% each: the build with the walk made again had 338 of 338
+ * screens within -3.9..+8.8% (6 runs), the one before 6 screens at
+ * -23..-61% (4 of 6 runs); docs/test-bounds.md. Three runs. */
+Test(load, top_serial_every_screen, .timeout = 400)
+{
+	int screens = 0, runs_with_screens = 0;
+	for (int run = 0; run < 3; run++) {
+		char dir[] = "/tmp/hp-load-top-XXXXXX";
+		cr_assert_not_null(mkdtemp(dir));
+		struct jvm_result r = jvm_sh(
+			"cd %s && (%s -Xmx3g -XX:+UseSerialGC -agentpath:%s=period=4,interval=64k,format=collapsed,file=%s/p-%%t.collapsed,log=%s/log "
+			"-cp %s LoadService 190 14 %s/truth > %s/out 2>&1 & jp=$!; sleep 2; "
+			"timeout 13 %s --lib %s top $jp > %s/top.txt 2> %s/top.err < /dev/null; wait $jp; echo java=$?)",
+			dir, test_java(), HP_AGENT_PATH, dir, dir, HP_TEST_CLASSES, dir, dir, HP_CLI, HP_AGENT_PATH, dir, dir);
+		cr_assert(strstr(r.output, "java=0"), "run %d: %s", run, r.output);
+		jvm_result_free(&r);
+		/* the truth: "ms cache ..." lines, then "ms ... end" */
+		char tp[256];
+		snprintf(tp, sizeof(tp), "%s/truth", dir);
+		FILE *f = fopen(tp, "r");
+		cr_assert_not_null(f, "no truth file in %s", dir);
+		static long long tms[8192];
+		static double tcache[8192];
+		int nt = 0;
+		long long end_ms = 0;
+		char line[256];
+		while (fgets(line, sizeof(line), f)) {
+			long long ms, cache;
+			if (sscanf(line, "%lld %lld", &ms, &cache) != 2)
+				continue;
+			if (strstr(line, "end")) {
+				end_ms = ms;
+				break;
+			}
+			if (nt < 8192) {
+				tms[nt] = ms;
+				tcache[nt++] = (double)cache;
+			}
+		}
+		fclose(f);
+		cr_assert(nt > 10 && end_ms > 0, "truth file %s incomplete", tp);
+		char pp[256];
+		snprintf(pp, sizeof(pp), "%s/top.txt", dir);
+		char *top = jvm_slurp(pp);
+		cr_assert_not_null(top, "no top output in %s", dir);
+		long long day_ms = tms[0] / 86400000 * 86400000;       /* top states UTC time of day */
+		int k = 0;
+		char errs[2048] = "";
+		int bad = 0;
+		for (char *scr = strstr(top, "\033[H\033[2J"); scr; k++) {
+			scr += 7;
+			char *next = strstr(scr, "\033[H\033[2J");
+			if (next)
+				*next = 0;
+			const char *rf = strstr(scr, "refreshed ");
+			int h, mi, se, frac;
+			if (rf && sscanf(rf, "refreshed %d:%d:%d.%d", &h, &mi, &se, &frac) == 4) {
+				long long t = day_ms + ((h * 60LL + mi) * 60 + se) * 1000 + frac;
+				if (t < tms[0] - 43200000LL)
+					t += 86400000;
+				double view = 0;
+				for (char *l = scr; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+					char *nl = strchr(l, '\n');
+					size_t len = nl ? (size_t)(nl - l) : strlen(l);
+					if (memmem(l, len, " LoadService.cacheEntry ", 24)) {
+						double b = top_size(l);
+						if (b >= 0)
+							view += b;
+					}
+				}
+				/* the first screens come before the first full collection */
+				if (k >= 3 && t > tms[0] && t < end_ms) {
+					int i = 0;
+					while (i + 1 < nt && tms[i + 1] <= t)
+						i++;
+					double err = view / tcache[i] - 1;
+					screens++;
+					if (fabs(err) > 0.20) {
+						bad++;
+						snprintf(errs + strlen(errs), sizeof(errs) - strlen(errs), " screen %d at %02d:%02d:%02d.%03d %+.1f%%;",
+							 k, h, mi, se, frac, 100 * err);
+					}
+				}
+			}
+			scr = next;
+		}
+		free(top);
+		if (k > 3)
+			runs_with_screens++;
+		cr_expect_eq(bad, 0, "run %d: top's view of the cache off by more than 20%%:%s", run, errs);
+		jvm_sh("rm -rf %s", dir);
+	}
+	cr_assert_eq(runs_with_screens, 3, "top showed no screens");
+	cr_assert_geq(screens, 60, "only %d screens checked", screens);
+}
+
 /* G1: the caches dead at exit after the two concurrent cycles asked for
  * before an asked-for profile (one left 110-127 MiB of 190). Its periodic
  * view is not held here: in this configuration (2 GiB heap, 96 MiB cache)

@@ -98,6 +98,43 @@ Test(marks, covers_never_go_back_and_the_ring_saturates)
 	cr_assert_geq(h, p - 3);
 }
 
+/* A profile is built against the markings counted when it began: a full
+ * collection the GC callback counts while the live table is walked ages
+ * nothing in it, and the start of the last marking stays the one before
+ * (the estimate's time since the last marking was taken from it): the
+ * samples walked after such a collection are not verified at the survival
+ * since the marking before it (snapshot.c walks again instead). */
+Test(marks, a_marking_counted_while_a_profile_is_built_is_left_to_the_next)
+{
+	fresh(0, 0);
+	hp_marks_observe(&m, 1, 0, 4);          /* pause #5: a full collection */
+	int64_t first_start;
+	cr_assert(hp_marks_last_start(&m, &first_start));
+	struct hp_marks_at at;
+	hp_marks_at_now(&m, &at);
+	struct timespec ms = { 0, 2000000 };
+	nanosleep(&ms, NULL);
+	hp_marks_observe(&m, 1, 0, 5);          /* young pause #6 */
+	hp_marks_observe(&m, 2, 0, 6);          /* pause #7: another full collection, during the walk */
+	cr_assert_eq(hp_marks_age(&m, 5), 1, "now the second covers a sample of pause 5");
+	cr_assert_eq(hp_marks_age_at(&m, &at, 5), 0, "the profile under way still sees it recent");
+	cr_assert_eq(hp_marks_age_at(&m, &at, 4), 1);
+	cr_assert_eq(hp_marks_age(&m, 4), 2);
+	int64_t now_start, at_start;
+	cr_assert(hp_marks_last_start(&m, &now_start));
+	cr_assert(hp_marks_last_start_at(&m, &at, &at_start));
+	cr_assert_eq(at_start, first_start);
+	cr_assert_gt(now_start, first_start);
+	cr_assert_eq(hp_marks_gap_ns_at(&m, &at), 0, "one marking as of the profile: no gap yet");
+	cr_assert_eq(hp_marks_gap_ns(&m), now_start - first_start);
+	/* The ring moving on under it: entries pushed over the frozen ones are
+	 * not counted for them. */
+	hp_marks_at_now(&m, &at);
+	for (uint32_t i = 0; i < HP_MARKS_RING; i++)
+		hp_marks_observe(&m, 3 + (uint64_t)i, 0, 10 + 2 * i);
+	cr_assert_leq(hp_marks_age_at(&m, &at, 0), 2);
+}
+
 #include <time.h>
 
 static uint64_t mono_ns(void)
