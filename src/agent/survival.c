@@ -396,14 +396,22 @@ void hp_survival_settle(struct hp_survival *s, uint32_t cover, uint32_t alive_fr
 {
 	/* Samples die in any order of their allocation: every pending entry
 	 * is looked at, the covered ones judged, the others kept in order. */
+	/* One alive at the start is then a verified sample gone since
+	 * (hp_survival_cleared), as judge.c counts one found so outside a
+	 * request: left out, the verified part after a requested G1 marking
+	 * lacked the cache entries that died during the request (30-40 MiB
+	 * of 190 under load) and read its survivors alone, 10-14% low. */
 	uint32_t kept = 0;
 	for (uint32_t i = 0; i < s->pending_n; i++) {
 		struct hp_survival_pending p = s->pending[(s->pending_head + i) % s->pending_cap];
-		if (p.pause <= cover)
-			hp_survival_judge_age(s, p.site, p.bytes, start - born(p.born_ns, ctx),
-					      hp_survival_alive_at_start(p.seen, p.found, alive_from, alive_before));
-		else
+		if (p.pause <= cover) {
+			bool alive = hp_survival_alive_at_start(p.seen, p.found, alive_from, alive_before);
+			hp_survival_judge_age(s, p.site, p.bytes, start - born(p.born_ns, ctx), alive);
+			if (alive)
+				hp_survival_cleared(s, p.site, p.bytes, p.seen, p.found);
+		} else {
 			s->pending[(s->pending_head + kept++) % s->pending_cap] = p;
+		}
 	}
 	s->pending_n = kept;
 }

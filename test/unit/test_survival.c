@@ -668,6 +668,11 @@ Test(survival, settle_judges_alive_what_young_pauses_cleared_during_the_marking)
 	unsigned b = hp_survival_age_bucket(500);
 	cr_expect(fabs(s.sites[0].ages.all[b] - 4) < 1e-6 && fabs(s.sites[0].ages.alive[b] - 2) < 1e-6,
 		  "2 alive of 4 at age 500: %g of %g", s.sites[0].ages.alive[b], s.sites[0].ages.all[b]);
+	/* The two alive at the start are verified samples gone since: the
+	 * verified part's survivors are scaled up for them
+	 * (hp_survival_with_cleared), as for one found so outside a request. */
+	cr_expect(fabs(hp_survival_cleared_since(&s, 0) - 2) < 1e-6, "gone since the marking: %g bytes, 2 expected",
+		  hp_survival_cleared_since(&s, 0));
 	/* No window (other collectors): every covered one dead. */
 	hp_survival_reset(&s);
 	hp_survival_pend(&s, 0, 18, 21, 23, 1000000000, 1);
