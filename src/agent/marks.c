@@ -48,14 +48,20 @@ static void ring_push(struct hp_mark_ring *r, uint32_t cover, int64_t start_ns, 
 	atomic_store_explicit(&r->n, n + 1, memory_order_release);
 }
 
+/* n, never past the pushes made (`now`: their count, read once). */
+static uint64_t ring_upto(const struct hp_mark_ring *r, uint64_t n, uint64_t *now)
+{
+	*now = atomic_load_explicit(&r->n, memory_order_acquire);
+	return n < *now ? n : *now;
+}
+
 /* Entries with cover >= x among the first n pushed (binary search over
  * the non-decreasing ring). Entries a push made after n overwrote (the
  * oldest, once the ring is full) are left out. */
 static unsigned ring_count_ge_upto(const struct hp_mark_ring *r, uint32_t x, uint64_t n)
 {
-	uint64_t now = atomic_load_explicit(&r->n, memory_order_acquire);
-	if (n > now)
-		n = now;
+	uint64_t now;
+	n = ring_upto(r, n, &now);
 	uint64_t lo = now > HP_MARKS_RING ? now - HP_MARKS_RING : 0, hi = n;
 	if (lo > hi)
 		return 0;
@@ -729,9 +735,8 @@ void hp_marks_canary_free(struct hp_marks *m, JNIEnv *jni)
 
 static int ring_starts(const struct hp_mark_ring *r, uint64_t n, int64_t *out, int max)
 {
-	uint64_t now = atomic_load_explicit(&r->n, memory_order_acquire);
-	if (n > now)
-		n = now;
+	uint64_t now;
+	n = ring_upto(r, n, &now);
 	int k = 0;
 	for (uint64_t i = n; i > 0 && k < max && now - i < HP_MARKS_RING; i--) {
 		int64_t t = atomic_load_explicit(&r->start_ns[(i - 1) % HP_MARKS_RING], memory_order_relaxed);

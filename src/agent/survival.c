@@ -395,8 +395,8 @@ void hp_survival_settle(struct hp_survival *s, uint32_t cover, uint32_t alive_fr
 			double start, double (*born)(int64_t ns, void *ctx), void *ctx)
 {
 	/* Samples die in any order of their allocation: every pending entry
-	 * is looked at, the covered ones judged, the others kept in order. */
-	/* One alive at the start is then a verified sample gone since
+	 * is looked at, the covered ones judged, the others kept in order.
+	 * One alive at the start is then a verified sample gone since
 	 * (hp_survival_cleared), as judge.c counts one found so outside a
 	 * request: left out, the verified part after a requested G1 marking
 	 * lacked the cache entries that died during the request (30-40 MiB
