@@ -125,7 +125,8 @@ def row(d, name, jdk, lib, rep, site='cache', interval='524288'):
         else:
             truth.append((t, int(f[col])))
     out = csv.writer(sys.stdout)
-    vs = [x for x in views(d, lib, frame, float(interval)) if x[0] is not None]
+    # In the order written (a second profile in one second is p-..._1.txt).
+    vs = sorted((x for x in views(d, lib, frame, float(interval)) if x[0] is not None), key=lambda x: float(x[0]))
     for i, (t, view, margin, whole) in enumerate(vs):
         if not truth:
             break

@@ -312,6 +312,11 @@ const char *hp_format_extension(enum hp_format f)
 
 void hp_options_output_path(const struct hp_agent_options *o, char *out, size_t cap)
 {
+	hp_options_output_path_seq(o, 0, out, cap);
+}
+
+void hp_options_output_path_seq(const struct hp_agent_options *o, unsigned seq, char *out, size_t cap)
+{
 	char def[64];
 	const char *pattern = o->file;
 	if (!pattern[0]) {
@@ -331,7 +336,9 @@ void hp_options_output_path(const struct hp_agent_options *o, char *out, size_t 
 				time_t t = time(NULL);
 				struct tm tm;
 				localtime_r(&t, &tm);
-				strftime(tmp, sizeof(tmp), "%Y%m%d-%H%M%S", &tm);
+				size_t l = strftime(tmp, sizeof(tmp), "%Y%m%d-%H%M%S", &tm);
+				if (seq)
+					snprintf(tmp + l, sizeof(tmp) - l, "_%u", seq);
 			}
 			int w = snprintf(out + n, cap - n, "%s", tmp);
 			n += w > 0 ? (size_t)w : 0;

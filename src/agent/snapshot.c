@@ -111,6 +111,21 @@ static int write_format(enum hp_format f, const struct hp_profile *p, const char
  * PATH.<extension> (format=jfr+pprof: p.jfr, p.pb.gz from file=p), named
  * in `shown` for the log (PATH, or PATH.{pb.gz,jfr}). All are tried; the
  * first failure is returned. */
+/* Whether a file is at any name write_formats would write `path` to. */
+static bool name_taken(const struct hp_agent_options *d, const char *path)
+{
+	unsigned fs = d->formats;
+	if (!(fs & (fs - 1)))
+		return access(path, F_OK) == 0;
+	for (int f = 0; f <= HP_FORMAT_LAST; f++) {
+		char one[PATH_MAX + 16];
+		snprintf(one, sizeof(one), "%s.%s", path, hp_format_extension((enum hp_format)f));
+		if ((fs & (1u << f)) && access(one, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
 static int write_formats(const struct hp_profile *p, const struct hp_agent_options *d, const char *path, char *err,
 			 size_t errlen, char *shown, size_t shownlen)
 {
@@ -484,6 +499,13 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 	}
 	char path[600], err[512] = "";
 	hp_options_output_path(d, path, sizeof(path));
+	/* %t names a second: a profile whose name is taken (a second one in
+	 * the same second, a periodic one then the exit's, or another JVM's
+	 * writing to the same pattern) gets _1, _2, ... after its time rather
+	 * than replace it (seen under load: the periodic one lost). */
+	if (strstr(d->file, "%t"))
+		for (unsigned seq = 1; seq < 1000 && name_taken(d, path); seq++)
+			hp_options_output_path_seq(d, seq, path, sizeof(path));
 	char shown[PATH_MAX + 64];
 	rc = write_formats(&p, d, path, err, sizeof(err), shown, sizeof(shown));
 	if (rc == 0) {

@@ -529,6 +529,28 @@ Test(attach, exit_while_commands_arrive, .timeout = 300)
 		cr_assert_geq(answers, 1, "run %d: no answer to top=5\n%s", run, r.output);
 		jvm_result_free(&r);
 	}
+	/* Every profile written is there, under a name of its own: %t names
+	 * a second, and the exit profile, written within a second of the
+	 * last periodic one (period=1), replaced it in about half the runs
+	 * (and a run's first profile, in the second the run before ended,
+	 * that one's exit profile) before a name taken got _1 after its time. */
+	char logpath[600];
+	snprintf(logpath, sizeof(logpath), "%s/log", workdir);
+	char *log = jvm_slurp(logpath);
+	cr_assert_not_null(log, "no log at %s", logpath);
+	char seen[64][600];
+	int nseen = 0;
+	for (const char *at = log; (at = strstr(at, "wrote ")) && nseen < 64; at++) {
+		char path[600];
+		if (sscanf(at, "wrote %599s", path) != 1)
+			continue;
+		for (int i = 0; i < nseen; i++)
+			cr_expect_str_neq(seen[i], path, "two profiles written to %s: the first is lost\n%s", path, log);
+		cr_expect_eq(access(path, R_OK), 0, "%s, logged as written, is not there", path);
+		snprintf(seen[nseen++], sizeof(seen[0]), "%s", path);
+	}
+	cr_expect_geq(nseen, 16, "8 runs, at least a periodic and the exit profile each:\n%s", log);
+	free(log);
 }
 
 TestSuite(stacks, .timeout = 300);

@@ -178,6 +178,21 @@ Test(options, output_path_expands_pid_and_time_and_defaults_by_format)
 	hp_options_output_path(&o, path, sizeof(path));
 	int y, mo, d, h, mi, s;
 	cr_expect_eq(sscanf(path, "/tmp/h-%4d%2d%2d-%2d%2d%2d.txt", &y, &mo, &d, &h, &mi, &s), 6, "%s", path);
+	/* A second profile in the same second: _N after the time, not the
+	 * same name (snapshot.c), sorting after the first; %p is not numbered. */
+	o = parse_ok("file=/tmp/h-%p-%t.txt");
+	hp_options_output_path_seq(&o, 2, path, sizeof(path));
+	int pid, n;
+	cr_expect_eq(sscanf(path, "/tmp/h-%d-%4d%2d%2d-%2d%2d%2d_%d.txt", &pid, &y, &mo, &d, &h, &mi, &s, &n), 8, "%s",
+		     path);
+	cr_expect_eq(pid, (int)getpid(), "%s", path);
+	cr_expect_eq(n, 2, "%s", path);
+	char second[600];
+	snprintf(second, sizeof(second), "%s", path);
+	hp_options_output_path_seq(&o, 0, path, sizeof(path));
+	cr_expect(strchr(path, '_') == NULL, "%s", path);
+	if (strncmp(path, second, strlen(path) - 4) == 0)       /* the same second */
+		cr_expect(strcmp(path, second) < 0, "sorted by name, %s after %s", second, path);
 	o = parse_ok("format=html");
 	hp_options_output_path(&o, path, sizeof(path));
 	snprintf(want, sizeof(want), "heapprobe-%d.html", (int)getpid());
