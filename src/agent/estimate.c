@@ -451,9 +451,15 @@ void anchor_estimate(struct snap_ctx *c, char *out, size_t cap)
 	c->var = 0;
 	for (uint32_t i = 0; i < c->nslots; i++) {
 		struct live_acc *a = &c->acc[i];
-		a->bytes += a->rec_bytes * (k - 1);
-		a->objects += a->rec_objects * (k - 1);
-		a->var += a->rec_var2 * (k * k - 1);
+		/* Only the sites with a recent part are written: the table is
+		 * ~20 MiB of fresh zero pages, and a write to each cost a
+		 * copy-on-write fault and a TLB shootdown across the CPUs
+		 * (~0.1 CPU-s a profile on ZGC under load, docs/load-cost.md). */
+		if (a->rec_bytes != 0 || a->rec_objects != 0 || a->rec_var2 != 0) {
+			a->bytes += a->rec_bytes * (k - 1);
+			a->objects += a->rec_objects * (k - 1);
+			a->var += a->rec_var2 * (k * k - 1);
+		}
 		c->bytes += a->bytes;
 		c->var += a->var;
 	}
