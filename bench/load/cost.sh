@@ -76,8 +76,9 @@ import csv, statistics, sys, datetime, os
 rows = list(csv.DictReader(open(sys.argv[1])))
 commit, reps, cache, secs, turnover = sys.argv[2:7]
 print("# What the live view costs under load\n")
-print("Commit %s, %s, %d CPUs. Command: `REPS=%s CACHE_MIB=%s SECONDS_LOAD=%s TURNOVER=%s bash bench/load/cost.sh`.\n"
-      % (commit, datetime.date.today().isoformat(), os.cpu_count(), reps, cache, secs, turnover))
+print("Commit %s, %s, %d CPUs. Command: `%sREPS=%s CACHE_MIB=%s SECONDS_LOAD=%s TURNOVER=%s bash bench/load/cost.sh`.\n"
+      % (commit, datetime.date.today().isoformat(), os.cpu_count(),
+         "PYROSCOPE=<the server's binary> " if os.environ.get("PYROSCOPE") else "", reps, cache, secs, turnover))
 print("LoadService paced at a fixed rate (a %s MiB cache turned over %s times a second, garbage between), JDK 17, "
       "-Xmx3g; over the whole run (%s s of load plus start and exit), medians of %s interleaved runs [min, max]: the JVM's "
       "process CPU (user+sys), our own threads' CPU (the agent thread and what it starts: marking requests' helper, upload "
