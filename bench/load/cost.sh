@@ -63,9 +63,8 @@ for rep in $(seq 1 "$REPS"); do
 				>"$d/out" 2>&1 || echo "load cost: $gc $agent rep $rep exited $?" >&2
 			# Time at safepoints (every GC pause is one; so are ours).
 			pause=$(grep -o 'Total: [0-9]* ns' "$d/sp.log" | awk '{s += $2} END {printf "%.1f", s / 1e6}')
-			cpu=$(python3 -c 'import json, sys; print("%.2f" % json.load(open(sys.argv[1]))["process"])' "$d/threads.json")
-			thr=$(python3 -c 'import json, sys; g = json.load(open(sys.argv[1]))["groups"]
-print("%.2f,%.2f,%.2f" % (g.get("agent", 0), g.get("gc", 0), sum(g.values())))' "$d/threads.json")
+			read -r cpu thr < <(python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); g = j["groups"]
+print("%.2f %.2f,%.2f,%.2f" % (j["process"], g.get("agent", 0), g.get("gc", 0), sum(g.values())))' "$d/threads.json")
 			echo "$gc,$agent,$rep,$cpu,${pause:-0},$thr" >> "$RUN/raw.csv"
 			echo "load cost: $gc $agent rep $rep: cpu ${cpu}s pauses ${pause}ms (agent,gc,threads s: $thr)" >&2
 		done

@@ -42,7 +42,6 @@ def main():
     tick = os.sysconf('SC_CLK_TCK')
     p = subprocess.Popen(cmd)
     last = {}
-    ru = None
     while True:
         pid, status, r = os.wait4(p.pid, os.WNOHANG)
         if pid:
@@ -62,12 +61,9 @@ def main():
             fields = s[s.rindex(')') + 2:].split()
             last[t] = (comm, (int(fields[11]) + int(fields[12])) / tick)
         time.sleep(0.1)
-    cpu = {}
+    cpu, by_name = {}, {}
     for comm, sec in last.values():
-        g = group(comm)
-        cpu[g] = cpu.get(g, 0.0) + sec
-    by_name = {}
-    for comm, sec in last.values():
+        cpu[group(comm)] = cpu.get(group(comm), 0.0) + sec
         by_name[comm] = by_name.get(comm, 0.0) + sec
     with open(out, 'w') as f:
         json.dump({'groups': cpu, 'threads': by_name, 'rc': rc,

@@ -70,9 +70,10 @@ void hp_options_output_path(const struct hp_agent_options *o, char *out, size_t 
 /* The same with "_seq" after each %t's time when seq > 0: %t has a
  * second's resolution, and a profile whose name is taken (a second one
  * written in the same second: a periodic one, then the exit's) takes _1,
- * _2, ... rather than replace the first (snapshot.c). '_' sorts after the '.', '-' and digits that
- * follow a time in a name, so sorted by name the profiles stay in the
- * order they were written (the last is the latest). */
+ * _2, ... rather than replace the first (snapshot.c). '_' sorts after
+ * the '.', '-' and digits that follow a time in a name, so sorted by name
+ * the profiles stay in the order they were written (the last is the
+ * latest). */
 void hp_options_output_path_seq(const struct hp_agent_options *o, unsigned seq, char *out, size_t cap);
 
 const char *hp_format_extension(enum hp_format f);

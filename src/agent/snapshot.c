@@ -107,10 +107,12 @@ static int write_format(enum hp_format f, const struct hp_profile *p, const char
 	return rc;
 }
 
-/* Every configured format: one to PATH itself, several each to
- * PATH.<extension> (format=jfr+pprof: p.jfr, p.pb.gz from file=p), named
- * in `shown` for the log (PATH, or PATH.{pb.gz,jfr}). All are tried; the
- * first failure is returned. */
+/* With several formats, format f's file: PATH.<extension>. */
+static void format_file(char *one, size_t cap, const char *path, int f)
+{
+	snprintf(one, cap, "%s.%s", path, hp_format_extension((enum hp_format)f));
+}
+
 /* Whether a file is at any name write_formats would write `path` to. */
 static bool name_taken(const struct hp_agent_options *d, const char *path)
 {
@@ -119,13 +121,17 @@ static bool name_taken(const struct hp_agent_options *d, const char *path)
 		return access(path, F_OK) == 0;
 	for (int f = 0; f <= HP_FORMAT_LAST; f++) {
 		char one[PATH_MAX + 16];
-		snprintf(one, sizeof(one), "%s.%s", path, hp_format_extension((enum hp_format)f));
+		format_file(one, sizeof(one), path, f);
 		if ((fs & (1u << f)) && access(one, F_OK) == 0)
 			return true;
 	}
 	return false;
 }
 
+/* Every configured format: one to PATH itself, several each to
+ * PATH.<extension> (format=jfr+pprof: p.jfr, p.pb.gz from file=p), named
+ * in `shown` for the log (PATH, or PATH.{pb.gz,jfr}). All are tried; the
+ * first failure is returned. */
 static int write_formats(const struct hp_profile *p, const struct hp_agent_options *d, const char *path, char *err,
 			 size_t errlen, char *shown, size_t shownlen)
 {
@@ -141,7 +147,7 @@ static int write_formats(const struct hp_profile *p, const struct hp_agent_optio
 			continue;
 		const char *ext = hp_format_extension((enum hp_format)f);
 		char one[PATH_MAX + 16], e[512] = "";
-		snprintf(one, sizeof(one), "%s.%s", path, ext);
+		format_file(one, sizeof(one), path, f);
 		int rc = write_format((enum hp_format)f, p, one, e, sizeof(e));
 		if (rc && !first) {
 			first = rc;
