@@ -15,9 +15,13 @@
 #   bash bench/load/cost.sh                 # ~25 min on 2 cores
 #   REPS=5 GCS="z g1" bash bench/load/cost.sh
 #   PYROSCOPE=build/pyroscope/pyroscope bash bench/load/cost.sh
+#   OLD=/tmp/old/libheapprobe.so GCS=shenandoah REPS=5 bash bench/load/cost.sh
 #
 # Knobs: REPS [3], GCS [g1 parallel serial z shenandoah], CACHE_MIB [190],
-# SECONDS_LOAD [20], TURNOVER [2], PYROSCOPE [none], OUT [docs/load-cost.md].
+# SECONDS_LOAD [20], TURNOVER [2], PYROSCOPE [none], OLD [none: another
+# build's library, run with period=10 beside this one's, "period10-old"; OLD_REV names it
+# in the report],
+# OUT [docs/load-cost.md].
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -32,6 +36,11 @@ cp "$(readlink -f "$ROOT/build/libheapprobe.so")" "$RUN/hp.so"
 flag() { case $1 in g1) echo -XX:+UseG1GC ;; parallel) echo -XX:+UseParallelGC ;; serial) echo -XX:+UseSerialGC ;;
 	z) echo -XX:+UseZGC ;; shenandoah) echo -XX:+UseShenandoahGC ;; esac; }
 AGENTS="none default period10"
+if [ -n "${OLD:-}" ]; then
+	[ -f "$OLD" ] || { echo "load cost: OLD=$OLD is not a file" >&2; exit 1; }
+	cp "$(readlink -f "$OLD")" "$RUN/old.so"
+	AGENTS="$AGENTS period10-old"
+fi
 if [ -n "${PYROSCOPE:-}" ]; then
 	[ -x "$PYROSCOPE" ] || { echo "load cost: PYROSCOPE=$PYROSCOPE is not an executable" >&2; exit 1; }
 	PORT=${PORT:-4140}
@@ -55,6 +64,7 @@ for rep in $(seq 1 "$REPS"); do
 			none) a=() ;;
 			default) a=(-agentpath:"$RUN/hp.so=file=$d/p.pb.gz,log=$d/log") ;;
 			period10) a=(-agentpath:"$RUN/hp.so=period=10,file=$d/p-%t.pb.gz,log=$d/log") ;;
+			period10-old) a=(-agentpath:"$RUN/old.so=period=10,file=$d/p-%t.pb.gz,log=$d/log") ;;
 			upload) a=(-agentpath:"$RUN/hp.so=period=10,upload=http://127.0.0.1:$PORT,app=cost-$gc,file=$d/p.pb.gz,log=$d/log") ;;
 			esac
 			# shellcheck disable=SC2046
@@ -77,7 +87,9 @@ commit, reps, cache, secs, turnover = sys.argv[2:7]
 print("# What the live view costs under load\n")
 print("Commit %s, %s, %d CPUs. Command: `%sREPS=%s CACHE_MIB=%s SECONDS_LOAD=%s TURNOVER=%s bash bench/load/cost.sh`.\n"
       % (commit, datetime.date.today().isoformat(), os.cpu_count(),
-         "PYROSCOPE=<the server's binary> " if os.environ.get("PYROSCOPE") else "", reps, cache, secs, turnover))
+         ("PYROSCOPE=<the server's binary> " if os.environ.get("PYROSCOPE") else "")
+         + ("OLD=<%s's library> " % os.environ.get("OLD_REV", "another build") if os.environ.get("OLD") else "")
+         + ("GCS=\"%s\" " % os.environ["GCS"] if os.environ.get("GCS") else ""), reps, cache, secs, turnover))
 print("LoadService paced at a fixed rate (a %s MiB cache turned over %s times a second, garbage between), JDK 17, "
       "-Xmx3g; over the whole run (%s s of load plus start and exit), medians of %s interleaved runs [min, max]: the JVM's "
       "process CPU (user+sys), our own threads' CPU (the agent thread and what it starts: marking requests' helper, upload "

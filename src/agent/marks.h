@@ -112,6 +112,8 @@ struct hp_marks {
 	double budget;                          /* share of the wall clock for periodic requests (0: 1/50) */
 	uint32_t request_cover, request_end_pause;      /* ... its cover, the pause count when it ended */
 	char last_request[200];                 /* what the last request did, or why it did not */
+	uint64_t own_waits, own_waits_ok;       /* hp_marks_await_own: waits, own cycles that came */
+	uint64_t own_wait_ns_total;
 	/* Canaries (ZGC and Shenandoah, single generation: their counters
 	 * count pauses, not cycles): objects only a weak reference holds, one
 	 * made after each pause. Only a marking that began after a canary was
@@ -119,7 +121,7 @@ struct hp_marks {
 	 * covers every sample allocated before it was made: made right after
 	 * the pause before the cycle's first, it gives the exact cover. Oldest
 	 * first; dump lock. */
-#define HP_CANARIES 8
+#define HP_CANARIES 16
 	struct hp_canary {
 		jweak ref;
 		uint32_t pause;                 /* pause count when it was made */
@@ -175,7 +177,13 @@ struct hp_marks {
 	char canary_state[160];                 /* on, or why not */
 };
 
-/* The canaries: hp_marks_canary_setup decides whether this collector needs
+/* The rings' writers, shared with canary.c: a marking pushed to a ring
+ * (covers never decrease), and a seen entry's cover and start raised to
+ * at least these. */
+void hp_marks_ring_push(struct hp_mark_ring *r, uint32_t cover, int64_t start_ns, uint32_t done);
+void hp_marks_seen_raise(struct hp_marks *m, uint64_t k, uint32_t cover, int64_t start_ns);
+
+/* The canaries (canary.c): hp_marks_canary_setup decides whether this collector needs
  * them (single-generation ZGC and Shenandoah); check counts a marking they
  * show (returns 1) and makes a canary for the pauses since; rearm drops
  * them without counting (after a request, which has been counted). Dump lock held, on a
@@ -286,6 +294,22 @@ struct hp_marks_watch {
  * calling thread. */
 int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags, const _Atomic uint64_t *pauses,
 		     const struct hp_marks_watch *watch);
+
+/* For periodic profiles, before asking: where the collector's own cycles
+ * are seen by canaries (single-generation ZGC and Shenandoah) and have
+ * come at most HP_OWN_GAP_MAX_NS apart lately, waits up to twice their
+ * median gap (at most HP_OWN_WAIT_MAX_NS) for one that begins after this
+ * call: the canary made after the latest pause is cleared only by a
+ * marking whose first pause comes later. Returns 1 if one came (counted
+ * at the next hp_marks_canary_check; m->last_request says so), 0 if none
+ * came or none was expected (ask then), -ENOTSUP where canaries do not
+ * see the collector's cycles. A cycle of the collector's own costs the
+ * program nothing more; a requested one comes on top of them (Shenandoah
+ * under load: +10..+19% of the process's CPU with period=10,
+ * docs/load-cost.md). Dump lock held; JVM thread. */
+#define HP_OWN_GAP_MAX_NS (2 * 1000000000LL)
+#define HP_OWN_WAIT_MAX_NS (3 * 1000000000LL)
+int hp_marks_await_own(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses);
 
 /* For periodic profiles: false (and m->last_request says why) if asking
  * now would spend more than m->budget of the wall clock in requested

@@ -76,6 +76,10 @@ struct profiler {
 	sem_t wake;
 	_Atomic int running;            /* sampling on */
 	_Atomic int stopping;           /* agent thread must leave */
+	/* The exit hook has started (the JVM is shutting down): no marking is
+	 * asked for or waited for after it, but its own. Set before it takes
+	 * the dump lock, read under it (mark_before_profile). */
+	_Atomic int exiting;
 	_Atomic int unloading;          /* the JVM is going: no more profiles (hp_profiler_quiesce) */
 	_Atomic int thread_alive;
 	/* Counters every allocating thread bumps: one cache line per thread

@@ -101,11 +101,36 @@ bool heap_figure(struct hp_prof_heap *out, int64_t now_ns)
  * in the old generation since the last full GC (a cache whose threads
  * ended: 190 MiB of LoadService's) counts in the exit profile. The
  * program is done; its exit waits for one full pause (docs/RESULTS.md, under load). */
-static void mark_before_profile(JNIEnv *jni, bool periodic, bool at_exit)
+static void mark_before_profile(JNIEnv *jni, bool periodic, bool at_exit, bool may_wait)
 {
 	if (!prof.o.live || prof.o.mark == HP_MARK_OFF)
 		return;
+	/* After the exit hook began, only its own marking: a request made
+	 * after it (a periodic profile, a `heapprobe top` screen) could still
+	 * be running when the JVM stops the collector's threads (before
+	 * VMDeath), and System.gc() would never return: the JVM hung at exit
+	 * with VMDeath waiting for the dump lock (LoadService on Shenandoah
+	 * with period=10, a periodic profile that waited for an own cycle
+	 * past the hook). Set by the hook before it takes the dump lock, read
+	 * under it: a request already made holds the hook until it returns. */
+	if (!at_exit && atomic_load(&prof.exiting)) {
+		snprintf(prof.marks.last_request, sizeof(prof.marks.last_request),
+			 "none: the JVM is exiting (the exit hook's marking was the last)");
+		return;
+	}
 	unsigned flags = prof.o.mark == HP_MARK_FULL ? HP_MARK_ALLOW_FULL : at_exit ? HP_MARK_FULL_UNLESS_DISABLED : 0;
+	/* A periodic profile first waits for the collector's own next cycle
+	 * where canaries see them and they come often (marks.h,
+	 * hp_marks_await_own): it began after the profile was asked for, as a
+	 * requested one would, and costs nothing more. Not with mark=full:
+	 * that asks for a full collection. */
+	if (may_wait && prof.o.mark != HP_MARK_FULL) {
+		markings_tick(jni);
+		if (hp_marks_await_own(&prof.marks, jni, &prof.gc_events) > 0) {
+			markings_tick(jni);
+			return;
+		}
+	}
 	/* Periodic profiles keep the cost bounded; asked-for ones (dump,
 	 * stop, exit) always get their marking. */
 	if (periodic && !hp_marks_may_request(&prof.marks))
@@ -154,7 +179,7 @@ static int dump(JNIEnv *jni, const char *why, bool may_mark, bool periodic, bool
 	int rc = -ESRCH;
 	if (prof.sites.slots && !atomic_load(&prof.unloading)) {
 		if (may_mark) {
-			mark_before_profile(jni, periodic, false);
+			mark_before_profile(jni, periodic, false, periodic && !(req && req->top));
 			history_tick(jni, true);        /* the marking just made, in the history */
 		}
 		rc = write_snapshot(jni, why, periodic, final, req);
@@ -191,9 +216,10 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
 	jobject hook = prof.exit_hook;
 	if (!hook || !(*jni)->IsSameObject(jni, thread, hook) || !atomic_load(&prof.running))
 		return;
+	atomic_store(&prof.exiting, 1);
 	pthread_mutex_lock(&prof.dump_lock);
 	if (prof.sites.slots)
-		mark_before_profile(jni, false, true);
+		mark_before_profile(jni, false, true, false);
 	pthread_mutex_unlock(&prof.dump_lock);
 }
 
@@ -283,7 +309,7 @@ static void history_marking(JNIEnv *jni, uint64_t *samples_then)
 	*samples_then = samples;
 	pthread_mutex_lock(&prof.dump_lock);
 	if (prof.sites.slots && hp_marks_may_request(&prof.marks)) {
-		mark_before_profile(jni, true, false);
+		mark_before_profile(jni, true, false, false);
 		history_tick(jni, true);
 	}
 	pthread_mutex_unlock(&prof.dump_lock);

@@ -108,6 +108,10 @@ void hp_profiler_status(FILE *out)
 	fprintf(out, "collector's own cycles: %s (%llu seen)\n",
 		prof.marks.canary_state[0] ? prof.marks.canary_state : "not looked at yet (after the first collection)",
 		(unsigned long long)prof.marks.canary_markings);
+	if (prof.marks.own_waits)
+		fprintf(out, "periodic profiles that waited for the collector's own cycle instead of asking: %llu of %llu "
+			"(%.0f ms waited in all)\n", (unsigned long long)prof.marks.own_waits_ok,
+			(unsigned long long)prof.marks.own_waits, (double)prof.marks.own_wait_ns_total / 1e6);
 	fprintf(out, "collections seen: %llu\n", (unsigned long long)atomic_load(&prof.gc_events));
 	char path[600], cwd[PATH_MAX];
 	hp_options_output_path(&prof.o, path, sizeof(path));

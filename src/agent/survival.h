@@ -91,7 +91,20 @@ struct hp_survival {
 	 * judge the young (generational ZGC's majors judge what was promoted
 	 * by their start). Set before the first judgment. */
 	bool age_when_judged;
+	/* The curves made ready per site, good while `version` is what it
+	 * was (every change to what they read raises it): survival.c, curve.
+	 * Read under the dump lock, as the rest. */
+#define HP_SURV_MEMO 128
+	struct hp_surv_memo *memo;
+	uint64_t version;
 };
+
+/* Shared by survival.c (the sums) and curve.c (reading them). */
+#define HP_SURV_SHRINK_SAMPLES 8.0  /* the pooled share's weight, in judgments, for a site with few */
+#define HP_SURV_SHRINK_FULL 64.0    /* a site's own judgments past which the curves' shrinkage fades */
+#define HP_SURV_SLOPE_MIN 40.0      /* judgments (with the shrinkage's) for a bucket to give a slope */
+/* The memo's entries (curve.c); NULL if they cannot be allocated. */
+struct hp_surv_memo *hp_survival_memo_new(void);
 
 int hp_survival_init(struct hp_survival *s, uint32_t cap);
 void hp_survival_free(struct hp_survival *s);

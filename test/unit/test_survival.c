@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "agent/allocclock.h"
 #include "agent/survival.h"
@@ -899,4 +900,60 @@ Test(survival, a_buckets_share_is_read_where_the_curve_has_it)
 		cr_expect(fabs(bias) < 0.005, "gap %.1f s, profile at %.1f of it: recent part %+.2f%% on the mean",
 			  cases[c][0], cases[c][1], 100 * bias);
 	}
+}
+
+/* The memo (curve.c): a curve read through it is bit for bit the curve
+ * prepared afresh, across judgments, epochs and sites that share a memo
+ * entry, at ages below, between and past the buckets, with the blocks the
+ * uncertainty rests on. Deterministic (fixed xorshift seed). */
+Test(survival, the_memo_reads_what_a_fresh_curve_reads)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 300), 0);
+	cr_assert_not_null(s.memo);
+	struct hp_surv_memo *memo = s.memo;
+	unsigned checked = 0;
+	for (int round = 0; round < 60; round++) {
+		for (int j = 0; j < 400; j++) {
+			uint32_t site = (uint32_t)(uniform() * 300);
+			double age = 10 * pow(2, uniform() * 14);
+			bool alive = uniform() < exp(-age / (200.0 + 50 * (site % 7)));
+			if (uniform() < 0.7)
+				hp_survival_judge_age(&s, site, 1024, age, alive);
+			else
+				hp_survival_judge_span(&s, site, 1024, age, alive);
+			hp_survival_judge(&s, site, 1024, uniform() < 0.5, alive);
+		}
+		if (round % 3 == 2)
+			hp_survival_next_epoch(&s);
+		for (int q = 0; q < 200; q++) {
+			uint32_t site = (uint32_t)(uniform() * 300) ^ (q & 1 ? 128u : 0u);     /* entries shared */
+			if (site >= 300)
+				site -= 128;
+			double age = q % 10 == 0 ? 0 : 5 * pow(2, uniform() * 16);
+			bool span = q % 3 == 0;
+			struct hp_surv_unc um, uf;
+			memset(&um, 0x5a, sizeof(um));
+			memset(&uf, 0x5a, sizeof(uf));
+			s.memo = memo;
+			double vm = span ? hp_survival_by_span_unc(&s, site, age, 64, &um) : hp_survival_by_age_unc(&s, site, age, &um);
+			double vm2 = span ? hp_survival_by_span(&s, site, age, 64) : hp_survival_by_age(&s, site, age);
+			s.memo = NULL;
+			double vf = span ? hp_survival_by_span_unc(&s, site, age, 64, &uf) : hp_survival_by_age_unc(&s, site, age, &uf);
+			/* deterministic (fixed xorshift seed): false failure 0; docs/test-bounds.md */
+			cr_expect(memcmp(&vm, &vf, sizeof(vm)) == 0 && memcmp(&vm2, &vf, sizeof(vm)) == 0,
+				  "round %d site %u age %g span %d: memo %.17g / %.17g, fresh %.17g", round, site, age, span,
+				  vm, vm2, vf);
+			cr_expect(um.n == uf.n && memcmp(&um.youngest, &uf.youngest, sizeof(double)) == 0,
+				  "round %d site %u: the uncertainty's blocks differ", round, site);
+			for (unsigned k = 0; k < um.n && k < 2; k++)
+				cr_expect(um.block[k] == uf.block[k] && memcmp(&um.coef[k], &uf.coef[k], sizeof(double)) == 0 &&
+					  memcmp(&um.var_log[k], &uf.var_log[k], sizeof(double)) == 0,
+					  "round %d site %u block %u differs", round, site, k);
+			checked++;
+		}
+	}
+	s.memo = memo;
+	cr_expect(checked == 12000);
+	hp_survival_free(&s);
 }

@@ -1,0 +1,429 @@
+/* Reading the survival curves (survival.h): a site's judgments by age
+ * (or span) made into a non-increasing curve, read at any age with the
+ * uncertainty it rests on. Split from survival.c, which keeps the sums;
+ * the curves are read once per tracked sample for every profile, so a
+ * site's curve is made ready once (curve_prepare) and read many times
+ * (curve_at) while nothing it reads changes (the memo, hp_survival.memo). */
+#include "agent/survival.h"
+#include "agent/youngfit.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A site's curve made ready for reading at any age (curve_prepare):
+ * everything curve() computes that does not depend on the age. */
+struct hp_surv_memo {
+	uint64_t version;               /* hp_survival.version when made; 0: empty */
+	uint32_t site;
+	bool span, awj;
+	double keep;
+	int nb;                         /* buckets; 0: no judgment */
+	double total;                   /* judgments at the site and pooled together */
+	double share[HP_SURV_AGES], weight[HP_SURV_AGES], at[HP_SURV_AGES];
+	double mean[HP_SURV_AGES], var[HP_SURV_AGES], bs[HP_SURV_AGES], bw[HP_SURV_AGES];
+	int block_of[HP_SURV_AGES];
+	bool fit, declines;
+	double b0, b1;
+};
+
+struct hp_surv_memo *hp_survival_memo_new(void)
+{
+	return calloc(HP_SURV_MEMO, sizeof(struct hp_surv_memo));
+}
+
+/* Where `age` lies between buckets i - 1 (0) and i (1); past 1 beyond
+ * bucket i. */
+static double chord_t(const double *at, int i, double age)
+{
+	return at[i] > at[i - 1] ? (age - at[i - 1]) / (at[i] - at[i - 1]) : 1;
+}
+
+/* At the constant hazard between buckets i - 1 and i, read at t (chord_t;
+ * past bucket i too: the same hazard carried on). */
+static double chord(const double *share, int i, double t)
+{
+	return share[i - 1] * pow(share[i] / share[i - 1], t);
+}
+
+/* Buckets i and i + 1 as one (weighted), the arrays closed up; the new
+ * count. sq: the buckets' mean squared ages, merged as the ages are. */
+static int merge_buckets(double *share, double *weight, double *at, double *sq, int nb, int i, double k)
+{
+	double w = weight[i] + weight[i + 1];
+	share[i] = (share[i] * weight[i] + share[i + 1] * weight[i + 1]) / w;
+	at[i] = (at[i] * weight[i] + at[i + 1] * weight[i + 1]) / w;
+	sq[i] = (sq[i] * weight[i] + sq[i + 1] * weight[i + 1]) / w;
+	weight[i] = w - k;                      /* the shrinkage counted once */
+	nb--;
+	memmove(share + i + 1, share + i + 2, (size_t)(nb - i - 1) * sizeof(*share));
+	memmove(weight + i + 1, weight + i + 2, (size_t)(nb - i - 1) * sizeof(*weight));
+	memmove(at + i + 1, at + i + 2, (size_t)(nb - i - 1) * sizeof(*at));
+	memmove(sq + i + 1, sq + i + 2, (size_t)(nb - i - 1) * sizeof(*sq));
+	return nb;
+}
+
+/* Where on the age axis a bucket's share belongs. A bucket's share is
+ * the mean of S(a) over the ages judged in it, which for a declining
+ * curve is above S at their mean age (S is convex there: e^{-h a}
+ * averaged over a log2 bucket's ages, h a ~ 2, is S at 0.946 of the mean
+ * age): read at the mean age, the curve came out high everywhere, +0.7%
+ * to +3.3% on the recent part of a simulated cache of exponential
+ * lifetimes with markings 0.5-2 s apart (test_survival), the more the
+ * farther apart (the estimate reads recent samples up to two gaps old).
+ * To second order, mean e^{-h a} = e^{-h mean}(1 + h^2 var / 2), so the
+ * share belongs at mean - h var / 2, h the curve's local hazard (from
+ * the neighbouring buckets' shares), var the spread of the bucket's ages.
+ * Kept in order and above half the mean. */
+static void place_shares(const double *share, double *at, const double *sq, int nb)
+{
+	double moved[HP_SURV_AGES];
+	for (int i = 0; i < nb; i++) {
+		double h = 0;
+		int nh = 0;
+		if (i + 1 < nb && share[i] > 0 && share[i + 1] > 0 && at[i + 1] > at[i])
+			h += log(share[i] / share[i + 1]) / (at[i + 1] - at[i]), nh++;
+		if (i > 0 && share[i] > 0 && share[i - 1] > 0 && at[i] > at[i - 1])
+			h += log(share[i - 1] / share[i]) / (at[i] - at[i - 1]), nh++;
+		double var = sq[i] - at[i] * at[i];
+		moved[i] = nh && h > 0 && var > 0 ? fmax(at[i] - h / nh * var / 2, at[i] / 2) : at[i];
+	}
+	for (int i = 0; i < nb; i++)
+		if (i == 0 || moved[i] > at[i - 1])
+			at[i] = moved[i];
+}
+
+/* The variance of log(share) for a share of `w` judgments, by the delta
+ * method on the binomial, (1 - s) / (s w); a share at 0 or 1 counts as
+ * half a judgment off it (no judgment says exactly 0 or 1). */
+static double var_log_share(double share, double w)
+{
+	if (!(w > 0))
+		return 0;
+	double lo = 0.5 / w, sh = share < lo ? lo : share > 1 - lo ? 1 - lo : share;
+	return (1 - sh) / (sh * w);
+}
+
+/* u (if any): log S = c0 log share(block of bucket i0) [+ c1 log share(block of i1)]. */
+static void unc_set(struct hp_surv_unc *u, const int *block_of, const double *bw, const double *bs, int i0, double c0,
+		    int i1, double c1)
+{
+	if (!u)
+		return;
+	u->n = 0;
+	int ids[2] = { i0, i1 };
+	double cs[2] = { c0, c1 };
+	for (int j = 0; j < 2; j++) {
+		if (ids[j] < 0 || cs[j] == 0)
+			continue;
+		unsigned b = (unsigned)block_of[ids[j]];
+		if (u->n && u->block[0] == b) {
+			u->coef[0] += cs[j];        /* one pooled block: its error counts once */
+			continue;
+		}
+		u->block[u->n] = b;
+		u->coef[u->n] = cs[j];
+		u->var_log[u->n] = var_log_share(bs[b], bw[b]);
+		u->n++;
+	}
+}
+
+/* Between bucket i - 1, some alive, and bucket i, none alive: no constant
+ * hazard joins a share to 0, and the straight chord between them is far
+ * above any survival curve there. Generational ZGC's own majors judge a
+ * cache only at the ages it is promoted by (60,000-100,000 samples under
+ * load), all dead; the straight chord from 0.21 at 11,000 (the requested
+ * major's oldest bucket) read it 0.175 alive at 20,000 and 0.094 at
+ * 40,000, where its hazard says 0.05 and 0.003, and over the gigabytes of
+ * recent samples the cache's view went +58..+143% from the first own major
+ * on (period=2, 256k; test_load's load::z_generational). So: the hazard
+ * of the decline before bucket i - 1 carried on (exact for exponential
+ * lifetimes; below a mixture's log-convex curve), never above the
+ * constant hazard from bucket i - 1 to half a judgment alive in bucket i
+ * (what "none of n alive" allows at most, about); that alone where no
+ * decline comes before. */
+static double toward_dead(const double *share, const double *weight, const double *at, int i, double age,
+			  const int *block_of, const double *bw, const double *bs, struct hp_surv_unc *u)
+{
+	double t = chord_t(at, i, age);
+	double floor = fmin(0.5 / fmax(weight[i], 1), share[i - 1]);
+	double v = share[i - 1] * pow(floor / share[i - 1], t);
+	unc_set(u, block_of, bw, bs, i - 1, 1 - t, -1, 0);
+	if (i >= 2 && share[i - 2] > share[i - 1] && at[i - 1] > at[i - 2] && weight[i - 1] >= HP_SURV_SLOPE_MIN &&
+	    weight[i - 2] >= HP_SURV_SLOPE_MIN) {
+		double tc = chord_t(at, i - 1, age), c = chord(share, i - 1, tc);
+		if (c < v) {
+			unc_set(u, block_of, bw, bs, i - 2, 1 - tc, i - 1, tc);
+			v = c;
+		}
+	}
+	return v;
+}
+
+/* Per bucket: the site's share, shrunk toward the pooled one, and the
+ * judgments' mean age; then made non-increasing (pool adjacent violators,
+ * weighted by judgments). */
+static void curve_prepare(const struct hp_survival *s, uint32_t site, bool span, struct hp_surv_memo *c)
+{
+	c->nb = 0;
+	c->total = 0;
+	static const struct hp_survival_site none;
+	const struct hp_survival_site *x = s->sites && site < s->cap ? &s->sites[site] : &none;
+	/* The decay not yet applied (catch_up); none where buckets age as
+	 * they are judged (bucket_catch_up). */
+	double ks = x == &none || s->age_when_judged ? 1 : pow(s->keep, s->epoch - x->epoch);
+	double kp = s->age_when_judged ? 1 : pow(s->keep, s->epoch - s->pooled.epoch);
+	const struct hp_survival_ages *xa = span ? &x->spans : &x->ages, *pa_ = span ? &s->pooled.spans : &s->pooled.ages;
+	double *share = c->share, *weight = c->weight, *at = c->at, sq[HP_SURV_AGES], total = 0, own = 0;
+	int nb = 0;
+	for (int b = 0; b < HP_SURV_AGES; b++)
+		own += xa->n[b] * ks;
+	/* The pooled share's weight in a bucket: HP_SURV_SHRINK_SAMPLES for a site
+	 * with few judgments, fading once it has HP_SURV_SHRINK_FULL of its own (the
+	 * pooled share is mostly other sites': at young ages the garbage's,
+	 * 0.09 beside a cache's 0.93 in buckets of 15-20 of its judgments;
+	 * shrunk at full weight, the cache read 0.75 there and the view G1
+	 * under load 11-25% low). Thin buckets are merged instead (below). */
+	double k = HP_SURV_SHRINK_SAMPLES * fmin(1, HP_SURV_SHRINK_FULL / fmax(own, 1));
+	for (int b = 0; b < HP_SURV_AGES; b++) {
+		double pa = pa_->alive[b] * kp, pall = pa_->all[b] * kp, pn = pa_->n[b] * kp;
+		double sa = xa->alive[b] * ks, sall = xa->all[b] * ks, sn = xa->n[b] * ks;
+		if (!(pall > 0) || !(pn > 0.5))
+			continue;       /* nobody judged at this age */
+		/* A site with judgments of its own: only its ages (the pooled
+		 * share at an age it never reached is the other sites': 3.4%
+		 * at 2.5 s for a cache whose last own share was 3.7% at 1.5 s,
+		 * counted for ever, +36%). */
+		if (own >= HP_SURV_SHRINK_SAMPLES && !(sn > 0.5)) {
+			total += pn;
+			continue;
+		}
+		/* Shrunk toward the pooled share, but never toward more than the
+		 * site's own share at the younger ages (survival does not rise
+		 * with age): the pooled share at old ages is the long-lived
+		 * sites', and 8 samples' worth of it gave a cache with hundreds
+		 * of judgments, none alive, a 1.3% survival for ever, which
+		 * times the gigabytes of its old recent samples read +24%. */
+		double mean = pall / pn, pshare = nb ? fmin(pa / pall, share[nb - 1]) : pa / pall;
+		share[nb] = (sa + k * mean * pshare) / (sall + k * mean);
+		weight[nb] = sn + k;
+		at[nb] = sall > 0 ? xa->age_bytes[b] * ks / sall : pa_->age_bytes[b] * kp / pall;
+		sq[nb] = sall > 0 ? xa->age2_bytes[b] * ks / sall : pa_->age2_bytes[b] * kp / pall;
+		total += pn;
+		nb++;
+	}
+	c->total = total;
+	if (!nb)
+		return;
+	/* A thin youngest bucket joins the next until it has
+	 * HP_SURV_SLOPE_MIN judgments: the curve below it, from birth, rests
+	 * on its share and age alone. (Generational ZGC's first marking
+	 * judged 29 samples of a cache in the youngest bucket: too few for a
+	 * slope, the curve stayed flat at their share below it, and the view
+	 * read 45% low.) */
+	while (nb > 1 && weight[0] < HP_SURV_SLOPE_MIN)
+		nb = merge_buckets(share, weight, at, sq, nb, 0, k);
+	/* So does a thin oldest one: past it the curve follows its decline. */
+	while (nb > 1 && weight[nb - 1] < HP_SURV_SLOPE_MIN)
+		nb = merge_buckets(share, weight, at, sq, nb, nb - 2, k);
+	/* Pool adjacent violators: a later bucket may not survive more. */
+	double *bs = c->bs, *bw = c->bw;
+	int len[HP_SURV_AGES], m = 0;
+	for (int i = 0; i < nb; i++) {
+		bs[m] = share[i];
+		bw[m] = weight[i];
+		len[m] = 1;
+		m++;
+		while (m > 1 && bs[m - 1] > bs[m - 2]) {
+			double w = bw[m - 2] + bw[m - 1];
+			bs[m - 2] = (bs[m - 2] * bw[m - 2] + bs[m - 1] * bw[m - 1]) / w;
+			bw[m - 2] = w;
+			len[m - 2] += len[m - 1];
+			m--;
+		}
+	}
+	for (int i = 0, at_i = 0; i < m; i++)
+		for (int j = 0; j < len[i]; j++) {
+			c->block_of[at_i] = i;
+			share[at_i++] = bs[i];
+		}
+	/* the judged ages', before placing (youngfit.h) */
+	for (int i = 0; i < nb; i++)
+		c->mean[i] = at[i], c->var[i] = fmax(sq[i] - at[i] * at[i], 0);
+	place_shares(share, at, sq, nb);
+	c->nb = nb;
+	/* Below the youngest bucket (curve_at): the youngest buckets' fit,
+	 * or whether the site declines at all. */
+	c->fit = hp_young_fit(share, weight, at, c->mean, c->var, nb, HP_SURV_SLOPE_MIN, &c->b0, &c->b1);
+	c->declines = false;
+	for (int i = 1; i < nb && share[0] * weight[0] >= 4; i++)
+		if (weight[i] >= HP_SURV_SLOPE_MIN && at[i] > at[0] && share[i] < share[0] / 2)
+			c->declines = true;
+}
+
+/* The prepared curve read at `age` (or span). */
+static double curve_at(const struct hp_surv_memo *cp, double age, bool span, double min_n, struct hp_surv_unc *u)
+{
+	if (u) {
+		u->n = 0;
+		u->youngest = 0;
+	}
+	int nb = cp->nb;
+	if (!nb || cp->total < min_n)
+		return -1;
+	const double *share = cp->share, *weight = cp->weight, *at = cp->at, *bs = cp->bs, *bw = cp->bw;
+	const int *block_of = cp->block_of;
+	if (u)
+		u->youngest = at[0];
+	/* Interpolate between the buckets' (mean age, share); past the last,
+	 * on at the last decline's hazard (ages) or flat (spans, and sites
+	 * that do not decline). Before the first (younger than any judgment:
+	 * a marking that begins well after the request, as generational
+	 * ZGC's after a young collection that promotes everything, judges
+	 * nothing younger than that delay), the youngest buckets' fit carried
+	 * back, capped at the hazard from birth: exact for exponential
+	 * lifetimes, and for any mix of them with garbage dead at birth and
+	 * objects kept for ever (flat then). Flat, as before, read a cache
+	 * whose entries live 0.3 s at its survival at 0.7 s: 40% low. */
+	/* The constant hazard from age (or span) 0, alive then by definition,
+	 * to the youngest bucket. */
+	double from_birth = !(age > 0) ? 1 : share[0] > 0 && at[0] > 0 ? pow(share[0], age / at[0]) : share[0];
+	double birth_coef = !(age > 0) ? 0 : share[0] > 0 && at[0] > 0 ? age / at[0] : 1;
+	if (age <= at[0] && span) {
+		unc_set(u, block_of, bw, bs, 0, birth_coef, -1, 0);
+		return from_birth;      /* exact for exponential lifetimes */
+	}
+	if (age <= at[0]) {
+		/* Its uncertainty: that of the youngest block, carried back
+		 * as the hazard from birth is (the fit is capped there). */
+		unc_set(u, block_of, bw, bs, 0, birth_coef, -1, 0);
+		/* The youngest buckets' fit carried back (a slope from one
+		 * pair of buckets was noise multiplied by the distance: a
+		 * youngest share low by its sampling error read a cache 0.42
+		 * alive at 30 ms where 0.93 were): the exponential from birth
+		 * where it fits them, else a free line, its intercept kept
+		 * (garbage dead at birth mixed in gives a site less than 1 at
+		 * age 0; youngfit.h). Never above the constant hazard from birth to the
+		 * fit at the youngest bucket (a noisy next bucket made a fit
+		 * through two points that read a cache 60% high), nor below
+		 * the youngest share (the curve never rises with age). A site
+		 * whose buckets decline but give no fit (the next all dead)
+		 * takes the hazard from birth rather than staying flat (read
+		 * a cache 65% low); one that does not decline (garbage dead at
+		 * birth beside objects kept for ever) stays flat. */
+		if (cp->fit) {
+			double at0 = exp(cp->b0 + cp->b1 * at[0]);
+			double cap = at0 > 0 && at0 < 1 ? pow(at0, age / at[0]) : 1;
+			return fmax(fmin(fmin(exp(cp->b0 + cp->b1 * age), cap), 1), share[0]);
+		}
+		bool declines = cp->declines;
+		if (!declines)
+			unc_set(u, block_of, bw, bs, 0, 1, -1, 0);
+		return declines ? from_birth : share[0];
+	}
+	for (int i = 1; i < nb; i++)
+		if (age <= at[i]) {
+			double t = chord_t(at, i, age);
+			if (share[i] > 0 && share[i - 1] > 0) {
+				/* At the constant hazard between the buckets: a
+				 * survival curve is a mixture of exponentials
+				 * (log-convex), which the geometric chord follows
+				 * closer than the straight one (both lie above
+				 * it; the geometric one below the straight). */
+				unc_set(u, block_of, bw, bs, i - 1, 1 - t, i, t);
+				return chord(share, i, t);
+			}
+			if (share[i - 1] > 0)
+				return toward_dead(share, weight, at, i, age, block_of, bw, bs, u);
+			return 0;
+		}
+	/* Past the oldest judged age. The first judgments reach about one
+	 * gap between markings; when markings are rare (a request that took
+	 * 2.6 s waits 130 s for the next within mark_budget=2%), recent samples
+	 * grow far older than that. Flat there counted a cache's last share
+	 * (6% at 1.5 s) for every older sample: gigabytes of them, the view
+	 * +51% then +119% within 18 s (generational ZGC on 25). So a site
+	 * whose last two buckets decline keeps declining at their hazard
+	 * (exact for exponential lifetimes; for a mix with objects kept for
+	 * ever it errs low by the kept share of those older samples, the
+	 * lesser error: bounded, where flat grows with the allocation). A
+	 * site flat at its end (a leak, a cache that outlives the judgments)
+	 * stays flat; so do the spans (the verified samples, bounded). */
+	int l = nb - 1;
+	/* Judged at one age only: every bucket within a factor of 2 (one
+	 * marking's judgments of samples allocated together, as a start-up
+	 * cache fill). Nothing says whether such a site keeps its share or
+	 * keeps dying. Flat kept LoadService's start-up fill (shares 0.78 at
+	 * ages 950 and 1150, judged by a marking 1 s in with period=1) alive
+	 * for every profile until the next marking, while it was replaced
+	 * within ~1 s: G1's view +45% to +598%. The constant hazard from birth
+	 * through its share (exact for exponential lifetimes) errs low for a
+	 * mix of garbage and objects kept for ever, the lesser error; a site
+	 * whose samples were nearly all alive (a leak: its share shrunk
+	 * toward the other sites' sits just below 1) stays flat. Before the
+	 * chord: two buckets this close decline by noise only. */
+	if (!span && share[l] > 0 && share[l] < 0.9 && at[0] > 0 && at[l] < 2 * at[0]) {
+		double c = age / at[l];
+		unc_set(u, block_of, bw, bs, l, c, -1, 0);
+		return pow(share[l], c);
+	}
+	if (!span && l > 0 && share[l] > 0 && share[l] < share[l - 1] && at[l] > at[l - 1] &&
+	    weight[l] >= HP_SURV_SLOPE_MIN && weight[l - 1] >= HP_SURV_SLOPE_MIN) {
+		/* Carried on: its uncertainty grows with the distance. */
+		double t = chord_t(at, l, age);
+		unc_set(u, block_of, bw, bs, l - 1, 1 - t, l, t);
+		return chord(share, l, t);
+	}
+	if (share[l] > 0)
+		unc_set(u, block_of, bw, bs, l, 1, -1, 0);
+	return share[l];
+}
+
+
+/* The memo (hp_survival.memo): direct-mapped by site and kind, each entry
+ * good while nothing the curves read has changed (hp_survival.version).
+ * A profile reads a site's curve once per tracked sample, ~1,000s of
+ * times with a handful of sites: `heapprobe top` spent ~15 ms a screen
+ * preparing the same curves again (docs/load-cost.md). Where there is no
+ * memo (it could not be allocated) every read prepares. */
+static double curve(const struct hp_survival *s, uint32_t site, double age, bool span, double min_n,
+		    struct hp_surv_unc *u)
+{
+	struct hp_surv_memo one, *c = &one;
+	if (s->memo) {
+		c = &s->memo[(site * 2u + span) % HP_SURV_MEMO];
+		if (!(c->version == s->version && c->site == site && c->span == span && c->keep == s->keep &&
+		      c->awj == s->age_when_judged)) {
+			curve_prepare(s, site, span, c);
+			c->version = s->version;
+			c->site = site;
+			c->span = span;
+			c->keep = s->keep;
+			c->awj = s->age_when_judged;
+		}
+	} else {
+		curve_prepare(s, site, span, c);
+	}
+	return curve_at(c, age, span, min_n, u);
+}
+
+double hp_survival_by_age(const struct hp_survival *s, uint32_t site, double age)
+{
+	return curve(s, site, age, false, 0, NULL);
+}
+
+double hp_survival_by_age_unc(const struct hp_survival *s, uint32_t site, double age, struct hp_surv_unc *u)
+{
+	return curve(s, site, age, false, 0, u);
+}
+
+double hp_survival_by_span(const struct hp_survival *s, uint32_t site, double since, double min_n)
+{
+	return curve(s, site, since, true, min_n, NULL);
+}
+
+double hp_survival_by_span_unc(const struct hp_survival *s, uint32_t site, double since, double min_n,
+			       struct hp_surv_unc *u)
+{
+	return curve(s, site, since, true, min_n, u);
+}
