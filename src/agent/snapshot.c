@@ -325,6 +325,19 @@ static void snap_ctx_clear(struct snap_ctx *c, uint32_t nslots)
 	*c = (struct snap_ctx){ .acc = c->acc, .recs = c->recs, .caprecs = c->caprecs, .min_age = c->min_age };
 }
 
+/* The sites made so far (ids are dense, stacks.h): the slots of the
+ * per-site tables a walk of the live table can have touched. The tables
+ * are sized for every slot (~20 MiB for the sums), fresh zero pages each
+ * profile; clearing or reading all of them faulted every page in:
+ * `heapprobe top` spent most of its ~10 ms a screen in page faults and
+ * memset once the curves were read from the memo (perf on the Attach
+ * Listener, LoadService on G1). */
+static uint32_t sites_made(struct hp_sites *t, uint32_t nslots)
+{
+	uint32_t n = atomic_load(&t->count);
+	return n < nslots ? n : nslots;
+}
+
 /* Builds the profile and writes it. Runs on a thread with a JNIEnv. */
 int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, const struct snap_req *req)
 {
@@ -361,9 +374,9 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 			if (walks == 3 || (after.seen == ctx.marks_at.seen && after.requested == ctx.marks_at.requested))
 				break;
 			history_tick(jni, false);
-			snap_ctx_clear(&ctx, nslots);
+			snap_ctx_clear(&ctx, sites_made(t, nslots));
 		}
-		finish_estimate(&ctx, nslots);
+		finish_estimate(&ctx, sites_made(t, nslots));
 	}
 	char estimate[1000];
 	double scale = choose_scale(&ctx, estimate, sizeof(estimate));
