@@ -271,7 +271,7 @@ int hp_marks_canary_check(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_
 	return counted;
 }
 
-int hp_marks_await_own(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses)
+int hp_marks_await_own(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses, const _Atomic int *stop)
 {
 	if (!m->canary_on || m->g1_mode)
 		return -ENOTSUP;
@@ -290,21 +290,28 @@ int hp_marks_await_own(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *
 	 * the pause after that canary: its judgments at ages too young, the
 	 * curves low (Shenandoah under load: the view 30% low). */
 	uint32_t p0 = (uint32_t)atomic_load(pauses);
-	m->own_waits++;
-	bool came = false;
+	bool came = false, waited = false;
 	for (;;) {
-		canary_make(m, jni, pauses);
+		/* Full: no more (canary_make would replace the newest, which may
+		 * be the one waited for); the cycle is then dated by an older. */
+		if (!waited || m->ncanary < HP_CANARIES)
+			canary_make(m, jni, pauses);
 		unsigned i = 0;
 		while (i < m->ncanary && (int32_t)(m->canary[i].pause - p0) < 0)
 			i++;
 		if (i == m->ncanary)
 			break;          /* none could be made */
+		if (!waited)
+			m->own_waits++;
+		waited = true;
 		came = (*jni)->IsSameObject(jni, m->canary[i].ref, NULL);
-		if (came || hp_mono_ns() - t0 >= wait)
+		if (came || hp_mono_ns() - t0 >= wait || (stop && atomic_load(stop)))
 			break;
 		struct timespec ts = { 0, 2 * 1000000 };
 		nanosleep(&ts, NULL);
 	}
+	if (!waited)
+		return 0;
 	int64_t dt = hp_mono_ns() - t0;
 	m->own_wait_ns_total += (uint64_t)dt;
 	if (!came)

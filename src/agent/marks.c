@@ -110,6 +110,7 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	m->last_full_pause = 0;
 	m->requests = m->requests_ok = 0;
 	m->request_ns_total = m->request_ns_max = 0;
+	m->own_waits = m->own_waits_ok = m->own_wait_ns_total = 0;
 	snprintf(m->last_request, sizeof(m->last_request), "none yet");
 }
 

@@ -306,10 +306,11 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags,
  * see the collector's cycles. A cycle of the collector's own costs the
  * program nothing more; a requested one comes on top of them (Shenandoah
  * under load: +10..+19% of the process's CPU with period=10,
- * docs/load-cost.md). Dump lock held; JVM thread. */
+ * docs/load-cost.md). Stops early (0) once *stop is set (NULL: never).
+ * Dump lock held; JVM thread. */
 #define HP_OWN_GAP_MAX_NS (2 * 1000000000LL)
 #define HP_OWN_WAIT_MAX_NS (3 * 1000000000LL)
-int hp_marks_await_own(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses);
+int hp_marks_await_own(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses, const _Atomic int *stop);
 
 /* For periodic profiles: false (and m->last_request says why) if asking
  * now would spend more than m->budget of the wall clock in requested

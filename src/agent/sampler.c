@@ -126,10 +126,12 @@ static void mark_before_profile(JNIEnv *jni, bool periodic, bool at_exit, bool m
 	 * that asks for a full collection. */
 	if (may_wait && prof.o.mark != HP_MARK_FULL) {
 		markings_tick(jni);
-		if (hp_marks_await_own(&prof.marks, jni, &prof.gc_events) > 0) {
+		if (hp_marks_await_own(&prof.marks, jni, &prof.gc_events, &prof.exiting) > 0) {
 			markings_tick(jni);
 			return;
 		}
+		if (atomic_load(&prof.exiting))
+			return;         /* the exit hook came while it waited (above) */
 	}
 	/* Periodic profiles keep the cost bounded; asked-for ones (dump,
 	 * stop, exit) always get their marking. */

@@ -93,7 +93,9 @@ struct hp_survival {
 	bool age_when_judged;
 	/* The curves made ready per site, good while `version` is what it
 	 * was (every change to what they read raises it): survival.c, curve.
-	 * Read under the dump lock, as the rest. */
+	 * Read under the dump lock, as the rest: hp_survival_by_* take the
+	 * survival const but write the memo, so they are not safe for
+	 * concurrent readers. */
 #define HP_SURV_MEMO 128
 	struct hp_surv_memo *memo;
 	uint64_t version;
