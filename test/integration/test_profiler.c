@@ -661,10 +661,13 @@ static void check_virtual_threads(const char *opt1, const char *opt2)
 	cr_assert(chunk_counts(r.output, &read, &not_read), "%s %s: no heap stack chunk counts\n%s", opt1, opt2,
 		  r.output);
 	cr_expect_gt(read, all / 2, "%s %s: too few stacks read past the return barrier\n%s", opt1, opt2, r.output);
-	cr_expect_lt(not_read, read / 100, "%s %s: over 1%% of the chunks not read\n%s", opt1, opt2, r.output);
+	/* empirical: 0-0.3% on JDK 26's generational ZGC (chunks relocated while read, rejected as nonsense, their
+	 * stacks from GetStackTrace), 2.0% once in a suite run under -j2; a broken reader reads none; docs/test-bounds.md */
+	cr_expect_lt(not_read, read / 20, "%s %s: over 5%% of the chunks not read\n%s", opt1, opt2, r.output);
 	/* HotSpot's SafeFetchN checked out (no system call per heap word) */
 	cr_expect(strstr(r.output, "heap read by SafeFetchN"), "%s %s\n%s", opt1, opt2, r.output);
-	cr_expect_lt(sc.unwalkable, all / 100, "%s %s\n%s", opt1, opt2, r.output);
+	/* the same stacks (a chunk not read is a stack not walkable): 5%, as above; docs/test-bounds.md */
+	cr_expect_lt(sc.unwalkable, all / 20, "%s %s\n%s", opt1, opt2, r.output);
 	cr_expect_eq(sc.dchecked, sc.decoded, "%s", r.output);
 	char alloc_path[620];
 	snprintf(alloc_path, sizeof(alloc_path), "%s.alloc", path);
