@@ -271,16 +271,29 @@ int hp_marks_canary_check(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_
 	return counted;
 }
 
-int hp_marks_await_own(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses, const _Atomic int *stop)
+int hp_marks_own_lately(const struct hp_marks *m, int64_t within, int64_t *gap, int64_t *ago)
 {
 	if (!m->canary_on || m->g1_mode)
 		return -ENOTSUP;
-	int64_t gap = hp_marks_gap_ns(m), last, t0 = hp_mono_ns();
+	int64_t g = hp_marks_gap_ns(m), last;
+	if (g <= 0 || g > HP_OWN_GAP_MAX_NS || !hp_marks_last_start(m, &last))
+		return 0;
+	int64_t a = hp_mono_ns() - last;
+	if (a > (within > 0 ? within : 2 * g))
+		return 0;
+	*gap = g;
+	*ago = a;
+	return 1;
+}
+
+int hp_marks_await_own(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses, const _Atomic int *stop)
+{
+	int64_t gap, ago, t0 = hp_mono_ns();
 	/* Lately: the latest start within twice the wait, so a service gone
 	 * idle is asked at once, not after a wait for cycles that stopped. */
-	if (gap <= 0 || gap > HP_OWN_GAP_MAX_NS || !hp_marks_last_start(m, &last) ||
-	    t0 - last > 2 * HP_OWN_WAIT_MAX_NS)
-		return 0;
+	int lately = hp_marks_own_lately(m, 2 * HP_OWN_WAIT_MAX_NS, &gap, &ago);
+	if (lately <= 0)
+		return lately;
 	int64_t wait = 2 * gap < HP_OWN_WAIT_MAX_NS ? 2 * gap : HP_OWN_WAIT_MAX_NS;
 	/* The canary after the latest pause (no pause since: it says the same
 	 * as one made now). While waiting, one more after each pause, as

@@ -312,6 +312,16 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags,
 #define HP_OWN_WAIT_MAX_NS (3 * 1000000000LL)
 int hp_marks_await_own(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses, const _Atomic int *stop);
 
+/* Whether the collector's own cycles carry the view now, where canaries
+ * see them (single-generation ZGC and Shenandoah): 1 if they came at most
+ * HP_OWN_GAP_MAX_NS apart lately (the median gap, *gap) and the latest
+ * began at most `within` ns ago (*ago; within <= 0: twice the gap), 0 if
+ * not, -ENOTSUP where canaries do not see them. A `heapprobe top` screen
+ * asks for no marking then (sampler.c): the view is at most about a gap
+ * old, and a request would add a cycle to the collector's own. Dump
+ * lock held. */
+int hp_marks_own_lately(const struct hp_marks *m, int64_t within, int64_t *gap, int64_t *ago);
+
 /* For periodic profiles: false (and m->last_request says why) if asking
  * now would spend more than m->budget of the wall clock in requested
  * markings (1/50 where it is not set), judged by the last one's duration:

@@ -101,10 +101,19 @@ bool heap_figure(struct hp_prof_heap *out, int64_t now_ns)
  * in the old generation since the last full GC (a cache whose threads
  * ended: 190 MiB of LoadService's) counts in the exit profile. The
  * program is done; its exit waits for one full pause (docs/RESULTS.md, under load). */
-static void mark_before_profile(JNIEnv *jni, bool periodic, bool at_exit, bool may_wait)
+enum mark_for {
+	MARK_ASKED,             /* dump, stop: always a marking */
+	MARK_PERIODIC,          /* period=: waits for an own cycle, else asks within the budget */
+	MARK_TOP,               /* a `heapprobe top` screen: none while own cycles carry the view */
+	MARK_HISTORY,           /* the history's (no period=): asks within the budget */
+	MARK_EXIT,              /* the exit hook: always, a full collection on Serial and Parallel */
+};
+
+static void mark_before_profile(JNIEnv *jni, enum mark_for why)
 {
 	if (!prof.o.live || prof.o.mark == HP_MARK_OFF)
 		return;
+	bool at_exit = why == MARK_EXIT, periodic = why == MARK_PERIODIC || why == MARK_TOP || why == MARK_HISTORY;
 	/* After the exit hook began, only its own marking: a request made
 	 * after it (a periodic profile, a `heapprobe top` screen) could still
 	 * be running when the JVM stops the collector's threads (before
@@ -113,31 +122,49 @@ static void mark_before_profile(JNIEnv *jni, bool periodic, bool at_exit, bool m
 	 * with period=10, a periodic profile that waited for an own cycle
 	 * past the hook). Set by the hook before it takes the dump lock, read
 	 * under it: a request already made holds the hook until it returns. */
+	static const char exiting[] = "none: the JVM is exiting (the exit hook's marking was the last)";
 	if (!at_exit && atomic_load(&prof.exiting)) {
-		snprintf(prof.marks.last_request, sizeof(prof.marks.last_request),
-			 "none: the JVM is exiting (the exit hook's marking was the last)");
+		snprintf(prof.marks.last_request, sizeof(prof.marks.last_request), "%s", exiting);
 		return;
 	}
 	unsigned flags = prof.o.mark == HP_MARK_FULL ? HP_MARK_ALLOW_FULL : at_exit ? HP_MARK_FULL_UNLESS_DISABLED : 0;
+	markings_tick(jni);     /* a cycle of the collector's own that ended first is counted as its own */
+	/* A `heapprobe top` screen (one after each collection) asks for
+	 * nothing while the collector's own cycles come often (marks.h,
+	 * hp_marks_own_lately: at most 2 s apart, the latest begun at most 2 s
+ * ago): its view is at most about that old, and each
+	 * request added a cycle to the collector's own (on Shenandoah under
+	 * load, a cycle about every 10 s within the budget: docs/load-cost.md
+	 * for what that costs). A screen does not wait, as a periodic profile
+	 * does: it would hold the refresh for up to a gap. Not with mark=full. */
+	int64_t gap, ago;
+	if (why == MARK_TOP && prof.o.mark != HP_MARK_FULL && hp_marks_own_lately(&prof.marks, HP_OWN_GAP_MAX_NS, &gap, &ago) > 0) {
+		snprintf(prof.marks.last_request, sizeof(prof.marks.last_request),
+			 "none: the collector's own cycles come every %.0f ms (the latest began %.0f ms ago); a screen asks "
+			 "when they stop", (double)gap / 1e6, (double)ago / 1e6);
+		return;
+	}
 	/* A periodic profile first waits for the collector's own next cycle
 	 * where canaries see them and they come often (marks.h,
 	 * hp_marks_await_own): it began after the profile was asked for, as a
 	 * requested one would, and costs nothing more. Not with mark=full:
 	 * that asks for a full collection. */
-	if (may_wait && prof.o.mark != HP_MARK_FULL) {
-		markings_tick(jni);
-		if (hp_marks_await_own(&prof.marks, jni, &prof.gc_events, &prof.exiting) > 0) {
+	if (why == MARK_PERIODIC && prof.o.mark != HP_MARK_FULL) {
+		int came = hp_marks_await_own(&prof.marks, jni, &prof.gc_events, &prof.exiting);
+		if (came > 0 || atomic_load(&prof.exiting)) {
+			if (came <= 0)  /* the exit hook came while it waited (above) */
+				snprintf(prof.marks.last_request, sizeof(prof.marks.last_request), "%s", exiting);
 			markings_tick(jni);
 			return;
 		}
-		if (atomic_load(&prof.exiting))
-			return;         /* the exit hook came while it waited (above) */
+		/* None came: ask. A cycle already under way when the wait
+		 * began may have ended meanwhile: counted first, as its own. */
+		markings_tick(jni);
 	}
 	/* Periodic profiles keep the cost bounded; asked-for ones (dump,
 	 * stop, exit) always get their marking. */
 	if (periodic && !hp_marks_may_request(&prof.marks))
 		return;
-	markings_tick(jni);     /* a cycle of the collector's own that ended first is counted as its own */
 	uint64_t before = markings_counted();
 	/* On G1, sweeps while the marking runs (judge.c, sweep_while_asking). */
 	struct hp_marks_watch watch = { prof.vm, sweep_while_asking, jni };
@@ -181,7 +208,7 @@ static int dump(JNIEnv *jni, const char *why, bool may_mark, bool periodic, bool
 	int rc = -ESRCH;
 	if (prof.sites.slots && !atomic_load(&prof.unloading)) {
 		if (may_mark) {
-			mark_before_profile(jni, periodic, false, periodic && !(req && req->top));
+			mark_before_profile(jni, !periodic ? MARK_ASKED : req && req->top ? MARK_TOP : MARK_PERIODIC);
 			history_tick(jni, true);        /* the marking just made, in the history */
 		}
 		rc = write_snapshot(jni, why, periodic, final, req);
@@ -221,7 +248,7 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
 	atomic_store(&prof.exiting, 1);
 	pthread_mutex_lock(&prof.dump_lock);
 	if (prof.sites.slots)
-		mark_before_profile(jni, false, true, false);
+		mark_before_profile(jni, MARK_EXIT);
 	pthread_mutex_unlock(&prof.dump_lock);
 }
 
@@ -311,7 +338,7 @@ static void history_marking(JNIEnv *jni, uint64_t *samples_then)
 	*samples_then = samples;
 	pthread_mutex_lock(&prof.dump_lock);
 	if (prof.sites.slots && hp_marks_may_request(&prof.marks)) {
-		mark_before_profile(jni, true, false, false);
+		mark_before_profile(jni, MARK_HISTORY);
 		history_tick(jni, true);
 	}
 	pthread_mutex_unlock(&prof.dump_lock);

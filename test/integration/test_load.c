@@ -310,27 +310,38 @@ static double top_size(const char *s)
 	return -1;
 }
 
-/* heapprobe top on Serial under load (one screen per collection; the
- * bench's configuration: 190 MiB cache, 3 GiB heap, 64k): every screen's
- * view of the cache against the truth at its millisecond. A full
- * collection counted while a screen's walk of the live table ran left the
- * survivors verified at the survival since the marking before: single
- * screens 23-61% low in about half the runs (write_snapshot now walks
- * again). 20% each: the build with the walk made again had 338 of 338
- * screens within -3.9..+8.8% (6 runs), the one before 6 screens at
- * -23..-61% (4 of 6 runs); docs/test-bounds.md. Three runs. */
-Test(load, top_serial_every_screen, .timeout = 400)
+/* Three runs of `heapprobe top` for 10 s on LoadService under `gc`, every
+ * screen's view of the cache within `bound` of the truth; *requests (if
+ * not NULL) gets the most markings the agent asked for in a run, from
+ * `heapprobe status` right after top. */
+static void check_top(const char *gc, double bound, long *requests)
 {
 	int screens = 0, runs_with_screens = 0;
+	if (requests)
+		*requests = -1;
 	for (int run = 0; run < 3; run++) {
 		char dir[] = "/tmp/hp-load-top-XXXXXX";
 		cr_assert_not_null(mkdtemp(dir));
 		struct jvm_result r = jvm_sh(
-			"cd %s && (%s -Xmx3g -XX:+UseSerialGC -agentpath:%s=period=4,interval=64k,format=collapsed,file=%s/p-%%t.collapsed,log=%s/log "
-			"-cp %s LoadService 190 14 %s/truth > %s/out 2>&1 & jp=$!; sleep 2; "
-			"timeout 13 %s --lib %s top $jp > %s/top.txt 2> %s/top.err < /dev/null; wait $jp; echo java=$?)",
-			dir, test_java(), HP_AGENT_PATH, dir, dir, HP_TEST_CLASSES, dir, dir, HP_CLI, HP_AGENT_PATH, dir, dir);
+			"cd %s && (%s -Xmx3g %s -agentpath:%s=period=4,interval=64k,format=collapsed,file=%s/p-%%t.collapsed,log=%s/log "
+			"-cp %s LoadService 190 14 %s/truth > %s/out 2>&1 & jp=$!; sleep %d; "
+			"timeout 10 %s --lib %s top $jp > %s/top.txt 2> %s/top.err < /dev/null; "
+			"%s --lib %s $jp status > %s/status.txt 2>&1; wait $jp; echo java=$?)",
+			dir, test_java(), gc, HP_AGENT_PATH, dir, dir, HP_TEST_CLASSES, dir, dir, requests ? 3 : 2, HP_CLI,
+			HP_AGENT_PATH, dir, dir,
+			HP_CLI, HP_AGENT_PATH, dir);
 		cr_assert(strstr(r.output, "java=0"), "run %d: %s", run, r.output);
+		if (requests) {
+			char sp[256];
+			snprintf(sp, sizeof(sp), "%s/status.txt", dir);
+			char *st = jvm_slurp(sp);
+			const char *q = st ? strstr(st, "requested by us: ") : NULL;
+			cr_assert_not_null(q, "run %d: no request count in heapprobe status:\n%s", run, st ? st : "");
+			long n = strtol(q + 17, NULL, 10);
+			if (n > *requests)
+				*requests = n;
+			free(st);
+		}
 		jvm_result_free(&r);
 		/* the truth: "ms cache ..." lines, then "ms ... end" */
 		char tp[256];
@@ -393,7 +404,7 @@ Test(load, top_serial_every_screen, .timeout = 400)
 						i++;
 					double err = view / tcache[i] - 1;
 					screens++;
-					if (fabs(err) > 0.20) {
+					if (fabs(err) > bound) {
 						bad++;
 						snprintf(errs + strlen(errs), sizeof(errs) - strlen(errs), " screen %d at %02d:%02d:%02d.%03d %+.1f%%;",
 							 k, h, mi, se, frac, 100 * err);
@@ -405,11 +416,43 @@ Test(load, top_serial_every_screen, .timeout = 400)
 		free(top);
 		if (k > 3)
 			runs_with_screens++;
-		cr_expect_eq(bad, 0, "run %d: top's view of the cache off by more than 20%%:%s", run, errs);
+		/* each screen: Serial 20% (sd 2.2%), Shenandoah 25% (sd 2.7%): 8.5 sd and more; docs/test-bounds.md */
+		cr_expect_eq(bad, 0, "run %d: top's view of the cache off by more than %.0f%%:%s", run, 100 * bound, errs);
 		jvm_sh("rm -rf %s", dir);
 	}
 	cr_assert_eq(runs_with_screens, 3, "top showed no screens");
 	cr_assert_geq(screens, 60, "only %d screens checked", screens);
+}
+
+/* heapprobe top on Serial under load (one screen per collection; the
+ * bench's configuration: 190 MiB cache, 3 GiB heap, 64k): every screen's
+ * view of the cache against the truth at its millisecond. A full
+ * collection counted while a screen's walk of the live table ran left the
+ * survivors verified at the survival since the marking before: single
+ * screens 23-61% low in about half the runs (write_snapshot now walks
+ * again). 20% each: the build with the walk made again had 338 of 338
+ * screens within -3.9..+8.8% (6 runs), the one before 6 screens at
+ * -23..-61% (4 of 6 runs); docs/test-bounds.md. Three runs. */
+Test(load, top_serial_every_screen, .timeout = 400)
+{
+	check_top("-XX:+UseSerialGC", 0.20, NULL);
+}
+
+/* heapprobe top on Shenandoah under load: its own cycles come every
+ * ~0.5 s, and a screen asks for none while they do (sampler.c, MARK_TOP;
+ * marks.h, hp_marks_own_lately); the build before asked within the
+ * budget (its first screen at once: 1 in each 10 s run by hand). Top
+ * starts 3 s into the load, when the canaries have seen own cycles, and
+ * periodic profiles (period=4) wait for them: no request. Every screen
+ * within 25% (the
+ * bench at 512k: 124-131 of 135 screens within 10%, docs/load-releases.md;
+ * 64k here, ~2.6% sampling sd on the cache). */
+Test(load, top_shenandoah_asks_for_nothing, .timeout = 400)
+{
+	long requests;
+	check_top("-XX:+UseShenandoahGC", 0.25, &requests);
+	/* not statistical: 0 in 14 runs (5 by hand, 9 of the test), 1 in each of 3 for the build before; docs/test-bounds.md */
+	cr_expect_eq(requests, 0, "heapprobe top on Shenandoah under load asked for %ld markings in a run", requests);
 }
 
 /* G1: the caches dead at exit after the two concurrent cycles asked for
