@@ -156,10 +156,20 @@ enum hp_usage_kind {
 	HP_USAGE_AFTER_YOUNG_GC,       /* right after a young collection: dead old objects still counted */
 	HP_USAGE_AFTER_FULL_GC,        /* right after a whole-heap collection: the live heap */
 	HP_USAGE_MARKED_LIVE,          /* live object bytes the last marking found (no garbage, no
-	                                  free space in pages; see hp_marking().live_source) */
+	                                  free space in pages; see hp_marking().live_source); on
+	                                  generational ZGC the old generation's at the last major
+	                                  marking plus the young one's at the last young marking
+	                                  (two moments: under load up to a third high,
+	                                  docs/heap-under-load.md) */
+	HP_USAGE_AFTER_CONCURRENT_CYCLE, /* when the last cycle of a concurrent collector ended
+	                                  (Shenandoah, ZGC; appended in 0.6): what it found dead is
+	                                  freed, what was allocated while it ran is counted, live or
+	                                  not. Near the live heap in an idle program; under load
+	                                  several times it (LoadService on Shenandoah, JDK 17: ~1 GB
+	                                  for ~0.2 GB live) */
 };
 
-/* "current", "after-young-gc", "after-full-gc", "marked-live". */
+/* "current", "after-young-gc", "after-full-gc", "marked-live", "after-concurrent-cycle". */
 HP_API const char *hp_usage_kind_name(enum hp_usage_kind kind);
 
 struct hp_heap_usage {
@@ -176,8 +186,10 @@ struct hp_heap_usage {
 	 * from: `live` is 0 when none is known yet. */
 	uint64_t live;
 	enum hp_mode live_mode;
-	enum hp_usage_kind live_kind;   /* AFTER_FULL_GC, AFTER_YOUNG_GC, or MARKED_LIVE (then
-	                                   live_mode is meaningless: hp_marking() names the source) */
+	enum hp_usage_kind live_kind;   /* AFTER_FULL_GC, AFTER_YOUNG_GC, AFTER_CONCURRENT_CYCLE
+	                                   (Shenandoah; ZGC without its marking's figure), or
+	                                   MARKED_LIVE (then live_mode is meaningless: hp_marking()
+	                                   names the source) */
 	uint64_t live_gc_count;
 	uint64_t live_timestamp_ns;
 };
@@ -198,8 +210,11 @@ HP_API int hp_heap_usage(struct hp_probe *probe, unsigned flags, struct hp_heap_
 
 /* The fast path for samplers: the live heap in bytes after the most recent
  * collection that measured it (the `live` of hp_heap_usage: the marking's
- * own live bytes where the collector has them, ZGC single-generation), or 0
- * if none is known. Two loads, no system call, no JNI: fit for allocation hooks and
+ * own live bytes where the collector has them, ZGC: on generational ZGC
+ * the old generation's at the last major marking plus the young one's at
+ * the last young marking; on Shenandoah the heap's used when the last
+ * cycle ended, AFTER_CONCURRENT_CYCLE), or 0
+ * if none is known. A few loads, no system call, no JNI: fit for allocation hooks and
  * GC callbacks. */
 HP_API uint64_t hp_live_bytes(struct hp_probe *probe);
 

@@ -57,6 +57,17 @@
 #define STACK_CACHE_SLOTS 32768       /* 256 KiB */
 #define STACK_CACHE_BYTES (2u << 20)  /* ~43k stacks of 48 bytes */
 
+/* What a marking is asked for (sampler.c, mark_before_profile); the
+ * index of prof.asked_by. */
+enum mark_for {
+	MARK_ASKED,             /* dump, stop: always a marking */
+	MARK_PERIODIC,          /* period=: waits for an own cycle, else asks within the budget */
+	MARK_TOP,               /* a `heapprobe top` screen: none while own cycles carry the view */
+	MARK_HISTORY,           /* the history's (no period=): asks within the budget */
+	MARK_EXIT,              /* the exit hook: always, a full collection on Serial and Parallel */
+	MARK_FOR_COUNT,
+};
+
 struct profiler {
 	JavaVM *vm;
 	jfieldID class_redefined_count; /* java.lang.Class.classRedefinedCount, or NULL */
@@ -80,6 +91,10 @@ struct profiler {
 	 * asked for or waited for after it, but its own. Set before it takes
 	 * the dump lock, read under it (mark_before_profile). */
 	_Atomic int exiting;
+	/* Markings asked for (attempts, refused ones included; G1's second
+	 * cycle for an asked-for profile not counted), by what asked; written
+	 * under the dump lock, `status` reads them without it. */
+	uint64_t asked_by[MARK_FOR_COUNT];
 	_Atomic int unloading;          /* the JVM is going: no more profiles (hp_profiler_quiesce) */
 	_Atomic int thread_alive;
 	/* Counters every allocating thread bumps: one cache line per thread

@@ -101,13 +101,6 @@ bool heap_figure(struct hp_prof_heap *out, int64_t now_ns)
  * in the old generation since the last full GC (a cache whose threads
  * ended: 190 MiB of LoadService's) counts in the exit profile. The
  * program is done; its exit waits for one full pause (docs/RESULTS.md, under load). */
-enum mark_for {
-	MARK_ASKED,             /* dump, stop: always a marking */
-	MARK_PERIODIC,          /* period=: waits for an own cycle, else asks within the budget */
-	MARK_TOP,               /* a `heapprobe top` screen: none while own cycles carry the view */
-	MARK_HISTORY,           /* the history's (no period=): asks within the budget */
-	MARK_EXIT,              /* the exit hook: always, a full collection on Serial and Parallel */
-};
 
 static void mark_before_profile(JNIEnv *jni, enum mark_for why)
 {
@@ -131,17 +124,17 @@ static void mark_before_profile(JNIEnv *jni, enum mark_for why)
 	markings_tick(jni);     /* a cycle of the collector's own that ended first is counted as its own */
 	/* A `heapprobe top` screen (one after each collection) asks for
 	 * nothing while the collector's own cycles come often (marks.h,
-	 * hp_marks_own_lately: at most 2 s apart, the latest begun at most 2 s
- * ago): its view is at most about that old, and each
+	 * hp_marks_own_lately: markings at most 2 s apart, the latest begun
+	 * at most 2 s ago): its view is at most about that old, and each
 	 * request added a cycle to the collector's own (on Shenandoah under
-	 * load, a cycle about every 10 s within the budget: docs/load-cost.md
-	 * for what that costs). A screen does not wait, as a periodic profile
+	 * load, 1-2 per 16 s of top within the budget,
+	 * docs/load-top-cost-own-cycles.md). A screen does not wait, as a periodic profile
 	 * does: it would hold the refresh for up to a gap. Not with mark=full. */
 	int64_t gap, ago;
 	if (why == MARK_TOP && prof.o.mark != HP_MARK_FULL && hp_marks_own_lately(&prof.marks, HP_OWN_GAP_MAX_NS, &gap, &ago) > 0) {
 		snprintf(prof.marks.last_request, sizeof(prof.marks.last_request),
-			 "none: the collector's own cycles come every %.0f ms (the latest began %.0f ms ago); a screen asks "
-			 "when they stop", (double)gap / 1e6, (double)ago / 1e6);
+			 "none: markings came every %.0f ms lately, the latest began %.0f ms ago (the collector's own "
+			 "cycles, seen by canaries); a screen asks when they stop", (double)gap / 1e6, (double)ago / 1e6);
 		return;
 	}
 	/* A periodic profile first waits for the collector's own next cycle
@@ -169,6 +162,7 @@ static void mark_before_profile(JNIEnv *jni, enum mark_for why)
 	/* On G1, sweeps while the marking runs (judge.c, sweep_while_asking). */
 	struct hp_marks_watch watch = { prof.vm, sweep_while_asking, jni };
 	sweep_ask_begin();
+	prof.asked_by[why]++;
 	int rc = hp_marks_request(&prof.marks, prof.probe, flags, &prof.gc_events, &watch);
 	/* G1, for an asked-for profile: a second cycle. The first one's
 	 * concurrent-start pause copies young objects that dead old ones
@@ -635,6 +629,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	atomic_store(&prof.running, 1);
 	hp_marking_locate(probe);
 	hp_marks_reset(&prof.marks, probe, pauses_now());
+	memset(prof.asked_by, 0, sizeof(prof.asked_by));
 	prof.marks.budget = o->mark_budget;
 	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_START, NULL);
 	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL);

@@ -24,9 +24,12 @@ void write_top(FILE *out, unsigned n, const struct hp_profile *p, const struct s
 		      const char *estimate)
 {
 	struct hp_heap_usage u = { .sz = sizeof(u) };
+	struct hp_gc_info g = { .sz = sizeof(g) };
+	bool zgen = hp_gc_info(prof.probe, &g) == 0 && g.kind == HP_GC_Z && g.generational == 1;
 	if (hp_heap_usage(prof.probe, HP_USAGE_POST_GC, &u) == 0 && u.live)
 		fprintf(out, "heap\t%llu\t%s\t%s\t%llu\n", (unsigned long long)u.live, hp_usage_kind_name(u.live_kind),
-			u.live_kind == HP_USAGE_MARKED_LIVE ? "marking" : hp_mode_name(u.live_mode),
+			u.live_kind != HP_USAGE_MARKED_LIVE ? hp_mode_name(u.live_mode) :
+			zgen ? "the old generation's last marking and the young one's" : "marking",
 			(unsigned long long)u.live_gc_count);
 	else
 		fprintf(out, "heap\t0\tnone\tno collection yet\t0\n");
@@ -105,6 +108,10 @@ void hp_profiler_status(FILE *out)
 	if (hp_marking(prof.probe, &mk) == 0)
 		fprintf(out, "markings: %llu (source: %s); requested by us: %llu\n", (unsigned long long)mk.count,
 			mk.source ? mk.source : "?", (unsigned long long)prof.marks.requests);
+	fprintf(out, "markings asked for by: profiles asked for %llu, periodic profiles %llu, heapprobe top %llu, "
+		"the history %llu, the exit %llu\n", (unsigned long long)prof.asked_by[MARK_ASKED],
+		(unsigned long long)prof.asked_by[MARK_PERIODIC], (unsigned long long)prof.asked_by[MARK_TOP],
+		(unsigned long long)prof.asked_by[MARK_HISTORY], (unsigned long long)prof.asked_by[MARK_EXIT]);
 	fprintf(out, "collector's own cycles: %s (%llu seen)\n",
 		prof.marks.canary_state[0] ? prof.marks.canary_state : "not looked at yet (after the first collection)",
 		(unsigned long long)prof.marks.canary_markings);

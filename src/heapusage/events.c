@@ -353,7 +353,7 @@ uint64_t hp_live_bytes(struct hp_probe *p)
 	if (!p)
 		return 0;
 	uint64_t live;
-	if (hp_marking_live(p, &live) == 0)
+	if (hp_marking_heap_live(p, &live) == 0)
 		return live;        /* the marking's own figure (ZGC): no garbage in it */
 	live = p->capture ? __atomic_load_n(&p->capture->live_bytes, __ATOMIC_ACQUIRE) : 0;
 	if (live)

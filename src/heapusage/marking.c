@@ -247,6 +247,19 @@ int hp_marking_live(struct hp_probe *p, uint64_t *out)
 	return read_live(m, m && m->old_live ? m->old_live : m ? m->marked_live : NULL, out);
 }
 
+int hp_marking_heap_live(struct hp_probe *p, uint64_t *out)
+{
+	uint64_t old, young;
+	int rc = hp_marking_live(p, &old);
+	if (rc != 0)
+		return rc;
+	*out = old + (hp_marking_young_live(p, &young) == 0 ? young : 0);
+	const struct hp_marking_state *m = p->marking;
+	if (m && m->heap_bytes && *out > m->heap_bytes)
+		*out = m->heap_bytes;   /* two moments added: never above the heap */
+	return 0;
+}
+
 int hp_marking_young_live(struct hp_probe *p, uint64_t *out)
 {
 	const struct hp_marking_state *m = p ? p->marking : NULL;

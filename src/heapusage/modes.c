@@ -38,6 +38,7 @@ const char *hp_usage_kind_name(enum hp_usage_kind kind)
 	case HP_USAGE_AFTER_YOUNG_GC: return "after-young-gc";
 	case HP_USAGE_AFTER_FULL_GC: return "after-full-gc";
 	case HP_USAGE_MARKED_LIVE: return "marked-live";
+	case HP_USAGE_AFTER_CONCURRENT_CYCLE: return "after-concurrent-cycle";
 	}
 	return "unknown";
 }

@@ -110,6 +110,10 @@ int hp_write_info(struct hp_probe *p, FILE *out)
 			fprintf(out, "marking.live: %" PRIu64 " bytes from %s\n", mk.live, mk.live_source);
 		else
 			fprintf(out, "marking.live: none yet (no completed cycle, or none kept): %s\n", mk.live_source);
+		uint64_t young;
+		if (hp_marking_young_live(p, &young) == 0)
+			fprintf(out, "marking.young_live: %" PRIu64 " bytes (generational ZGC: the last young marking's; "
+				"the live heap's figure is both)\n", young);
 	}
 
 	/* Every mode: enabled or why not, and a live reading where legal. */

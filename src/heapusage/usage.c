@@ -92,10 +92,22 @@ int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 	}
 	/* A marking's own live bytes beat a post-pause `used` (ZGC). */
 	uint64_t marked;
-	if (hp_marking_live(p, &marked) == 0) {
+	if (hp_marking_heap_live(p, &marked) == 0) {
 		u.live = marked;
 		u.live_kind = HP_USAGE_MARKED_LIVE;
 		u.live_mode = HP_MODE_LAST_GC_FIELDS;   /* meaningless for MARKED_LIVE (header) */
+		u.live_gc_count = hp_events_gc_count(p);
+		u.live_timestamp_ns = 0;
+	}
+	/* Concurrent collectors publish no capture (their GC events end
+	 * pauses, not cycles): the last-GC fields, refreshed when each cycle
+	 * ends, as hp_live_bytes reads them, named for what they are. */
+	struct hp_mode_reading cyc;
+	if (!u.live && hp_mode_read(p, HP_MODE_LAST_GC_FIELDS, NULL, &cyc) == 0 &&
+	    cyc.kind == HP_USAGE_AFTER_CONCURRENT_CYCLE && cyc.used) {
+		u.live = cyc.used;
+		u.live_kind = cyc.kind;
+		u.live_mode = HP_MODE_LAST_GC_FIELDS;
 		u.live_gc_count = hp_events_gc_count(p);
 		u.live_timestamp_ns = 0;
 	}

@@ -18,7 +18,7 @@ public class HeapUsageCheck {
 
     static final String[] MODES = {"memory-usage-call", "heap-summary-call", "last-gc-fields", "jmm",
             "jmx-native", "exported-totals", "perfdata"};
-    static final String[] KINDS = {"current", "after-young-gc", "after-full-gc"};
+    static final String[] KINDS = {"current", "after-young-gc", "after-full-gc", "marked-live", "after-concurrent-cycle"};
     static final int ONLY_MODE = 1 << 8;
     static final int POST_GC = 1 << 1;
     static final List<byte[]> retained = new ArrayList<>();

@@ -102,7 +102,7 @@ public final class HeapProbe {
         public final long committed;
         /** The collection it follows (the JVM's own count). */
         public final long gcCount;
-        /** What kind of collection: after-full-gc, after-young-gc, after-cycle... */
+        /** What the figure is: after-full-gc, after-young-gc, after-concurrent-cycle (under load several times the live heap), marked-live. */
         public final String kind;
         /** The heapprobe source that read it (last-gc-fields, heap-summary-call, jmm, ...). */
         public final String source;
