@@ -161,6 +161,13 @@ static void check(int feature, const char *gc, const char *extra_gc, enum gc_fam
 		cr_expect(post.used >= RETAINED_MIN && post.used <= RETAINED_MIN + RETAINED_SLACK,
 			  "post-GC used %.0f outside the retained set's [%.0f, %.0f]\n%s", post.used, RETAINED_MIN,
 			  RETAINED_MIN + RETAINED_SLACK, out);
+		/* `live` too: a full collection's used, single-generation ZGC's
+		 * marked bytes, generational ZGC's old + young marked bytes (the
+		 * young part must not count the promoted set twice), Shenandoah's
+		 * cycle-end used (0 before d6a95d9: no capture, no marking figure) */
+		cr_expect(post.live >= RETAINED_MIN && post.live <= RETAINED_MIN + RETAINED_SLACK,
+			  "post-GC live %.0f outside the retained set's [%.0f, %.0f]\n%s", post.live, RETAINED_MIN,
+			  RETAINED_MIN + RETAINED_SLACK, out);
 		if (fields.rc == 0)
 			expect_close("last-gc-fields used vs collection usage", fields.used, coll.used, slack, 0.01,
 				     out);
