@@ -279,7 +279,7 @@ int hp_marks_own_lately(const struct hp_marks *m, int64_t within, int64_t *gap, 
 	if (g <= 0 || g > HP_OWN_GAP_MAX_NS || !hp_marks_last_start(m, &last))
 		return 0;
 	int64_t a = hp_mono_ns() - last;
-	if (a > (within > 0 ? within : 2 * g))
+	if (a > within)
 		return 0;
 	*gap = g;
 	*ago = a;

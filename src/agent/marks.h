@@ -315,7 +315,7 @@ int hp_marks_await_own(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *
 /* Whether the collector's own cycles carry the view now, where canaries
  * see them (single-generation ZGC and Shenandoah): 1 if they came at most
  * HP_OWN_GAP_MAX_NS apart lately (the median gap, *gap) and the latest
- * began at most `within` ns ago (*ago; within <= 0: twice the gap), 0 if
+ * began at most `within` ns ago (*ago), 0 if
  * not, -ENOTSUP where canaries do not see them. A `heapprobe top` screen
  * asks for no marking then (sampler.c): the view is at most about a gap
  * old, and a request would add a cycle to the collector's own. Dump

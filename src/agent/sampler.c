@@ -101,7 +101,6 @@ bool heap_figure(struct hp_prof_heap *out, int64_t now_ns)
  * in the old generation since the last full GC (a cache whose threads
  * ended: 190 MiB of LoadService's) counts in the exit profile. The
  * program is done; its exit waits for one full pause (docs/RESULTS.md, under load). */
-
 static void mark_before_profile(JNIEnv *jni, enum mark_for why)
 {
 	if (!prof.o.live || prof.o.mark == HP_MARK_OFF)
@@ -128,10 +127,12 @@ static void mark_before_profile(JNIEnv *jni, enum mark_for why)
 	 * at most 2 s ago): its view is at most about that old, and each
 	 * request added a cycle to the collector's own (on Shenandoah under
 	 * load, 1-2 per 16 s of top within the budget,
-	 * docs/load-top-cost-own-cycles.md). A screen does not wait, as a periodic profile
-	 * does: it would hold the refresh for up to a gap. Not with mark=full. */
+	 * docs/load-top-cost-own-cycles.md). A screen does not wait, as a
+	 * periodic profile does: it would hold the refresh for up to a gap.
+	 * Not with mark=full. */
 	int64_t gap, ago;
-	if (why == MARK_TOP && prof.o.mark != HP_MARK_FULL && hp_marks_own_lately(&prof.marks, HP_OWN_GAP_MAX_NS, &gap, &ago) > 0) {
+	if (why == MARK_TOP && prof.o.mark != HP_MARK_FULL &&
+	    hp_marks_own_lately(&prof.marks, HP_OWN_GAP_MAX_NS, &gap, &ago) > 0) {
 		snprintf(prof.marks.last_request, sizeof(prof.marks.last_request),
 			 "none: markings came every %.0f ms lately, the latest began %.0f ms ago (the collector's own "
 			 "cycles, seen by canaries); a screen asks when they stop", (double)gap / 1e6, (double)ago / 1e6);

@@ -81,16 +81,16 @@ static void render(const struct hp_session *s, char *answer, long long collectio
 			hp_bytes_str(atof(f[1]), a, sizeof(a));
 			/* Only a full collection's or a marking's figure is the
 			 * live heap; the others count garbage too, and say so. */
-			if (atof(f[1]) > 0 && (!strcmp(f[2], "after-full-gc") || !strcmp(f[2], "marked-live")))
+			if (!(atof(f[1]) > 0))
+				OUT("live heap: no collection yet");
+			else if (!strcmp(f[2], "after-full-gc") || !strcmp(f[2], "marked-live"))
 				OUT("live heap %s (%s, from %s, collection #%s)", a, f[2], f[3], f[4]);
-			else if (atof(f[1]) > 0 && !strcmp(f[2], "after-concurrent-cycle"))
+			else if (!strcmp(f[2], "after-concurrent-cycle"))
 				OUT("heap when the last cycle ended %s (what was allocated during it counted, live or not; "
 				    "from %s, collection #%s)", a, f[3], f[4]);
-			else if (atof(f[1]) > 0)
+			else
 				OUT("heap after the last collection %s (%s: dead old objects counted; from %s, collection #%s)",
 				    a, f[2], f[3], f[4]);
-			else
-				OUT("live heap: no collection yet");
 		} else if (nf >= 7 && !strcmp(f[0], "view")) {
 			char a[32], lo[32], hi[32], r[32];
 			hp_bytes_str(atof(f[1]), a, sizeof(a));
