@@ -348,20 +348,7 @@ void hp_events_free(struct hp_probe *p)
 	p->capture = NULL;
 }
 
-uint64_t hp_live_bytes(struct hp_probe *p)
+uint64_t hp_events_live_bytes(struct hp_probe *p)
 {
-	if (!p)
-		return 0;
-	uint64_t live;
-	if (hp_marking_heap_live(p, &live) == 0)
-		return live;        /* the marking's own figure (ZGC): no garbage in it */
-	live = p->capture ? __atomic_load_n(&p->capture->live_bytes, __ATOMIC_ACQUIRE) : 0;
-	if (live)
-		return live;
-	/* Concurrent collectors publish no capture: their last-GC fields are
-	 * refreshed at the end of each cycle. */
-	struct hp_mode_reading r;
-	if (hp_mode_read(p, HP_MODE_LAST_GC_FIELDS, NULL, &r) == 0)
-		return r.used;
-	return 0;
+	return p->capture ? __atomic_load_n(&p->capture->live_bytes, __ATOMIC_ACQUIRE) : 0;
 }

@@ -19,6 +19,8 @@ void hp_events_free(struct hp_probe *p);
 /* The reading taken at the end of the most recent collection. 0, or
  * -ENODATA before the first one. Lock-free (seqlock). */
 int hp_events_last_gc(struct hp_probe *p, struct hp_heap_usage *out);
+/* The last captured post-GC used alone (one load), 0 if none. */
+uint64_t hp_events_live_bytes(struct hp_probe *p);
 
 /* Collections finished (CollectedHeap::_total_collections), or the number of
  * GarbageCollectionFinish events seen if that is unreadable. */

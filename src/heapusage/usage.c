@@ -64,6 +64,65 @@ static void fill(struct hp_heap_usage *u, enum hp_mode m, const struct hp_mode_r
 	u->timestamp_ns = hp_now_coarse_ns();
 }
 
+/* The live figure, best first, for hp_live_bytes and hp_heap_usage's
+ * `live` alike (one order, so the two agree, as the header promises):
+ * a marking's own live bytes (ZGC; no garbage in them); the post-GC
+ * figure the GC events captured (`captured`: the whole record; NULL: the
+ * figure alone, one load, hp_live_bytes's fast path); the heap's last-GC
+ * fields, refreshed when a concurrent cycle ends (Shenandoah, ZGC before
+ * its first marking is read: their GC events end pauses, not cycles, and
+ * publish no capture) or by a collection the probe did not see (a late
+ * attach), named by the kind the data gives them. fields/fields_rc: that
+ * reading, kept so that a POST_GC question does not read it again
+ * (fields_rc 1: not read). Plain loads; no JNI. */
+struct live_figure {
+	uint64_t bytes, gc_count, timestamp_ns;
+	enum hp_usage_kind kind;
+	enum hp_mode mode;
+	struct hp_mode_reading fields;
+	int fields_rc;
+};
+
+static void live_figure(struct hp_probe *p, const struct hp_heap_usage *captured, struct live_figure *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->fields_rc = 1;
+	uint64_t marked;
+	if (hp_marking_heap_live(p, &marked) == 0) {
+		f->bytes = marked;
+		f->kind = HP_USAGE_MARKED_LIVE;
+		f->mode = HP_MODE_LAST_GC_FIELDS;       /* meaningless for MARKED_LIVE (header) */
+		f->gc_count = hp_events_gc_count(p);
+		return;
+	}
+	if (captured && captured->used) {
+		f->bytes = captured->used;
+		f->kind = captured->kind;
+		f->mode = captured->mode;
+		f->gc_count = captured->gc_count;
+		f->timestamp_ns = captured->timestamp_ns;
+		return;
+	}
+	if (!captured && (f->bytes = hp_events_live_bytes(p)))
+		return;
+	f->fields_rc = hp_mode_read(p, HP_MODE_LAST_GC_FIELDS, NULL, &f->fields);
+	if (f->fields_rc == 0 && f->fields.used) {
+		f->bytes = f->fields.used;
+		f->kind = f->fields.kind;
+		f->mode = HP_MODE_LAST_GC_FIELDS;
+		f->gc_count = hp_events_gc_count(p);
+	}
+}
+
+uint64_t hp_live_bytes(struct hp_probe *p)
+{
+	if (!p)
+		return 0;
+	struct live_figure f;
+	live_figure(p, NULL, &f);
+	return f.bytes;
+}
+
 int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 {
 	if (!p || !out || out->sz < sizeof(size_t))
@@ -83,34 +142,13 @@ int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 	/* What the probe knows about the last collection. */
 	struct hp_heap_usage last;
 	bool have_live = hp_events_last_gc(p, &last) == 0;
-	if (have_live) {
-		u.live = last.used;
-		u.live_mode = last.mode;
-		u.live_kind = last.kind;
-		u.live_gc_count = last.gc_count;
-		u.live_timestamp_ns = last.timestamp_ns;
-	}
-	/* A marking's own live bytes beat a post-pause `used` (ZGC). */
-	uint64_t marked;
-	if (hp_marking_heap_live(p, &marked) == 0) {
-		u.live = marked;
-		u.live_kind = HP_USAGE_MARKED_LIVE;
-		u.live_mode = HP_MODE_LAST_GC_FIELDS;   /* meaningless for MARKED_LIVE (header) */
-		u.live_gc_count = hp_events_gc_count(p);
-		u.live_timestamp_ns = 0;
-	}
-	/* Concurrent collectors publish no capture (their GC events end
-	 * pauses, not cycles): the last-GC fields, refreshed when each cycle
-	 * ends, as hp_live_bytes reads them, named for what they are. */
-	struct hp_mode_reading cyc;
-	if (!u.live && hp_mode_read(p, HP_MODE_LAST_GC_FIELDS, NULL, &cyc) == 0 &&
-	    cyc.kind == HP_USAGE_AFTER_CONCURRENT_CYCLE && cyc.used) {
-		u.live = cyc.used;
-		u.live_kind = cyc.kind;
-		u.live_mode = HP_MODE_LAST_GC_FIELDS;
-		u.live_gc_count = hp_events_gc_count(p);
-		u.live_timestamp_ns = 0;
-	}
+	struct live_figure fig;
+	live_figure(p, have_live ? &last : NULL, &fig);
+	u.live = fig.bytes;
+	u.live_kind = fig.kind;
+	u.live_mode = fig.mode;
+	u.live_gc_count = fig.gc_count;
+	u.live_timestamp_ns = fig.timestamp_ns;
 
 	int rc = -ENODATA;
 	if (flags & HP_USAGE_POST_GC) {
@@ -126,8 +164,8 @@ int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 		} else {
 			/* No collection seen by the probe: the heap's own last-GC
 			 * fields may still know one (e.g. the probe came late). */
-			struct hp_mode_reading r;
-			rc = read_lazy(p, HP_MODE_LAST_GC_FIELDS, &env, &r);
+			struct hp_mode_reading r = fig.fields;
+			rc = fig.fields_rc == 1 ? read_lazy(p, HP_MODE_LAST_GC_FIELDS, &env, &r) : fig.fields_rc;
 			uint64_t used, committed;
 			JNIEnv *jni;
 			if (rc == 0) {

@@ -15,6 +15,7 @@ public class HeapUsageCheck {
     /** {rc, mode, kind, used, committed, max, live, liveKind, gcCount} */
     static native long[] probe(int flags);
     static native long callbacks();
+    static native long liveBytes();
 
     static final String[] MODES = {"memory-usage-call", "heap-summary-call", "last-gc-fields", "jmm",
             "jmx-native", "exported-totals", "perfdata"};
@@ -48,6 +49,7 @@ public class HeapUsageCheck {
         for (int m = 0; m < MODES.length; m++) print("mode." + MODES[m], probe(ONLY_MODE | (m << 9)));
         print("best", probe(0));
         print("post_gc", probe(POST_GC));
+        System.out.println("live_bytes: " + liveBytes());
         MemoryUsage again = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage();
         System.out.println("jmx.after: used=" + again.getUsed() + " committed=" + again.getCommitted());
     }
