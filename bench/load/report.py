@@ -71,13 +71,16 @@ def views(d, lib, frame, interval):
             t = datetime.datetime(day.year, day.month, day.day, int(m.group(1)), int(m.group(2)), int(m.group(3)),
                                   tzinfo=datetime.timezone.utc).timestamp()
             t = t + float(m.group(4)) if m.group(4) else Second(t)
-            v = 0.0
+            v, margin = 0.0, None
             for line in scr.splitlines():
-                f = re.match(r'\s*(-?[\d.]+ (?:B|KiB|MiB|GiB|TiB))\s', line)
+                # LIVE and its +-95% (the site's stated 95% margin: sampling and the survival curve's error)
+                f = re.match(r'\s*(-?[\d.]+ (?:B|KiB|MiB|GiB|TiB))\s+([\d.]+ (?:B|KiB|MiB|GiB|TiB))?', line)
                 if f and re.search(r'\s' + re.escape(frame) + r'(\s|$| <)', line):
                     v += size(f.group(1))
+                    if f.group(2):
+                        margin = (margin or 0.0) + size(f.group(2))
             w = re.search(r'^sampled: (\S+ \S+) live now', scr, re.M)
-            yield t, v, None, size(w.group(1)) if w else None
+            yield t, v, margin, size(w.group(1)) if w else None
     elif lib == 'async':
         for p in sorted(glob.glob(os.path.join(d, 'p-*.collapsed'))):
             v = sum(int(l.rsplit(' ', 1)[1]) for l in open(p) if frame in l and l.rstrip().rsplit(' ', 1)[-1].isdigit())
