@@ -183,7 +183,9 @@ struct hp_heap_usage {
 	                               (CLOCK_MONOTONIC_COARSE, 1-4 ms) for current
 	                               readings, exact for post-GC captures */
 	/* The most recent post-GC figure the probe has, whatever mode it came
-	 * from: `live` is 0 when none is known yet. */
+	 * from (the heap's own last-GC fields only where every collection or
+	 * cycle refreshes them: not Serial's and Parallel's, which a full
+	 * collection alone refreshes): `live` is 0 when none is known yet. */
 	uint64_t live;
 	enum hp_mode live_mode;
 	enum hp_usage_kind live_kind;   /* AFTER_FULL_GC, AFTER_YOUNG_GC, AFTER_CONCURRENT_CYCLE

@@ -72,12 +72,13 @@ def views(d, lib, frame, interval):
                                   tzinfo=datetime.timezone.utc).timestamp()
             t = t + float(m.group(4)) if m.group(4) else Second(t)
             v, margin = 0.0, None
+            has_margin = '+-95%' in scr     # the column is there (every top.c since 44a6e80)
             for line in scr.splitlines():
                 # LIVE and its +-95% (the site's stated 95% margin: sampling and the survival curve's error)
                 f = re.match(r'\s*(-?[\d.]+ (?:B|KiB|MiB|GiB|TiB))\s+([\d.]+ (?:B|KiB|MiB|GiB|TiB))?', line)
                 if f and re.search(r'\s' + re.escape(frame) + r'(\s|$| <)', line):
                     v += size(f.group(1))
-                    if f.group(2):
+                    if has_margin and f.group(2):
                         margin = (margin or 0.0) + size(f.group(2))
             w = re.search(r'^sampled: (\S+ \S+) live now', scr, re.M)
             yield t, v, margin, size(w.group(1)) if w else None

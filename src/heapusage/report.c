@@ -159,6 +159,11 @@ int hp_write_info(struct hp_probe *p, FILE *out)
 			post.gc_count);
 	else
 		fprintf(out, "usage.post_gc: none yet\n");
+	/* The live figure (hp_live_bytes): filled whatever the POST_GC answer. */
+	if (post.live)
+		fprintf(out, "usage.live: %" PRIu64 " bytes kind=%s\n", post.live, hp_usage_kind_name(post.live_kind));
+	else
+		fprintf(out, "usage.live: none yet\n");
 	fflush(out);
 	return 0;
 }

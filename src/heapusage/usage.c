@@ -67,14 +67,19 @@ static void fill(struct hp_heap_usage *u, enum hp_mode m, const struct hp_mode_r
 /* The live figure, best first, for hp_live_bytes and hp_heap_usage's
  * `live` alike (one order, so the two agree, as the header promises):
  * a marking's own live bytes (ZGC; no garbage in them); the post-GC
- * figure the GC events captured (`captured`: the whole record; NULL: the
- * figure alone, one load, hp_live_bytes's fast path); the heap's last-GC
- * fields, refreshed when a concurrent cycle ends (Shenandoah, ZGC before
- * its first marking is read: their GC events end pauses, not cycles, and
- * publish no capture) or by a collection the probe did not see (a late
- * attach), named by the kind the data gives them. fields/fields_rc: that
- * reading, kept so that a POST_GC question does not read it again
- * (fields_rc 1: not read). Plain loads; no JNI. */
+ * figure the GC events captured (`fast`: the figure alone, one load,
+ * hp_live_bytes's path; else the whole record `captured`, NULL when
+ * there is none or a pause is publishing it: then not this source, so
+ * that no figure goes out without its kind); the heap's last-GC fields
+ * where every collection or cycle refreshes them (Shenandoah's and ZGC's
+ * at each cycle's end: their GC events end pauses, not cycles, and
+ * publish no capture; G1's at each pause, for a probe that has not seen
+ * one yet), named by the kind the data gives them. Not Serial's and
+ * Parallel's (after-full-gc): refreshed by full collections only, they
+ * may be a figure from long ago, and the collection count beside it
+ * would be today's. fields/fields_rc: that reading, kept so that a
+ * POST_GC question does not read it again (fields_rc 1: not read).
+ * Plain loads; no JNI. */
 struct live_figure {
 	uint64_t bytes, gc_count, timestamp_ns;
 	enum hp_usage_kind kind;
@@ -83,7 +88,7 @@ struct live_figure {
 	int fields_rc;
 };
 
-static void live_figure(struct hp_probe *p, const struct hp_heap_usage *captured, struct live_figure *f)
+static void live_figure(struct hp_probe *p, bool fast, const struct hp_heap_usage *captured, struct live_figure *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->fields_rc = 1;
@@ -103,10 +108,11 @@ static void live_figure(struct hp_probe *p, const struct hp_heap_usage *captured
 		f->timestamp_ns = captured->timestamp_ns;
 		return;
 	}
-	if (!captured && (f->bytes = hp_events_live_bytes(p)))
+	if (fast && (f->bytes = hp_events_live_bytes(p)))
 		return;
 	f->fields_rc = hp_mode_read(p, HP_MODE_LAST_GC_FIELDS, NULL, &f->fields);
-	if (f->fields_rc == 0 && f->fields.used) {
+	if (f->fields_rc == 0 && f->fields.used &&
+	    (f->fields.kind == HP_USAGE_AFTER_CONCURRENT_CYCLE || f->fields.kind == HP_USAGE_AFTER_YOUNG_GC)) {
 		f->bytes = f->fields.used;
 		f->kind = f->fields.kind;
 		f->mode = HP_MODE_LAST_GC_FIELDS;
@@ -119,7 +125,7 @@ uint64_t hp_live_bytes(struct hp_probe *p)
 	if (!p)
 		return 0;
 	struct live_figure f;
-	live_figure(p, NULL, &f);
+	live_figure(p, true, NULL, &f);
 	return f.bytes;
 }
 
@@ -143,7 +149,7 @@ int hp_heap_usage(struct hp_probe *p, unsigned flags, struct hp_heap_usage *out)
 	struct hp_heap_usage last;
 	bool have_live = hp_events_last_gc(p, &last) == 0;
 	struct live_figure fig;
-	live_figure(p, have_live ? &last : NULL, &fig);
+	live_figure(p, false, have_live ? &last : NULL, &fig);
 	u.live = fig.bytes;
 	u.live_kind = fig.kind;
 	u.live_mode = fig.mode;

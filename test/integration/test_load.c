@@ -554,6 +554,59 @@ Test(load, z_generational)
 	check_load_java(java, "-XX:+UseZGC", NULL, true, true, 0, 0.25, "-Xmx3g", "190");
 }
 
+/* Generational ZGC's live figure under load (`info`'s usage.live, what
+ * hp_live_bytes returns): the old generation's marked bytes at the last
+ * major plus the young's at the last young marking (marking.c
+ * hp_marking_heap_live). The old generation's alone read 13-66 MiB for
+ * ~195 MiB live (docs/heap-under-load.md, before d6a95d9); the sum
+ * 183-260 MiB there. Read three times from 6 s into the bench's load
+ * (190 MiB cache, 3 GiB heap), each against the cache's bytes by
+ * construction then. */
+static void check_zgen_live(int feature, const char *flags, double *lo, double *hi)
+{
+	char java[1024], dir[] = "/tmp/hp-zlive-XXXXXX";
+	jdk_java(java, sizeof(java), feature);
+	cr_assert_not_null(mkdtemp(dir));
+	struct jvm_result r = jvm_sh("cd %s && (%s -Xmx3g %s -agentpath:%s=file=%s/p.pb.gz,log=%s/log -cp %s LoadService 190 16 "
+				     "%s/truth > out 2>&1 & jp=$!; sleep 6; for i in 1 2 3; do %s --lib %s $jp info > info-$i "
+				     "2>&1; grep -v end truth | tail -1 > truth-$i; sleep 2; done; wait $jp; echo java=$?)",
+				     dir, java, flags, HP_AGENT_PATH, dir, dir, HP_TEST_CLASSES, dir, HP_CLI, HP_AGENT_PATH);
+	cr_assert(strstr(r.output, "java=0"), "JDK %d: %s", feature, r.output);
+	jvm_result_free(&r);
+	for (int i = 1; i <= 3; i++) {
+		char p[300];
+		snprintf(p, sizeof(p), "%s/info-%d", dir, i);
+		char *info = jvm_slurp(p);
+		snprintf(p, sizeof(p), "%s/truth-%d", dir, i);
+		char *truth = jvm_slurp(p);
+		long long ms = 0, cache = 0;
+		cr_assert(info && truth && sscanf(truth, "%lld %lld", &ms, &cache) == 2 && cache > 0,
+			  "JDK %d reading %d: no info or truth\n%s", feature, i, info ? info : "");
+		const char *l = strstr(info, "usage.live: ");
+		double live = l ? atof(l + 12) : 0;
+		double ratio = live / (double)cache;
+		*lo = fmin(*lo, ratio), *hi = fmax(*hi, ratio);
+		cr_log_info("JDK %d reading %d: usage.live %.0f MiB, cache %.0f MiB (%.2f)", feature, i, live / MiB,
+			    cache / MiB, ratio);
+		/* 0.5..1.8 x the cache: 18 readings 0.78..1.33 (mean 1.09); the old generation's alone
+		 * 0.07..0.35; docs/test-bounds.md */
+		cr_expect(l && strstr(l, "kind=marked-live") && ratio > 0.5 && ratio < 1.8,
+			  "JDK %d reading %d: the live figure %.0f MiB against the cache's %.0f MiB\n%s", feature, i,
+			  live / MiB, cache / MiB, info);
+		free(info);
+		free(truth);
+	}
+	jvm_sh("rm -rf %s", dir);
+}
+
+Test(load, z_generational_live_figure, .timeout = 200)
+{
+	double lo = 1e9, hi = 0;
+	check_zgen_live(21, "-XX:+UseZGC -XX:+ZGenerational", &lo, &hi);
+	check_zgen_live(25, "-XX:+UseZGC", &lo, &hi);
+	cr_log_info("generational ZGC's live figure / cache: %.2f..%.2f", lo, hi);
+}
+
 /* Generational Shenandoah (JDK 25, setup-jdks' build), on the bench's
  * 3 GiB heap and 190 MiB cache: the periodic view's median, and the caches
  * dead before exit leave nothing in the exit profile. System.gc() there
@@ -568,9 +621,12 @@ Test(load, shenandoah_generational)
 {
 	char java[1024];
 	jdk_java(java, sizeof(java), 25);
-	/* each 25%, median 25%: sd 4.7% per profile, centre +2% (bench, 28 profiles at 512k; this test's
-	 * 21 at 256k: sd 3.5%): 4.9 sd, 6e-6 per run of 6 checked; docs/test-bounds.md */
-	check_load_java(java, "-XX:+UseShenandoahGC", "-XX:ShenandoahGCMode=generational", true, true, 0.25, 0.25,
+	/* each 40%, median 25%: sd 4.7% per profile, centre +2% (bench, 28 profiles at 512k; this test's
+	 * 21 at 256k: sd 3.5%), but a run whose one marking's curve reads high drifts while no
+	 * other comes (~10 s: requests within 1/50 of the wall clock): +15.5, +24.7, +25.9, +27.2%
+	 * 4-10 s after it in one fresh-clone run of 1799a8f, the stated intervals +-60%, where 25%
+	 * each failed; docs/test-bounds.md */
+	check_load_java(java, "-XX:+UseShenandoahGC", "-XX:ShenandoahGCMode=generational", true, true, 0.40, 0.25,
 			"-Xmx3g", "190");
 }
 
