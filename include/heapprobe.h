@@ -291,7 +291,8 @@ struct hp_marking {
 	 * CollectedHeap::_total_full_collections in its Mark Start pause
 	 * (single generation) and Major Mark Start pause (generational; a
 	 * major cycle's old marking begins there, after any young collection
-	 * that first promotes everything). 0 where not known (other
+	 * that first promotes everything). G1 (0.6): concurrent start pauses
+	 * and full collections (starts_source). 0 where not known (other
 	 * collectors: their full collections are in `full`). */
 	uint64_t starts;
 	/* Appended in 0.4. Concurrent markings whose marking is done, where
@@ -308,6 +309,12 @@ struct hp_marking {
 	 * the cycle a request started; -1 on other collectors and without
 	 * -XX:+UsePerfData. */
 	int explicit_cycle;
+	/* Appended in 0.6. Where `starts` is read, NULL where it is not known.
+	 * On G1 `starts` is G1CollectedHeap::_old_marking_cycles_started,
+	 * which moves in each concurrent cycle's concurrent start pause (the
+	 * pause whose end the cycle's marking judges from) and in each full
+	 * collection (`full` moves with it then). */
+	const char *starts_source;
 };
 
 /* Plain loads, no JNI, no lock: fit for GC callbacks and allocation hooks,

@@ -52,7 +52,7 @@ static void canary_make(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t 
 void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *jni, const _Atomic uint64_t *pauses)
 {
 	struct hp_gc_info g = { .sz = sizeof(g) };
-	if (m->canary_on)
+	if (m->canary_on || m->g1_mode)
 		return;
 	m->own_uncounted = false;
 	if (hp_gc_info(probe, &g) != 0) {
@@ -74,6 +74,14 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 	}
 	if (!m->object_class) {
 		snprintf(m->canary_state, sizeof(m->canary_state), "off: no java.lang.Object to make canaries of");
+		return;
+	}
+	if (g.kind == HP_GC_G1 && mk.starts_source) {
+		/* marks.h, g1_start_pause: every cycle's start is known. */
+		m->g1_mode = true;
+		snprintf(m->canary_state, sizeof(m->canary_state), "%s", "not needed: counted by its perfdata, each "
+			 "cycle's start by G1CollectedHeap::_old_marking_cycles_started (cycles whose concurrent start "
+			 "pause it named)");
 		return;
 	}
 	if (g.kind == HP_GC_G1) {

@@ -102,6 +102,10 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	atomic_store(&m->start_cover, 0);
 	atomic_store(&m->remark_pause, 0);
 	m->g1_win_cover = m->g1_win_from = m->g1_win_done = 0;
+	m->g1_start_pause = 0;
+	m->g1_start_ns = 0;
+	atomic_store(&m->g1_exact_cover, 0);
+	atomic_store(&m->g1_exact_done, 0);
 	m->young_first = m->young_seen = hp_gc_count(probe);
 	atomic_store(&m->z_pending, false);
 	m->canary_markings = 0;
@@ -129,12 +133,25 @@ void hp_marks_observe(struct hp_marks *m, uint64_t full, uint64_t concurrent, ui
 		return;
 	bool was_full = full != m->full_seen;
 	int64_t now = hp_mono_ns();
-	uint32_t cover = was_full ? pauses_before : __atomic_load_n(&m->last_completion, __ATOMIC_RELAXED);
+	uint32_t last = __atomic_load_n(&m->last_completion, __ATOMIC_RELAXED);
+	uint32_t cover = was_full ? pauses_before : last;
 	/* A concurrent cycle began after the pause following its cover: the
 	 * end of that pause is the earliest it can have begun. */
 	int64_t start = was_full ? now : atomic_load_explicit(&m->pause_end_ns[(cover + 1) % HP_PAUSE_RING],
 							      memory_order_relaxed);
 	int64_t floor_ns = __atomic_load_n(&m->last_completion_ns, __ATOMIC_RELAXED);
+	/* G1 with its count of cycles begun: the concurrent start pause seen
+	 * since the last marking ended is this cycle's (cycles do not overlap;
+	 * an undo cycle's start is followed by this one's). */
+	bool exact = !was_full && m->g1_start_pause > last && m->g1_start_pause <= pauses_before + 1 &&
+		     m->g1_start_ns >= floor_ns && m->g1_start_ns <= now;
+	if (exact) {
+		cover = m->g1_start_pause - 1;
+		start = m->g1_start_ns;
+		atomic_store_explicit(&m->g1_exact_done, pauses_before + 1, memory_order_relaxed);
+		atomic_store_explicit(&m->g1_exact_cover, cover, memory_order_release);
+		m->canary_markings++;    /* shown beside canary_state */
+	}
 	hp_marks_ring_push(&m->seen, cover, start > floor_ns && start <= now ? start : floor_ns, pauses_before + 1);
 	m->count_seen = counted;
 	m->full_seen = full;
@@ -169,10 +186,22 @@ void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	struct hp_marking mk = { .sz = sizeof(mk) };
 	if (hp_marking(probe, &mk) != 0)
 		return;
+	hp_marks_observe_g1_start(m, mk.starts_source != NULL, mk.starts, mk.full, now, pauses_before);
 	hp_marks_observe_starts(m, mk.starts, hp_gc_count(probe), now, pauses_before);
 	hp_marks_observe_explicit(m, mk.explicit_cycle, now, pauses_before);
 	hp_marks_observe_marked(m, mk.marked, pauses_before);
 	hp_marks_observe(m, mk.full, mk.concurrent, pauses_before);
+}
+
+void hp_marks_observe_g1_start(struct hp_marks *m, bool known, uint64_t starts, uint64_t full, int64_t now,
+			       uint32_t pauses_before)
+{
+	/* One more begun, no full collection: a concurrent start pause.
+	 * Before the counters are primed (a late attach) a start may be old. */
+	if (known && m->primed && starts == m->starts_seen + 1 && full == m->full_seen) {
+		m->g1_start_pause = pauses_before + 1;
+		m->g1_start_ns = now;
+	}
 }
 
 void hp_marks_observe_starts(struct hp_marks *m, uint64_t starts, uint64_t young, int64_t now, uint32_t pauses_before)
@@ -267,9 +296,11 @@ bool hp_marks_young_window(const struct hp_marks *m, uint32_t cover, uint32_t *f
 	 * and 20-45% low in `heapprobe top` (whose request spends the budget,
 	 * leaving own cycles, most not pinned) where only pinned ones had it. */
 	bool requested = cover == m->request_cover && remark <= m->request_end_pause;
+	uint32_t xc = atomic_load_explicit(&m->g1_exact_cover, memory_order_acquire);
+	bool exact = xc && cover == xc && remark <= atomic_load_explicit(&m->g1_exact_done, memory_order_relaxed);
 	bool bounded = m->g1_win_cover && cover == m->g1_win_cover && remark <= m->g1_win_done;
-	uint32_t start = requested ? cover + 1 : bounded ? m->g1_win_from : 0;
-	bool open = m->g1_mode && (requested || bounded) && remark > start && start > cover;
+	uint32_t start = requested || exact ? cover + 1 : bounded ? m->g1_win_from : 0;
+	bool open = m->g1_mode && (requested || exact || bounded) && remark > start && start > cover;
 	/* After Remark, any covered sample still referenced was alive at the
 	 * start (Remark clears what the marking found dead), whether or not
 	 * the window is known: `before` is that Remark wherever one came

@@ -80,6 +80,19 @@ struct hp_marks {
 	 * 0 none. GC callback writes. */
 	uint64_t marked_seen;
 	_Atomic uint32_t remark_pause;
+	/* G1 with its count of cycles begun (hp_marking's starts_source:
+	 * G1CollectedHeap::_old_marking_cycles_started): the pause in which it
+	 * moved by one with no full collection is a cycle's concurrent start,
+	 * and the marking judges what was allocated before it, as of its end
+	 * (SATB). So an own cycle, seen complete at its Cleanup, gets the exact
+	 * cover and start a requested one has, not the lower bounds (the end
+	 * of the previous marking) that left its ages young and the view low,
+	 * and the young window opens from that pause (hp_marks_young_window):
+	 * g1_exact_cover / g1_exact_done, the newest such cycle's cover and
+	 * the pause count when it ended. g1_start_*: GC callback only. */
+	uint32_t g1_start_pause;                /* pause count of the latest concurrent start pause, 0 none */
+	int64_t g1_start_ns;                    /* ... its end (CLOCK_MONOTONIC) */
+	_Atomic uint32_t g1_exact_cover, g1_exact_done;
 	/* Generational ZGC's own major cycles. A young collection marks
 	 * through weak roots as if strong (ZRootsIteratorAllColored), so a
 	 * sample's weak reference is cleared only by an old marking, once the
@@ -221,6 +234,11 @@ void hp_marks_observe(struct hp_marks *m, uint64_t full, uint64_t concurrent, ui
 void hp_marks_arm_explicit(struct hp_marks *m);        /* by the requester, before it asks */
 void hp_marks_observe_explicit(struct hp_marks *m, int explicit_cycle, int64_t now, uint32_t pauses_before);
 void hp_marks_observe_starts(struct hp_marks *m, uint64_t starts, uint64_t young, int64_t now, uint32_t pauses_before);
+/* ... and, before that, G1's concurrent start pause (g1_start_pause):
+ * `known` where hp_marking's starts_source is set, with its `starts` and
+ * `full`. */
+void hp_marks_observe_g1_start(struct hp_marks *m, bool known, uint64_t starts, uint64_t full, int64_t now,
+			       uint32_t pauses_before);
 
 /* Records a requested marking that completed: it covers the samples
  * allocated at or before `at_request` (the pause count when it was asked

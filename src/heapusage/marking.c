@@ -60,6 +60,7 @@
 #include "heapusage/probe.h"
 #include "heapusage/zstat.h"
 #include "vmstructs/clock.h"
+#include "vmstructs/codefield.h"
 #include "vmstructs/symdata.h"
 #include "vmstructs/errmsg.h"
 #include "vmstructs/safemem.h"
@@ -67,7 +68,8 @@
 struct hp_marking_state {
 	bool located;
 	const volatile unsigned *full;          /* CollectedHeap::_total_full_collections */
-	const volatile unsigned *starts;        /* the same, on ZGC: marking starts */
+	const volatile unsigned *starts;        /* the same, on ZGC: marking starts; G1: locate_g1_starts */
+	char starts_source[200];                /* where starts is read, "" none */
 	const volatile int64_t *g1_phases;      /* perfdata sun.gc.collector.2.invocations (G1) */
 	bool shenandoah;                        /* explicit_cycle reads sun.gc.cause (GC callbacks too) */
 	uint64_t requested;                     /* completed through hp_request_marking */
@@ -171,6 +173,50 @@ static void locate_live(struct hp_probe *p, struct hp_marking_state *m, const st
 		 sym_name, (long long)off);
 }
 
+/* G1's cycles begun: G1CollectedHeap::_old_marking_cycles_started, which
+ * G1 bumps in a cycle's concurrent start pause (gc_prologue in 17+,
+ * do_collection_pause_at_safepoint in 11; an undo cycle's too) and in each
+ * full collection, before the pause's GarbageCollectionFinish. No VMStructs
+ * table has it, and its offset moves with the release, so it is read from
+ * the code of the method that increments it (symbols/ data names the
+ * method: symbol.g1_marking_started; vmstructs/codefield.c), then checked:
+ * inside the object VMStructs sizes, and beside _old_marking_cycles_completed
+ * (the next member), which may trail it by at most the cycle under way and
+ * a full collection inside it. */
+static void locate_g1_starts(struct hp_probe *p, struct hp_marking_state *m, const struct hp_heap_info *heap)
+{
+	const char *name = hp_symdata_getf(p->data, "symbol.g1_marking_started");
+	const struct hp_sym *s = name ? hp_probe_sym(p, name) : NULL;
+	const struct hp_vms_type *t = p->vms ? hp_vms_type(p->vms, "G1CollectedHeap") : NULL;
+	uint8_t code[32];
+	unsigned v[2];
+	int64_t off = -1;
+	char why[160] = "";
+	if (!name) {
+		snprintf(m->starts_source, sizeof(m->starts_source), "none: no symbol.g1_marking_started in the "
+			 "symbols/ data for this release");
+	} else if (!s || s->type != 2 /* STT_FUNC */ || !hp_libjvm_in_text(&p->jvm, (uintptr_t)s->addr)) {
+		snprintf(m->starts_source, sizeof(m->starts_source), "none: %s not in libjvm's text", name);
+	} else if (hp_safe_read(code, (const void *)(uintptr_t)s->addr,
+				s->size && s->size < sizeof(code) ? s->size : sizeof(code)) != 0 ||
+		   hp_codefield_inc(code, s->size && s->size < sizeof(code) ? s->size : sizeof(code), &off, why,
+				    sizeof(why)) != 0) {
+		snprintf(m->starts_source, sizeof(m->starts_source), "none: %s's code not understood: %s", name,
+			 why[0] ? why : "unreadable");
+	} else if (!t || off < 8 || off % 4 || (uint64_t)off + 8 > t->size) {
+		snprintf(m->starts_source, sizeof(m->starts_source), "none: offset %lld from %s's code is outside "
+			 "G1CollectedHeap (%llu bytes)", (long long)off, name, t ? (unsigned long long)t->size : 0ULL);
+	} else if (hp_safe_read(v, (const char *)heap->heap + off, sizeof(v)) != 0 || v[0] < v[1] || v[0] - v[1] > 2) {
+		snprintf(m->starts_source, sizeof(m->starts_source), "none: G1CollectedHeap+%lld fails validation "
+			 "(started %u, completed %u)", (long long)off, v[0], v[1]);
+	} else {
+		m->starts = (const volatile unsigned *)((const char *)heap->heap + off);
+		snprintf(m->starts_source, sizeof(m->starts_source), "G1CollectedHeap::_old_marking_cycles_started "
+			 "(+%lld, from the code of increment_old_marking_cycles_started): concurrent start pauses and "
+			 "full collections", (long long)off);
+	}
+}
+
 void hp_marking_locate(struct hp_probe *p)
 {
 	struct hp_marking_state *m = state(p);
@@ -191,14 +237,19 @@ void hp_marking_locate(struct hp_probe *p)
 		const void *at = (const char *)heap->heap + off;
 		/* ZGC counts a marking's start there, not a full collection. */
 		if (hp_safe_read(&v, at, sizeof(v)) == 0) {
-			if (heap->kind == HP_GC_Z)
+			if (heap->kind == HP_GC_Z) {
 				m->starts = at;
-			else
+				snprintf(m->starts_source, sizeof(m->starts_source), "CollectedHeap::_total_full_collections "
+					 "(ZGC: Mark Start pauses)");
+			} else
 				m->full = at;
 		}
 	}
-	if (heap->kind == HP_GC_G1)
+	if (heap->kind == HP_GC_G1) {
 		m->g1_phases = hp_perfdata_invocations(p, 2);
+		if (!m->starts && !m->starts_source[0])
+			locate_g1_starts(p, m, heap);
+	}
 	m->shenandoah = heap->kind == HP_GC_SHENANDOAH;
 	if (!m->located)
 		locate_live(p, m, heap);
@@ -224,6 +275,11 @@ void hp_marking_locate(struct hp_probe *p)
 	default:
 		snprintf(m->source, sizeof(m->source), "none: %s has no marking", hp_gc_kind_name(heap->kind));
 	}
+}
+
+const char *hp_marking_starts_source(struct hp_probe *p)
+{
+	return p && p->marking ? p->marking->starts_source : NULL;
 }
 
 /* One of the collector's live figures, if set and within the heap: 0 when
@@ -320,6 +376,8 @@ int hp_marking(struct hp_probe *p, struct hp_marking *out)
 		out->marked = marked;
 	if (sz >= offsetof(struct hp_marking, explicit_cycle) + sizeof(out->explicit_cycle))
 		out->explicit_cycle = explicit_cycle(p, m);
+	if (sz >= offsetof(struct hp_marking, starts_source) + sizeof(out->starts_source))
+		out->starts_source = m->starts ? m->starts_source : NULL;
 	return 0;
 }
 

@@ -14,6 +14,9 @@ struct hp_probe;
  * call again: it retries what was not found yet (perfdata opens late). */
 void hp_marking_locate(struct hp_probe *p);
 void hp_marking_free(struct hp_probe *p);
+/* Where hp_marking's `starts` is read (as its starts_source), or why it is
+ * not ("none: ..."); "" where nothing was looked for, NULL before set-up. */
+const char *hp_marking_starts_source(struct hp_probe *p);
 
 /* The live bytes the last marking found, where the collector keeps them
  * and symbols/ data says where (ZGC single-generation: ZStatHeap /

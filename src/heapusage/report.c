@@ -105,6 +105,11 @@ int hp_write_info(struct hp_probe *p, FILE *out)
 	} else {
 		fprintf(out, "marking.source: none: %s\n", mk.source ? mk.source : "the heap is not known");
 	}
+	const char *ss = hp_marking_starts_source(p);
+	if (ss && ss[0])
+		fprintf(out, "marking.starts: %s%s\n", ss, mk.starts_source ? "" : " (no marking starts counted)");
+	if (mk.starts_source)
+		fprintf(out, "marking.started: %" PRIu64 "\n", mk.starts);
 	if (mk.live_source) {
 		if (mk.live)
 			fprintf(out, "marking.live: %" PRIu64 " bytes from %s\n", mk.live, mk.live_source);

@@ -88,6 +88,9 @@ static void info(int feature)
 		cr_expect(strstr(r.output, key), "JDK %d: %s\n%s", feature, key, r.output);
 	}
 	cr_expect(strstr(r.output, "gc.kind: g1\n"), "%s", r.output);
+	/* G1's cycles begun: the offset from aarch64 code (codefield.c). */
+	cr_expect(strstr(r.output, "marking.starts: G1CollectedHeap::_old_marking_cycles_started (+"),
+		  "JDK %d: no count of G1's cycles begun\n%s", feature, r.output);
 	cr_expect(strstr(r.output, "not in libjvm, 0 off\n") || strstr(r.output, "not in libjvm, 0 off:"),
 		  "JDK %d: a data fact is off on aarch64\n%s", feature, r.output);
 	jvm_result_free(&r);

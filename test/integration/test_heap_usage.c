@@ -194,7 +194,41 @@ static void check(int feature, const char *gc, const char *extra_gc, enum gc_fam
 	Test(jdk##F, serial) { check(F, "-XX:+UseSerialGC", NULL, COLLECTION); }                        \
 	Test(jdk##F, z) { check(F, "-XX:+UseZGC", NULL, CONCURRENT); }                                  \
 	Test(jdk##F, shenandoah) { check(F, "-XX:+UseShenandoahGC", NULL, CONCURRENT); }                \
-	Test(jdk##F, epsilon) { check(F, "-XX:+UseEpsilonGC", NULL, NEVER); }
+	Test(jdk##F, epsilon) { check(F, "-XX:+UseEpsilonGC", NULL, NEVER); }                          \
+	Test(jdk##F, g1_cycle_starts) { check_g1_starts(F); }
+
+/* G1's cycles begun (info's marking.started: G1CollectedHeap::
+ * _old_marking_cycles_started, at the offset the code of the method that
+ * increments it gives, on this release's libjvm) against the JVM's own
+ * log: at exit, one per concurrent start pause and one per full
+ * collection, no more, no less. RetainedSet with IHOP 1% runs several
+ * cycles and two System.gc() full collections. */
+static void check_g1_starts(int feature)
+{
+	char path[512];
+	const char *java = java_for(feature, path, sizeof(path));
+	if (!java)
+		cr_skip_test("JDK %d not installed in %s (run scripts/setup-jdks.sh)", feature, HP_JDKS_DIR);
+	const char *argv[] = { java, "-Xmx256m", "-XX:+UseG1GC", "-XX:InitiatingHeapOccupancyPercent=1",
+			       "-agentpath:" HP_AGENT_PATH "=info=exit", "-Xlog:gc", "-cp", HP_TEST_CLASSES,
+			       "RetainedSet", NULL };
+	struct jvm_result r = jvm_run(argv, NULL, 120);
+	cr_assert_eq(r.exit_code, 0, "JDK %d: java exited %d\n%s", feature, r.exit_code, r.output);
+	cr_assert(strstr(r.output, "marking.starts: G1CollectedHeap::_old_marking_cycles_started (+"),
+		  "JDK %d: no count of G1's cycles begun\n%s", feature, r.output);
+	unsigned logged = 0, full = 0;
+	for (const char *q = r.output; (q = strstr(q, "Pause Young (Concurrent Start)")); q++)
+		logged++;
+	for (const char *q = r.output; (q = strstr(q, "Pause Full")); q++)
+		full++;
+	cr_assert_geq(logged, 1, "JDK %d: the run had no concurrent cycle\n%s", feature, r.output);
+	const char *m = strstr(r.output, "marking.started: ");
+	cr_assert(m, "%s", r.output);
+	unsigned long started = strtoul(m + strlen("marking.started: "), NULL, 10);
+	cr_expect_eq(started, logged + full, "JDK %d: %lu begun, the log has %u concurrent starts and %u full "
+		     "collections\n%s", feature, started, logged, full, r.output);
+	jvm_result_free(&r);
+}
 
 TestSuite(jdk11, .timeout = 180);
 TestSuite(jdk17, .timeout = 180);

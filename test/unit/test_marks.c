@@ -405,3 +405,68 @@ Test(marks, g1_bounded_own_cycle_has_a_window_from_its_upper_bound)
 	cr_expect_not(hp_marks_young_window(&m, 20, &from, &before));
 	cr_expect(from == 0 && before == 0, "%u, %u", from, before);
 }
+
+/* G1 with its count of cycles begun (hp_marking's starts_source): the
+ * pause in which that count moved by one, with no full collection, is the
+ * cycle's concurrent start. An own cycle seen complete at its Cleanup then
+ * covers what was allocated before that pause and began at its end, not at
+ * the previous marking's end (the lower bound without it), and its young
+ * window opens from that pause, as a requested cycle's. */
+static void g1_pause(uint64_t starts, uint64_t full, uint64_t concurrent, uint32_t pauses_before, bool known)
+{
+	int64_t now = hp_mono_ns();
+	hp_marks_observe_g1_start(&m, known, starts, full, now, pauses_before);
+	hp_marks_observe_starts(&m, starts, 0, now, pauses_before);
+	hp_marks_observe(&m, full, concurrent, pauses_before);
+}
+
+Test(marks, g1_own_cycle_covers_from_its_concurrent_start_pause)
+{
+	fresh(0, 0);
+	m.g1_mode = true;
+	g1_pause(0, 0, 1, 4, true);             /* cycle 1 ends at pause 5: its start was not seen */
+	uint32_t h;
+	cr_assert(hp_marks_horizon(&m, &h));
+	cr_assert_eq(h, 0, "no start seen: the lower bound");
+	for (uint32_t p = 5; p < 9; p++)
+		g1_pause(0, 0, 1, p, true);     /* young pauses 6..9 */
+	int64_t before_start = hp_mono_ns();
+	g1_pause(1, 0, 1, 9, true);             /* pause 10: cycle 2's concurrent start */
+	int64_t after_start = hp_mono_ns();
+	g1_pause(1, 0, 1, 10, true);            /* young pauses 11, 12 */
+	g1_pause(1, 0, 1, 11, true);
+	hp_marks_observe_marked(&m, 1, 12);     /* Remark at pause 13 */
+	g1_pause(1, 0, 2, 12, true);            /* Cleanup at pause 13 ends it */
+	cr_assert(hp_marks_horizon(&m, &h));
+	cr_expect_eq(h, 9, "everything allocated before the concurrent start pause");
+	cr_expect_eq(hp_marks_age(&m, 9), 1);
+	cr_expect_eq(hp_marks_age(&m, 10), 0, "allocated after its start: recent");
+	int64_t last;
+	cr_assert(hp_marks_last_start(&m, &last));
+	cr_expect(last >= before_start && last <= after_start, "began at the end of pause 10");
+	uint32_t from, before;
+	cr_assert(hp_marks_young_window(&m, 9, &from, &before), "the window of an exact own cycle");
+	cr_expect_eq(from, 10);
+	cr_expect_eq(before, 13);
+}
+
+Test(marks, g1_start_not_taken_from_a_full_collection_or_an_unknown_count)
+{
+	fresh(0, 0);
+	m.g1_mode = true;
+	g1_pause(0, 0, 1, 4, true);             /* cycle 1 ends at pause 5 */
+	g1_pause(1, 1, 1, 6, true);             /* pause 7: a full collection moves both */
+	uint32_t h;
+	cr_assert(hp_marks_horizon(&m, &h));
+	cr_expect_eq(h, 6, "the full collection covers what preceded it");
+	g1_pause(2, 1, 1, 9, false);            /* pause 10 begins a cycle, but the count is not known */
+	g1_pause(2, 1, 2, 12, false);           /* its Cleanup at pause 13 */
+	cr_assert(hp_marks_horizon(&m, &h));
+	cr_expect_eq(h, 7, "the lower bound: the previous marking's end");
+	uint32_t from, before;
+	cr_expect_not(hp_marks_young_window(&m, 7, &from, &before));
+	g1_pause(4, 1, 2, 15, true);            /* the count jumped by two: not a start to trust */
+	g1_pause(4, 1, 3, 18, true);
+	cr_assert(hp_marks_horizon(&m, &h));
+	cr_expect_eq(h, 13);
+}

@@ -1,0 +1,135 @@
+/* The member offset read from an increment's machine code (codefield.h):
+ * the instruction forms compilers emit for `this->_counter++` on x86_64
+ * and aarch64 (encoded here by hand, as the ISA manuals give them), and
+ * the near misses that must be refused. (Real libjvms: test_heap_usage's
+ * info check of marking.starts on G1, every JDK the suite runs.) */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+
+#include "vmstructs/codefield.h"
+
+static int64_t x86(const uint8_t *c, size_t n)
+{
+	int64_t off = -1;
+	char why[160] = "";
+	int rc = hp_codefield_inc_x86_64(c, n, &off, why, sizeof(why));
+	return rc == 0 ? off : rc;
+}
+
+static int64_t a64(const uint32_t *w, size_t nw)
+{
+	uint8_t c[64];
+	for (size_t i = 0; i < nw; i++)
+		for (int b = 0; b < 4; b++)
+			c[4 * i + (size_t)b] = (uint8_t)(w[i] >> (8 * b));
+	int64_t off = -1;
+	char why[160] = "";
+	int rc = hp_codefield_inc_aarch64(c, 4 * nw, &off, why, sizeof(why));
+	return rc == 0 ? off : rc;
+}
+
+Test(codefield, x86_load_add_store)
+{
+	/* mov 0x3c8(%rdi),%eax; add $0x1,%eax; mov %eax,0x3c8(%rdi); ret */
+	const uint8_t c[] = { 0x8b, 0x87, 0xc8, 0x03, 0, 0, 0x83, 0xc0, 0x01, 0x89, 0x87, 0xc8, 0x03, 0, 0, 0xc3 };
+	cr_assert_eq(x86(c, sizeof(c)), 0x3c8);
+}
+
+Test(codefield, x86_endbr_and_frame_between)
+{
+	/* endbr64; mov 0x4bc(%rdi),%eax; push %rbp; mov %rsp,%rbp;
+	 * add $0x1,%eax; mov %eax,0x4bc(%rdi) */
+	const uint8_t c[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x8b, 0x87, 0xbc, 0x04, 0, 0, 0x55, 0x48, 0x89, 0xe5,
+			      0x83, 0xc0, 0x01, 0x89, 0x87, 0xbc, 0x04, 0, 0 };
+	cr_assert_eq(x86(c, sizeof(c)), 0x4bc);
+}
+
+Test(codefield, x86_in_place_and_short_forms)
+{
+	/* endbr64; addl $0x1,0x410(%rdi) */
+	const uint8_t a[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x83, 0x87, 0x10, 0x04, 0, 0, 0x01, 0xc3 };
+	cr_assert_eq(x86(a, sizeof(a)), 0x410);
+	/* incl 0x40(%rdi) (disp8) */
+	const uint8_t b[] = { 0xff, 0x47, 0x40, 0xc3 };
+	cr_assert_eq(x86(b, sizeof(b)), 0x40);
+	/* mov 0x7c(%rdi),%edx; inc %edx; mov %edx,0x7c(%rdi) */
+	const uint8_t d[] = { 0x8b, 0x57, 0x7c, 0xff, 0xc2, 0x89, 0x57, 0x7c, 0xc3 };
+	cr_assert_eq(x86(d, sizeof(d)), 0x7c);
+}
+
+Test(codefield, x86_near_misses_refused)
+{
+	/* The store goes elsewhere. */
+	const uint8_t a[] = { 0x8b, 0x87, 0xc8, 0x03, 0, 0, 0x83, 0xc0, 0x01, 0x89, 0x87, 0xcc, 0x03, 0, 0 };
+	cr_assert_eq(x86(a, sizeof(a)), -ENOEXEC);
+	/* Adds 2. */
+	const uint8_t b[] = { 0x8b, 0x87, 0xc8, 0x03, 0, 0, 0x83, 0xc0, 0x02, 0x89, 0x87, 0xc8, 0x03, 0, 0 };
+	cr_assert_eq(x86(b, sizeof(b)), -ENOEXEC);
+	/* Through %rsi, not the first argument. */
+	const uint8_t c[] = { 0x8b, 0x86, 0xc8, 0x03, 0, 0, 0x83, 0xc0, 0x01, 0x89, 0x86, 0xc8, 0x03, 0, 0 };
+	cr_assert_eq(x86(c, sizeof(c)), -ENOEXEC);
+	/* Adds to another register than the one loaded. */
+	const uint8_t d[] = { 0x8b, 0x87, 0xc8, 0x03, 0, 0, 0x83, 0xc2, 0x01, 0x89, 0x87, 0xc8, 0x03, 0, 0 };
+	cr_assert_eq(x86(d, sizeof(d)), -ENOEXEC);
+	/* addl $2 in place; a subtraction (83 /5). */
+	const uint8_t e[] = { 0x83, 0x87, 0x10, 0x04, 0, 0, 0x02 };
+	cr_assert_eq(x86(e, sizeof(e)), -ENOEXEC);
+	const uint8_t f[] = { 0x83, 0xaf, 0x10, 0x04, 0, 0, 0x01 };
+	cr_assert_eq(x86(f, sizeof(f)), -ENOEXEC);
+	/* A call, a jump: not the pattern. */
+	const uint8_t g[] = { 0xe8, 0, 0, 0, 0, 0xc3 };
+	cr_assert_eq(x86(g, sizeof(g)), -ENOEXEC);
+	/* Truncated anywhere: refused, no read past n. */
+	const uint8_t h[] = { 0x8b, 0x87, 0xc8, 0x03, 0, 0, 0x83, 0xc0, 0x01, 0x89, 0x87, 0xc8, 0x03, 0, 0 };
+	for (size_t n = 0; n < sizeof(h); n++)
+		cr_assert_eq(x86(h, n), -ENOEXEC, "n = %zu", n);
+	cr_assert_eq(x86(h, sizeof(h)), 0x3c8);
+}
+
+/* aarch64 encodings: ldr w1,[x0,#imm]: 0xb9400001 | (imm/4) << 10;
+ * add w1,w1,#1: 0x11000421; str w1,[x0,#imm]: 0xb9000001 | (imm/4) << 10. */
+#define LDR_W1_X0(imm) (0xb9400001u | ((uint32_t)(imm) / 4) << 10)
+#define STR_W1_X0(imm) (0xb9000001u | ((uint32_t)(imm) / 4) << 10)
+#define ADD_W1_W1_1 0x11000421u
+#define RET 0xd65f03c0u
+
+Test(codefield, aarch64_load_add_store)
+{
+	const uint32_t w[] = { LDR_W1_X0(0x3c8), ADD_W1_W1_1, STR_W1_X0(0x3c8), RET };
+	cr_assert_eq(a64(w, 4), 0x3c8);
+	const uint32_t bti[] = { 0xd503245fu, 0xd503233fu, LDR_W1_X0(0x3d8), ADD_W1_W1_1, STR_W1_X0(0x3d8), RET };
+	cr_assert_eq(a64(bti, 6), 0x3d8);
+}
+
+Test(codefield, aarch64_near_misses_refused)
+{
+	const uint32_t other[] = { LDR_W1_X0(0x3c8), ADD_W1_W1_1, STR_W1_X0(0x3cc), RET };
+	cr_assert_eq(a64(other, 4), -ENOEXEC);
+	const uint32_t two[] = { LDR_W1_X0(0x3c8), 0x11000821u /* add w1,w1,#2 */, STR_W1_X0(0x3c8), RET };
+	cr_assert_eq(a64(two, 4), -ENOEXEC);
+	const uint32_t x1[] = { LDR_W1_X0(0x3c8) | (1u << 5) /* [x1] */, ADD_W1_W1_1, STR_W1_X0(0x3c8), RET };
+	cr_assert_eq(a64(x1, 4), -ENOEXEC);
+	const uint32_t wide[] = { 0xf9400001u /* ldr x1,[x0] */, ADD_W1_W1_1, STR_W1_X0(0), RET };
+	cr_assert_eq(a64(wide, 4), -ENOEXEC);
+	const uint32_t reg[] = { LDR_W1_X0(0x3c8), 0x11000422u /* add w2,w1,#1 */, STR_W1_X0(0x3c8), RET };
+	cr_assert_eq(a64(reg, 4), -ENOEXEC);
+	cr_assert_eq(a64(other, 2), -ENOEXEC);
+}
+
+Test(codefield, host_decoder)
+{
+	int64_t off = -1;
+	char why[160];
+#if defined(__x86_64__)
+	const uint8_t c[] = { 0x83, 0x87, 0x10, 0x04, 0, 0, 0x01 };
+	cr_assert_eq(hp_codefield_inc(c, sizeof(c), &off, why, sizeof(why)), 0);
+	cr_assert_eq(off, 0x410);
+#elif defined(__aarch64__)
+	const uint32_t w[] = { LDR_W1_X0(0x410), ADD_W1_W1_1, STR_W1_X0(0x410) };
+	cr_assert_eq(hp_codefield_inc((const uint8_t *)w, sizeof(w), &off, why, sizeof(why)), 0);
+	cr_assert_eq(off, 0x410);
+#else
+	cr_assert_eq(hp_codefield_inc(NULL, 0, &off, why, sizeof(why)), -ENOTSUP);
+#endif
+}
