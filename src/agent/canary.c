@@ -77,11 +77,11 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 		return;
 	}
 	if (g.kind == HP_GC_G1 && mk.starts_source) {
-		/* marks.h, g1_start_pause: every cycle's start is known. */
+		/* marks.h, g1_count_starts: every cycle's start is known. */
 		m->g1_mode = true;
-		snprintf(m->canary_state, sizeof(m->canary_state), "%s", "not needed: counted by its perfdata, each "
-			 "cycle's start by G1CollectedHeap::_old_marking_cycles_started (cycles whose concurrent start "
-			 "pause it named)");
+		__atomic_store_n(&m->g1_count_starts, true, __ATOMIC_RELEASE);
+		snprintf(m->canary_state, sizeof(m->canary_state), "%s", "not needed: each cycle's start named by "
+			 "G1CollectedHeap::_old_marking_cycles_started (cycles whose concurrent start pause it named)");
 		return;
 	}
 	if (g.kind == HP_GC_G1) {
@@ -368,5 +368,6 @@ void hp_marks_canary_free(struct hp_marks *m, JNIEnv *jni)
 	m->object_class = NULL;
 	m->ncanary = m->g1_naging = m->g1_nold = 0;
 	m->canary_on = m->g1_mode = m->g1_have_rel = false;
+	__atomic_store_n(&m->g1_count_starts, false, __ATOMIC_RELEASE);
 }
 

@@ -102,10 +102,9 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	atomic_store(&m->start_cover, 0);
 	atomic_store(&m->remark_pause, 0);
 	m->g1_win_cover = m->g1_win_from = m->g1_win_done = 0;
-	m->g1_start_pause = 0;
-	m->g1_start_ns = 0;
-	atomic_store(&m->g1_exact_cover, 0);
-	atomic_store(&m->g1_exact_done, 0);
+	m->g1_start_pause = m->g1_done_pause = 0;
+	m->g1_start_ns = m->g1_done_ns = 0;
+	atomic_store(&m->g1_exact, 0);
 	m->young_first = m->young_seen = hp_gc_count(probe);
 	atomic_store(&m->z_pending, false);
 	m->canary_markings = 0;
@@ -141,17 +140,20 @@ void hp_marks_observe(struct hp_marks *m, uint64_t full, uint64_t concurrent, ui
 							      memory_order_relaxed);
 	int64_t floor_ns = __atomic_load_n(&m->last_completion_ns, __ATOMIC_RELAXED);
 	/* G1 with its count of cycles begun: the concurrent start pause seen
-	 * since the last marking ended is this cycle's (cycles do not overlap;
-	 * an undo cycle's start is followed by this one's). */
-	bool exact = !was_full && m->g1_start_pause > last && m->g1_start_pause <= pauses_before + 1 &&
-		     m->g1_start_ns >= floor_ns && m->g1_start_ns <= now;
+	 * since the callback last saw a marking end is this cycle's (cycles do
+	 * not overlap; an undo cycle's start is followed by this one's), if
+	 * the counter moved by this one cycle (not a first reading of
+	 * perfdata opened late) and the start came in an earlier pause. */
+	bool exact = !was_full && counted == m->count_seen + 1 && m->g1_start_pause > m->g1_done_pause &&
+		     m->g1_start_pause <= pauses_before && m->g1_start_ns >= m->g1_done_ns && m->g1_start_ns <= now;
 	if (exact) {
 		cover = m->g1_start_pause - 1;
-		start = m->g1_start_ns;
-		atomic_store_explicit(&m->g1_exact_done, pauses_before + 1, memory_order_relaxed);
-		atomic_store_explicit(&m->g1_exact_cover, cover, memory_order_release);
+		start = floor_ns = m->g1_start_ns;
+		atomic_store_explicit(&m->g1_exact, (uint64_t)(pauses_before + 1) << 32 | cover, memory_order_release);
 		m->canary_markings++;    /* shown beside canary_state */
 	}
+	m->g1_done_pause = pauses_before + 1;
+	m->g1_done_ns = now;
 	hp_marks_ring_push(&m->seen, cover, start > floor_ns && start <= now ? start : floor_ns, pauses_before + 1);
 	m->count_seen = counted;
 	m->full_seen = full;
@@ -186,22 +188,26 @@ void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	struct hp_marking mk = { .sz = sizeof(mk) };
 	if (hp_marking(probe, &mk) != 0)
 		return;
-	hp_marks_observe_g1_start(m, mk.starts_source != NULL, mk.starts, mk.full, now, pauses_before);
-	hp_marks_observe_starts(m, mk.starts, hp_gc_count(probe), now, pauses_before);
+	if (__atomic_load_n(&m->g1_count_starts, __ATOMIC_ACQUIRE))
+		hp_marks_observe_g1_start(m, mk.starts, mk.full, now, pauses_before);
+	else
+		hp_marks_observe_starts(m, mk.starts, hp_gc_count(probe), now, pauses_before);
 	hp_marks_observe_explicit(m, mk.explicit_cycle, now, pauses_before);
 	hp_marks_observe_marked(m, mk.marked, pauses_before);
 	hp_marks_observe(m, mk.full, mk.concurrent, pauses_before);
 }
 
-void hp_marks_observe_g1_start(struct hp_marks *m, bool known, uint64_t starts, uint64_t full, int64_t now,
+void hp_marks_observe_g1_start(struct hp_marks *m, uint64_t starts, uint64_t full, int64_t now,
 			       uint32_t pauses_before)
 {
 	/* One more begun, no full collection: a concurrent start pause.
 	 * Before the counters are primed (a late attach) a start may be old. */
-	if (known && m->primed && starts == m->starts_seen + 1 && full == m->full_seen) {
+	if (m->primed && starts == m->starts_seen + 1 && full == m->full_seen) {
 		m->g1_start_pause = pauses_before + 1;
 		m->g1_start_ns = now;
 	}
+	if (starts > m->starts_seen)
+		m->starts_seen = starts;
 }
 
 void hp_marks_observe_starts(struct hp_marks *m, uint64_t starts, uint64_t young, int64_t now, uint32_t pauses_before)
@@ -296,8 +302,8 @@ bool hp_marks_young_window(const struct hp_marks *m, uint32_t cover, uint32_t *f
 	 * and 20-45% low in `heapprobe top` (whose request spends the budget,
 	 * leaving own cycles, most not pinned) where only pinned ones had it. */
 	bool requested = cover == m->request_cover && remark <= m->request_end_pause;
-	uint32_t xc = atomic_load_explicit(&m->g1_exact_cover, memory_order_acquire);
-	bool exact = xc && cover == xc && remark <= atomic_load_explicit(&m->g1_exact_done, memory_order_relaxed);
+	uint64_t x = atomic_load_explicit(&m->g1_exact, memory_order_acquire);
+	bool exact = (uint32_t)x && cover == (uint32_t)x && remark <= (uint32_t)(x >> 32);
 	bool bounded = m->g1_win_cover && cover == m->g1_win_cover && remark <= m->g1_win_done;
 	uint32_t start = requested || exact ? cover + 1 : bounded ? m->g1_win_from : 0;
 	bool open = m->g1_mode && (requested || exact || bounded) && remark > start && start > cover;
@@ -331,7 +337,7 @@ static void marks_requested_at(struct hp_marks *m, uint32_t at_request, uint64_t
 {
 	/* ZGC: the marking began at its Mark Start pause, after the request
 	 * (the last one seen: the driver runs one cycle at a time). */
-	int64_t began = atomic_load_explicit(&m->start_ns, memory_order_acquire);
+	int64_t began = m->g1_mode ? 0 : atomic_load_explicit(&m->start_ns, memory_order_acquire);
 	if (began > request_ns) {
 		/* Generational ZGC: the major the callback holds pending is this
 		 * one (it began after the request): ours, with the exact cover,

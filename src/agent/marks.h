@@ -87,12 +87,21 @@ struct hp_marks {
 	 * (SATB). So an own cycle, seen complete at its Cleanup, gets the exact
 	 * cover and start a requested one has, not the lower bounds (the end
 	 * of the previous marking) that left its ages young and the view low,
-	 * and the young window opens from that pause (hp_marks_young_window):
-	 * g1_exact_cover / g1_exact_done, the newest such cycle's cover and
-	 * the pause count when it ended. g1_start_*: GC callback only. */
+	 * and the young window opens from that pause (hp_marks_young_window).
+	 * g1_count_starts: set by hp_marks_canary_setup where the count is
+	 * known (the callback then leaves start_ns, ZGC's, alone). g1_start_*
+	 * and g1_done_*: the latest concurrent start pause and the latest
+	 * marking the callback saw end, GC callback only (the requester moves
+	 * last_completion after a request returns, possibly after the next
+	 * cycle's start). g1_exact: the newest exact cycle's cover (low 32
+	 * bits) and the pause count when it ended (high), one word so that a
+	 * reader never pairs one cycle's cover with another's end. */
+	_Atomic bool g1_count_starts;
 	uint32_t g1_start_pause;                /* pause count of the latest concurrent start pause, 0 none */
 	int64_t g1_start_ns;                    /* ... its end (CLOCK_MONOTONIC) */
-	_Atomic uint32_t g1_exact_cover, g1_exact_done;
+	uint32_t g1_done_pause;                 /* pause count when the callback last saw a marking end */
+	int64_t g1_done_ns;                     /* ... and when */
+	_Atomic uint64_t g1_exact;
 	/* Generational ZGC's own major cycles. A young collection marks
 	 * through weak roots as if strong (ZRootsIteratorAllColored), so a
 	 * sample's weak reference is cleared only by an old marking, once the
@@ -147,7 +156,8 @@ struct hp_marks {
 	 * then asks for one now and then for the leak history (sampler.c,
 	 * HP_HISTORY_MARK_S). Set by hp_marks_canary_setup. */
 	bool own_uncounted;
-	uint64_t canary_markings;               /* markings they showed (G1: cycles whose start they found) */
+	_Atomic uint64_t canary_markings;       /* markings they showed (G1: cycles whose start they found, or
+						   the count of cycles begun named); GC callback too */
 	/* G1's canaries. Its own cycles are counted by perfdata at Cleanup,
 	 * and their start is not known: the cover is then a lower bound (the
 	 * end of the previous marking), ages at judgment come out young and
@@ -234,10 +244,10 @@ void hp_marks_observe(struct hp_marks *m, uint64_t full, uint64_t concurrent, ui
 void hp_marks_arm_explicit(struct hp_marks *m);        /* by the requester, before it asks */
 void hp_marks_observe_explicit(struct hp_marks *m, int explicit_cycle, int64_t now, uint32_t pauses_before);
 void hp_marks_observe_starts(struct hp_marks *m, uint64_t starts, uint64_t young, int64_t now, uint32_t pauses_before);
-/* ... and, before that, G1's concurrent start pause (g1_start_pause):
- * `known` where hp_marking's starts_source is set, with its `starts` and
- * `full`. */
-void hp_marks_observe_g1_start(struct hp_marks *m, bool known, uint64_t starts, uint64_t full, int64_t now,
+/* ... or, instead, on G1 with its count of cycles begun (g1_count_starts):
+ * the concurrent start pause (g1_start_pause), from hp_marking's `starts`
+ * and `full`. */
+void hp_marks_observe_g1_start(struct hp_marks *m, uint64_t starts, uint64_t full, int64_t now,
 			       uint32_t pauses_before);
 
 /* Records a requested marking that completed: it covers the samples

@@ -210,10 +210,12 @@ static void locate_g1_starts(struct hp_probe *p, struct hp_marking_state *m, con
 		snprintf(m->starts_source, sizeof(m->starts_source), "none: G1CollectedHeap+%lld fails validation "
 			 "(started %u, completed %u)", (long long)off, v[0], v[1]);
 	} else {
-		m->starts = (const volatile unsigned *)((const char *)heap->heap + off);
+		/* The text first: a GC callback that sees `starts` reads it. */
 		snprintf(m->starts_source, sizeof(m->starts_source), "G1CollectedHeap::_old_marking_cycles_started "
 			 "(+%lld, from the code of increment_old_marking_cycles_started): concurrent start pauses and "
 			 "full collections", (long long)off);
+		__atomic_store_n(&m->starts, (const volatile unsigned *)((const char *)heap->heap + off),
+				 __ATOMIC_RELEASE);
 	}
 }
 
@@ -238,17 +240,21 @@ void hp_marking_locate(struct hp_probe *p)
 		/* ZGC counts a marking's start there, not a full collection. */
 		if (hp_safe_read(&v, at, sizeof(v)) == 0) {
 			if (heap->kind == HP_GC_Z) {
-				m->starts = at;
 				snprintf(m->starts_source, sizeof(m->starts_source), "CollectedHeap::_total_full_collections "
 					 "(ZGC: Mark Start pauses)");
+				__atomic_store_n(&m->starts, (const volatile unsigned *)at, __ATOMIC_RELEASE);
 			} else
 				m->full = at;
 		}
 	}
 	if (heap->kind == HP_GC_G1) {
 		m->g1_phases = hp_perfdata_invocations(p, 2);
-		if (!m->starts && !m->starts_source[0])
+		/* Without `full` a full collection would look like a start. */
+		if (!m->starts && !m->starts_source[0] && m->full)
 			locate_g1_starts(p, m, heap);
+		else if (!m->full && !m->starts_source[0])
+			snprintf(m->starts_source, sizeof(m->starts_source), "none: _total_full_collections "
+				 "unreadable (a full collection would look like a cycle's start)");
 	}
 	m->shenandoah = heap->kind == HP_GC_SHENANDOAH;
 	if (!m->located)
@@ -370,14 +376,15 @@ int hp_marking(struct hp_probe *p, struct hp_marking *out)
 		out->last_gc_count = __atomic_load_n(&m->last_gc_count, __ATOMIC_ACQUIRE);
 		out->last_count = __atomic_load_n(&m->last_count, __ATOMIC_ACQUIRE);
 	}
-	if (sz >= offsetof(struct hp_marking, starts) + sizeof(out->starts) && m->starts)
-		out->starts = *m->starts;
+	const volatile unsigned *starts = __atomic_load_n(&m->starts, __ATOMIC_ACQUIRE);
+	if (sz >= offsetof(struct hp_marking, starts) + sizeof(out->starts) && starts)
+		out->starts = *starts;
 	if (sz >= offsetof(struct hp_marking, marked) + sizeof(out->marked))
 		out->marked = marked;
 	if (sz >= offsetof(struct hp_marking, explicit_cycle) + sizeof(out->explicit_cycle))
 		out->explicit_cycle = explicit_cycle(p, m);
 	if (sz >= offsetof(struct hp_marking, starts_source) + sizeof(out->starts_source))
-		out->starts_source = m->starts ? m->starts_source : NULL;
+		out->starts_source = starts ? m->starts_source : NULL;
 	return 0;
 }
 

@@ -115,7 +115,7 @@ int hp_codefield_inc_aarch64(const uint8_t *c, size_t n, int64_t *offset, char *
 	unsigned t = ld & 31, imm = (ld >> 10) & 0xfff;
 	/* add wD, wT, #1 */
 	unsigned d = add & 31;
-	if ((add & 0xff800000u) != 0x11000000u || ((add >> 10) & 0xfff) != 1 || ((add >> 5) & 31) != t) {
+	if ((add & 0xffc00000u) != 0x11000000u || ((add >> 10) & 0xfff) != 1 || ((add >> 5) & 31) != t) {
 		snprintf(why, len, "aarch64: no add of 1 to the loaded register (0x%08x)", add);
 		return -ENOEXEC;
 	}

@@ -112,6 +112,8 @@ Test(codefield, aarch64_near_misses_refused)
 	cr_assert_eq(a64(x1, 4), -ENOEXEC);
 	const uint32_t wide[] = { 0xf9400001u /* ldr x1,[x0] */, ADD_W1_W1_1, STR_W1_X0(0), RET };
 	cr_assert_eq(a64(wide, 4), -ENOEXEC);
+	const uint32_t shifted[] = { LDR_W1_X0(0x3c8), 0x11400421u /* add w1,w1,#1,lsl #12 */, STR_W1_X0(0x3c8), RET };
+	cr_assert_eq(a64(shifted, 4), -ENOEXEC);
 	const uint32_t reg[] = { LDR_W1_X0(0x3c8), 0x11000422u /* add w2,w1,#1 */, STR_W1_X0(0x3c8), RET };
 	cr_assert_eq(a64(reg, 4), -ENOEXEC);
 	cr_assert_eq(a64(other, 2), -ENOEXEC);

@@ -415,8 +415,10 @@ Test(marks, g1_bounded_own_cycle_has_a_window_from_its_upper_bound)
 static void g1_pause(uint64_t starts, uint64_t full, uint64_t concurrent, uint32_t pauses_before, bool known)
 {
 	int64_t now = hp_mono_ns();
-	hp_marks_observe_g1_start(&m, known, starts, full, now, pauses_before);
-	hp_marks_observe_starts(&m, starts, 0, now, pauses_before);
+	if (known)
+		hp_marks_observe_g1_start(&m, starts, full, now, pauses_before);
+	else
+		hp_marks_observe_starts(&m, starts, 0, now, pauses_before);
 	hp_marks_observe(&m, full, concurrent, pauses_before);
 }
 
@@ -469,4 +471,27 @@ Test(marks, g1_start_not_taken_from_a_full_collection_or_an_unknown_count)
 	g1_pause(4, 1, 3, 18, true);
 	cr_assert(hp_marks_horizon(&m, &h));
 	cr_expect_eq(h, 13);
+}
+
+/* A requested cycle's requester moves last_completion when its call
+ * returns, which can be after the next own cycle began (G1 under load:
+ * the requester sweeps at each pause before it returns). That own cycle
+ * still covers only what preceded its own start pause, not what preceded
+ * the requester's return. */
+Test(marks, g1_own_cycle_begun_before_the_requester_returned)
+{
+	fresh(0, 0);
+	m.g1_mode = true;
+	uint64_t seen_before = atomic_load(&m.seen.n);
+	g1_pause(1, 0, 0, 20, true);            /* pause 21: the requested cycle's concurrent start */
+	g1_pause(1, 0, 1, 24, true);            /* its Cleanup at pause 25 */
+	g1_pause(2, 0, 1, 26, true);            /* pause 27: an own cycle's concurrent start */
+	hp_marks_requested(&m, 20, seen_before, 28);    /* the requester returns at pause count 28 */
+	uint32_t h;
+	cr_assert(hp_marks_horizon(&m, &h));
+	cr_expect_eq(h, 20, "the requested cycle covers what preceded its start");
+	g1_pause(2, 0, 2, 30, true);            /* the own cycle's Cleanup at pause 31 */
+	cr_assert(hp_marks_horizon(&m, &h));
+	cr_expect_eq(h, 26, "what preceded the own cycle's start pause, not the requester's return (28)");
+	cr_expect_eq(hp_marks_age(&m, 27), 0);
 }
