@@ -309,11 +309,13 @@ struct hp_marking {
 	 * the cycle a request started; -1 on other collectors and without
 	 * -XX:+UsePerfData. */
 	int explicit_cycle;
-	/* Appended in 0.6. Where `starts` is read, NULL where it is not known.
-	 * On G1 `starts` is G1CollectedHeap::_old_marking_cycles_started,
-	 * which moves in each concurrent cycle's concurrent start pause (the
-	 * pause whose end the cycle's marking judges from) and in each full
-	 * collection (`full` moves with it then). */
+	/* Appended in 0.6. Where `starts` is read, NULL where it is not known
+	 * (ZGC: CollectedHeap::_total_full_collections). On G1 `starts` is
+	 * G1CollectedHeap::_old_marking_cycles_started, found in libjvm's code
+	 * and checked: it moves in each concurrent cycle's concurrent start
+	 * pause (the pause whose end the cycle's marking judges from) and in
+	 * each full collection (`full` moves with it then); a cycle undone or
+	 * aborted counts here but never in `concurrent`. */
 	const char *starts_source;
 };
 

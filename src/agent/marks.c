@@ -7,9 +7,12 @@
  * before its first pause, and the pause count a sample records tells which:
  *  - a full collection is one pause: it covers every sample allocated
  *    before that pause (pause_at_alloc <= the count before it);
- *  - a concurrent cycle the counters show complete (G1) began after the
- *    previous marking ended, so it covers at least the samples allocated
- *    before that end (a lower bound: it may cover more);
+ *  - a concurrent cycle the counters show complete (G1) covers the samples
+ *    allocated before its concurrent start pause, which the count of cycles
+ *    begun names (G1CollectedHeap::_old_marking_cycles_started,
+ *    g1_start_pause); without that count it began after the previous
+ *    marking ended, so it covers at least the samples allocated before that
+ *    end (a lower bound, raised where the canaries find more);
  *  - a cycle we requested began after our request: it covers the samples
  *    allocated before the request.
  * Bounds err on the side of "recent, not yet verified", never the other.

@@ -284,6 +284,7 @@ void hp_marks_observe_marked(struct hp_marks *m, uint64_t marked, uint32_t pause
 /* The pause counts between which a sample the latest marking covers, still
  * referenced after its first pause and cleared before its end, was alive
  * when it began (hp_survival_alive_at_start): G1, for a cycle we requested
+ * or an own one whose start pause the count of cycles begun named (g1_exact)
  * (whose cover is exact), from the concurrent start pause (cover + 1), or
  * an own cycle the canaries bound, from that bound (g1_win_from), to
  * Remark; true then. Otherwise false with an empty window: `before` the
