@@ -6,11 +6,13 @@ row DIR NAME JDK LIB REP [SITE INTERVAL]: one CSV row per profile in DIR
   its time, periodic or exit, the site's live bytes (SITE cache or grow),
   and the truth (LoadService's bytes in force at that moment, truth_at;
   0 for the cache in the exit profile, written after the workers ended).
+phase INTERVAL DIR...: periodic profiles of the new and old builds split
+  by the markings counted before each (phase's docstring).
 table RAW COMMIT COMMAND [SITE]: the markdown report: per configuration
   and library, every periodic profile's error against the truth, the
   median with its min-max, how many within 10%, and the exit profile's
   bytes at the cache's site."""
-import csv, datetime, glob, math, os, platform, re, statistics, sys
+import csv, datetime, glob, io, math, os, platform, re, statistics, sys
 
 UNITS = {'B': 1, 'KiB': 1 << 10, 'MiB': 1 << 20, 'GiB': 1 << 30, 'TiB': 1 << 40}
 
@@ -204,8 +206,44 @@ def table(raw, commit, command, site='cache'):
         print('| %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (k[0], k[1], k[2], each, med, within, inside,
                                                                 rest, ', '.join(ex) or '-'))
 
+def phase(interval, *dirs):
+    """heapprobe's periodic profiles in run directories (CONFIG-JDK-LIB-REP,
+    LIB new or old), split by how many markings each profile had counted
+    (its "markings: N"): at most 2 (the first requested marking and maybe
+    one more: on G1 under this load, before the collector's own cycles
+    begin) or more (the collector's own cycles counted too). Per build and
+    part: profiles, within 10%, median error, sd, mean |error|."""
+    parts = {}
+    for d in dirs:
+        for r in sorted(glob.glob(os.path.join(d, '*-*-*-*'))):
+            m = re.match(r'(.+)-(\d+)-(new|old)-(\d+)$', os.path.basename(r))
+            if not m:
+                continue
+            rows, sys.stdout = sys.stdout, io.StringIO()
+            try:
+                row(r, m.group(1), m.group(2), m.group(3), m.group(4), 'cache', interval)
+                out = sys.stdout.getvalue()
+            finally:
+                sys.stdout = rows
+            files = sorted(glob.glob(os.path.join(r, 'p-*.txt')), key=os.path.getmtime)
+            for c in csv.reader(io.StringIO(out)):
+                if c[5] != 'periodic' or int(c[7]) <= 0 or int(c[4]) >= len(files):
+                    continue
+                mk = re.search(r'markings: (\d+) \(source', open(files[int(c[4])]).read())
+                part = 'after at most 2 markings' if not mk or int(mk.group(1)) <= 2 else 'after 3 or more'
+                parts.setdefault((m.group(3), part), []).append(100.0 * (int(c[6]) / int(c[7]) - 1))
+    print('| build | profiles | n | within 10% | median | sd | mean abs error |')
+    print('|---|---|---|---|---|---|---|')
+    for k in sorted(parts):
+        e = parts[k]
+        print('| %s | %s | %d | %d | %+.1f%% | %.1f%% | %.1f%% |' % (k[0], k[1], len(e), sum(abs(x) <= 10 for x in e),
+              statistics.median(e), statistics.pstdev(e), statistics.mean(abs(x) for x in e)))
+
+
 if __name__ == '__main__':
     if sys.argv[1] == 'row':
         row(*sys.argv[2:9])
+    elif sys.argv[1] == 'phase':
+        phase(*sys.argv[2:])
     else:
         table(*sys.argv[2:6])
