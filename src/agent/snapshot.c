@@ -365,16 +365,19 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 		 * a `heapprobe top` screen read 6 of 340 screens 23-61% low
 		 * (6 runs at 64k). The walk is made again, that marking
 		 * counted (at most twice): 338 of 338 within 10%. */
-		/* Likewise one counted before the walk but after the agent
-		 * thread's last sweep (G1's own cycles are counted by the GC
-		 * callback at Cleanup, and `heapprobe top` asks for a screen
-		 * right after that pause): the walk would take the new cover
-		 * with the survival sums not yet moved to it, the previous
-		 * marking's verified samples found dead since (all of them
-		 * by now) scaling the new verified part up to its raw bytes,
-		 * and the pending dead it covers counted as recent. One G1
-		 * screen at 64k read +58.5% (docs/load-g1-cycle-starts.md).
-		 * So the marking is settled first (history_tick), as below. */
+		/* Likewise one counted before the walk but after the survival
+		 * sums were last moved on (survival_catch_up): G1's own cycles
+		 * are counted by the GC callback at Cleanup, which can fall
+		 * inside the sweep of the dump's own history_tick, after its
+		 * catch-up. The walk would take the new cover with the sums
+		 * still the previous marking's: its verified samples found
+		 * dead since (all of them by now) scaling the new verified
+		 * part up to its raw bytes, and the pending dead the new one
+		 * covers counted as recent. One G1 `heapprobe top` screen at
+		 * 64k, right after a Cleanup, read +58.5%
+		 * (docs/load-g1-cycle-starts.md). So such a marking is settled
+		 * first (history_tick), and a walk that began unsettled is
+		 * made again, as below. */
 		for (int walks = 1;; walks++) {
 			if (prof.have_surv && prof.surv_markings < markings_counted())
 				history_tick(jni, false);
