@@ -96,7 +96,7 @@ struct hp_marks {
 	 * cycle's start). g1_exact: the newest exact cycle's cover (low 32
 	 * bits) and the pause count when it ended (high), one word so that a
 	 * reader never pairs one cycle's cover with another's end. */
-	_Atomic bool g1_count_starts;
+	bool g1_count_starts;                   /* __atomic_* (set once by the agent thread, read by the GC callback) */
 	uint32_t g1_start_pause;                /* pause count of the latest concurrent start pause, 0 none */
 	int64_t g1_start_ns;                    /* ... its end (CLOCK_MONOTONIC) */
 	uint32_t g1_done_pause;                 /* pause count when the callback last saw a marking end */
