@@ -12,7 +12,7 @@ table RAW COMMIT COMMAND [SITE]: the markdown report: per configuration
   and library, every periodic profile's error against the truth, the
   median with its min-max, how many within 10%, and the exit profile's
   bytes at the cache's site."""
-import csv, datetime, glob, io, math, os, platform, re, statistics, sys
+import csv, datetime, glob, math, os, platform, re, statistics, sys
 
 UNITS = {'B': 1, 'KiB': 1 << 10, 'MiB': 1 << 20, 'GiB': 1 << 30, 'TiB': 1 << 40}
 
@@ -116,6 +116,14 @@ def views(d, lib, frame, interval):
 
 
 def row(d, name, jdk, lib, rep, site='cache', interval='524288'):
+    out = csv.writer(sys.stdout)
+    for r in rows(d, name, jdk, lib, rep, site, interval):
+        out.writerow(r)
+
+
+def rows(d, name, jdk, lib, rep, site='cache', interval='524288'):
+    """row's rows, as lists: name, jdk, lib, rep, index of the view in
+    time order, periodic or exit, view, truth, margin, interval, rest."""
     frame, col = SITES[site]
     truth = []
     end = None
@@ -130,7 +138,6 @@ def row(d, name, jdk, lib, rep, site='cache', interval='524288'):
             end = t
         else:
             truth.append((t, int(f[col])))
-    out = csv.writer(sys.stdout)
     # In the order written (a second profile in one second is p-..._1.txt).
     vs = sorted((x for x in views(d, lib, frame, float(interval)) if x[0] is not None), key=lambda x: float(x[0]))
     for i, (t, view, margin, whole) in enumerate(vs):
@@ -147,9 +154,8 @@ def row(d, name, jdk, lib, rep, site='cache', interval='524288'):
             # then, the truth file cannot say), or not the exit profile.
             continue
         tr = 0 if exiting else truth_at(truth, t)
-        out.writerow([name, jdk, lib, rep, i, 'exit' if exiting else 'periodic', int(view), tr,
-                      '' if margin is None else int(margin), interval,
-                      '' if whole is None else int(whole - view)])
+        yield [name, jdk, lib, rep, i, 'exit' if exiting else 'periodic', int(view), tr,
+               '' if margin is None else int(margin), interval, '' if whole is None else int(whole - view)]
 
 
 def table(raw, commit, command, site='cache'):
@@ -219,19 +225,13 @@ def phase(interval, *dirs):
             m = re.match(r'(.+)-(\d+)-(new|old)-(\d+)$', os.path.basename(r))
             if not m:
                 continue
-            rows, sys.stdout = sys.stdout, io.StringIO()
-            try:
-                row(r, m.group(1), m.group(2), m.group(3), m.group(4), 'cache', interval)
-                out = sys.stdout.getvalue()
-            finally:
-                sys.stdout = rows
             files = sorted(glob.glob(os.path.join(r, 'p-*.txt')), key=os.path.getmtime)
-            for c in csv.reader(io.StringIO(out)):
-                if c[5] != 'periodic' or int(c[7]) <= 0 or int(c[4]) >= len(files):
+            for c in rows(r, m.group(1), m.group(2), m.group(3), m.group(4), 'cache', interval):
+                if c[5] != 'periodic' or c[7] <= 0 or c[4] >= len(files):
                     continue
-                mk = re.search(r'markings: (\d+) \(source', open(files[int(c[4])]).read())
+                mk = re.search(r'markings: (\d+) \(source', open(files[c[4]]).read())
                 part = 'after at most 2 markings' if not mk or int(mk.group(1)) <= 2 else 'after 3 or more'
-                parts.setdefault((m.group(3), part), []).append(100.0 * (int(c[6]) / int(c[7]) - 1))
+                parts.setdefault((m.group(3), part), []).append(100.0 * (c[6] / c[7] - 1))
     print('| build | profiles | n | within 10% | median | sd | mean abs error |')
     print('|---|---|---|---|---|---|---|')
     for k in sorted(parts):

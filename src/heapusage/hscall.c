@@ -98,7 +98,7 @@ static int common_init(struct hp_probe *p, enum hp_mode mode, const char *functi
 					       reason, len);
 	if (!sym)
 		return -ENOENT;
-	if (sym->type != 2 /* STT_FUNC */ || !hp_libjvm_in_text(&p->jvm, (uintptr_t)sym->addr)) {
+	if (!hp_probe_sym_is_text_function(p, sym)) {
 		snprintf(reason, len, "%s at 0x%llx is not a function in libjvm's text", sym->name,
 			 (unsigned long long)sym->addr);
 		return -EFAULT;

@@ -189,18 +189,17 @@ static void locate_g1_starts(struct hp_probe *p, struct hp_marking_state *m, con
 	const struct hp_sym *s = name ? hp_probe_sym(p, name) : NULL;
 	const struct hp_vms_type *t = p->vms ? hp_vms_type(p->vms, "G1CollectedHeap") : NULL;
 	uint8_t code[32];
+	size_t n = s && s->size && s->size < sizeof(code) ? s->size : sizeof(code);  /* the function's, at most */
 	unsigned v[2];
 	int64_t off = -1;
 	char why[160] = "";
 	if (!name) {
 		snprintf(m->starts_source, sizeof(m->starts_source), "none: no symbol.g1_marking_started in the "
 			 "symbols/ data for this release");
-	} else if (!s || s->type != 2 /* STT_FUNC */ || !hp_libjvm_in_text(&p->jvm, (uintptr_t)s->addr)) {
+	} else if (!hp_probe_sym_is_text_function(p, s)) {
 		snprintf(m->starts_source, sizeof(m->starts_source), "none: %s not in libjvm's text", name);
-	} else if (hp_safe_read(code, (const void *)(uintptr_t)s->addr,
-				s->size && s->size < sizeof(code) ? s->size : sizeof(code)) != 0 ||
-		   hp_codefield_inc(code, s->size && s->size < sizeof(code) ? s->size : sizeof(code), &off, why,
-				    sizeof(why)) != 0) {
+	} else if (hp_safe_read(code, (const void *)(uintptr_t)s->addr, n) != 0 ||
+		   hp_codefield_inc(code, n, &off, why, sizeof(why)) != 0) {
 		snprintf(m->starts_source, sizeof(m->starts_source), "none: %s's code not understood: %s", name,
 			 why[0] ? why : "unreadable");
 	} else if (!t || off < 8 || off % 4 || (uint64_t)off + 8 > t->size) {

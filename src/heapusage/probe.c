@@ -62,6 +62,11 @@ const struct hp_sym *hp_probe_sym(struct hp_probe *p, const char *name)
 	return hp_symtab_find(p->syms, name);
 }
 
+bool hp_probe_sym_is_text_function(const struct hp_probe *p, const struct hp_sym *s)
+{
+	return s && s->type == 2 /* STT_FUNC */ && hp_libjvm_in_text(&p->jvm, (uintptr_t)s->addr);
+}
+
 static void read_vm_version(struct hp_probe *p)
 {
 	const void *rel = hp_vms_address(p->vms, "Abstract_VM_Version", "_s_vm_release");

@@ -102,5 +102,8 @@ void hp_probe_release(struct hp_probe *p);
 
 /* libjvm symbol lookup that honours fault injection (hide-symbol=). */
 const struct hp_sym *hp_probe_sym(struct hp_probe *p, const char *name);
+/* Whether a symbol is a function in libjvm's mapped text: the check before
+ * its code is called (hscall.c) or read (marking.c). */
+bool hp_probe_sym_is_text_function(const struct hp_probe *p, const struct hp_sym *s);
 
 #endif

@@ -203,7 +203,7 @@ static void check(int feature, const char *gc, const char *extra_gc, enum gc_fam
  * log: at exit, one per concurrent start pause and one per full
  * collection, no more, no less. RetainedSet with IHOP 1% runs several
  * cycles and two System.gc() full collections. */
-static void check_g1_starts(int feature)
+static struct jvm_result run_g1_cycles(int feature, const char *const *env)
 {
 	char path[512];
 	const char *java = java_for(feature, path, sizeof(path));
@@ -212,8 +212,14 @@ static void check_g1_starts(int feature)
 	const char *argv[] = { java, "-Xmx256m", "-XX:+UseG1GC", "-XX:InitiatingHeapOccupancyPercent=1",
 			       "-agentpath:" HP_AGENT_PATH "=info=exit", "-Xlog:gc", "-cp", HP_TEST_CLASSES,
 			       "RetainedSet", NULL };
-	struct jvm_result r = jvm_run(argv, NULL, 120);
+	struct jvm_result r = jvm_run(argv, env, 120);
 	cr_assert_eq(r.exit_code, 0, "JDK %d: java exited %d\n%s", feature, r.exit_code, r.output);
+	return r;
+}
+
+static void check_g1_starts(int feature)
+{
+	struct jvm_result r = run_g1_cycles(feature, NULL);
 	cr_assert(strstr(r.output, "marking.starts: G1CollectedHeap::_old_marking_cycles_started (+"),
 		  "JDK %d: no count of G1's cycles begun\n%s", feature, r.output);
 	unsigned logged = 0, full = 0;
@@ -293,6 +299,21 @@ Test(fallback, corrupt_data_disables_only_what_needs_it)
 	/* Calls find their symbols by the Itanium mangling without data. */
 	cr_expect_eq(parse(&r, "mode.memory-usage-call").rc, 0, "%s", r.output);
 	cr_expect_eq(parse(&r, "best").rc, 0, "%s", r.output);
+	jvm_result_free(&r);
+}
+
+/* The method whose code gives the count's offset hidden: no count, said
+ * so with its reason, the JVM runs on (the agent bounds G1's cycle starts
+ * with its canaries then). */
+Test(fallback, hidden_g1_start_count_method_is_reported)
+{
+	const char *env[] = { "HEAPPROBE_FAULTS=hide-symbol=_ZN15G1CollectedHeap36increment_old_marking_cycles_startedEv",
+			      NULL };
+	struct jvm_result r = run_g1_cycles(17, env);
+	cr_expect(strstr(r.output, "marking.starts: none: _ZN15G1CollectedHeap36increment_old_marking_cycles_startedEv "
+				   "not in libjvm's text (no marking starts counted)"), "%s", r.output);
+	cr_expect(!strstr(r.output, "marking.started: "), "%s", r.output);
+	cr_expect(strstr(r.output, "Pause Young (Concurrent Start)"), "the run had no concurrent cycle\n%s", r.output);
 	jvm_result_free(&r);
 }
 
