@@ -2,7 +2,7 @@
  * biasing the estimates.
  *
  * A thread's samples go to its home stripe, or to any stripe with room.
- * Thinning: when no stripe has a free slot, every entry in the home stripe is kept with
+ * Thinning (coin.h): when no stripe has a free slot, every entry in the home stripe is kept with
  * probability 1/2 (a coin per entry) and the stripe's level goes up by one;
  * from then on a new sample enters that stripe with probability 2^-level.
  * An entry that entered at level L and survived later thinnings was kept
@@ -13,23 +13,13 @@
  * bias: reported as `dropped` and in the confidence intervals.
  */
 #include "agent/live.h"
+#include "agent/coin.h"
 #include "agent/stripe.h"
 
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t next_rand(uint64_t *s)
-{
-	/* xorshift64*: a coin per entry, no need for more. */
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
 
 int hp_live_init(struct hp_live *l, uint32_t max_live)
 {
@@ -85,7 +75,7 @@ static void thin(struct hp_live *l, struct hp_live_stripe *s, JNIEnv *jni)
 	for (uint32_t k = 0; k < s->cap; k++) {
 		if (!s->entries[k].ref)
 			continue;
-		if (next_rand(&s->rng) & (1ull << 40)) {
+		if (hp_coin_keep(&s->rng)) {
 			s->entries[k].thin *= 2.0;
 		} else {
 			release(l, s, jni, k);
@@ -130,7 +120,7 @@ void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, 
 		goto drop;
 	/* Admission at the home stripe's level; the sample records exactly
 	 * the probability it was admitted with, wherever it is stored. */
-	if (s->level && (next_rand(&s->rng) >> (64 - s->level)) != 0) {
+	if (!hp_coin_admit(&s->rng, s->level)) {
 		atomic_fetch_add(&l->dropped, 1);
 		goto drop;
 	}
@@ -144,7 +134,7 @@ void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, 
 			 * (2^-cap) case where every coin kept its entry. */
 			do {
 				thin(l, s, jni);
-				if (next_rand(&s->rng) & 1) {
+				if (!hp_coin_keep(&s->rng)) {
 					atomic_fetch_add(&l->dropped, 1);
 					goto drop;
 				}

@@ -104,6 +104,10 @@ void hp_profiler_status(FILE *out)
 	fprintf(out, "samples: %llu\n", (unsigned long long)hp_striped_sum(&prof.samples, memory_order_relaxed));
 	fprintf(out, "sites: %u\n", atomic_load(&prof.sites.count));
 	fprintf(out, "live samples tracked: %llu\n", prof.o.live ? (unsigned long long)hp_live_count(&prof.live) : 0ull);
+	if (prof.o.live)
+		fprintf(out, "samples found dead awaiting a marking: %u; thinned out of full rings: %llu awaiting, "
+			"%llu verified then found dead\n", prof.surv.pending_n,
+			(unsigned long long)prof.surv.pending_thinned, (unsigned long long)prof.surv.gone_thinned);
 	struct hp_marking mk = { .sz = sizeof(mk) };
 	if (hp_marking(prof.probe, &mk) == 0)
 		fprintf(out, "markings: %llu (source: %s); requested by us: %llu\n", (unsigned long long)mk.count,

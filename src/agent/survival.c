@@ -83,6 +83,7 @@
  * lower bounds, ages come out young and the view low; docs/RESULTS.md, under load).
  */
 #include "agent/survival.h"
+#include "agent/coin.h"
 
 #include <errno.h>
 #include <math.h>
@@ -112,6 +113,7 @@ int hp_survival_init(struct hp_survival *s, uint32_t cap)
 	s->gone_cap = GONE_CAP;
 	s->pending_cap = PENDING_CAP;
 	s->cap = cap;
+	s->thin_state = 0x9e3779b97f4a7c15ull;
 	s->keep = KEEP_PER_MARKING;
 	s->version = 1;
 	s->memo = hp_survival_memo_new();       /* none: each read prepares */
@@ -135,13 +137,15 @@ void hp_survival_reset(struct hp_survival *s)
 	s->epoch = 0;
 	s->ngone = 0;
 	s->pending_head = s->pending_n = 0;
-	s->pending_dropped = 0;
+	s->pending_level = s->gone_level = 0;
+	s->pending_thinned = s->gone_thinned = 0;
 	s->version++;
 }
 
 void hp_survival_next_epoch(struct hp_survival *s)
 {
 	s->ngone = 0;
+	s->gone_level = 0;
 	s->epoch++;
 	s->version++;
 }
@@ -283,6 +287,50 @@ double hp_survival_since(double next, double gap, double since)
 	return pow(next, since / gap);
 }
 
+/* A full ring is thinned, not cut, as the table of samples is (coin.h):
+ * each ring has its level, and its entries weigh what they stand for, so
+ * the sums they feed (the judgments by age or span, the pending part of
+ * the estimate) stay unbiased at every age, after about log2(offered /
+ * capacity) thinnings. Dropping the oldest, as before, took the dead
+ * samples born first after a marking out of the next one's judgments
+ * while their referenced siblings stayed: at 64k under load (G1,
+ * requested markings ~15 s apart, ~30k samples a second, most of them
+ * garbage found dead by young pauses) a quarter of the pending ring went
+ * so, and the curve read the old ages too alive. */
+static void thin_pending(struct hp_survival *s)
+{
+	uint32_t kept = 0;
+	if (s->pending_level < 63)
+		s->pending_level++;
+	for (uint32_t i = 0; i < s->pending_n; i++) {
+		struct hp_survival_pending p = s->pending[(s->pending_head + i) % s->pending_cap];
+		if (!hp_coin_keep(&s->thin_state)) {
+			s->pending_thinned++;
+			continue;
+		}
+		p.bytes *= 2;
+		s->pending[(s->pending_head + kept++) % s->pending_cap] = p;
+	}
+	s->pending_n = kept;
+}
+
+static void thin_gone(struct hp_survival *s)
+{
+	uint32_t kept = 0;
+	if (s->gone_level < 63)
+		s->gone_level++;
+	for (uint32_t i = 0; i < s->ngone; i++) {
+		struct hp_survival_gone g = s->gone[i];
+		if (!hp_coin_keep(&s->thin_state)) {
+			s->gone_thinned++;
+			continue;
+		}
+		g.bytes *= 2;
+		s->gone[kept++] = g;
+	}
+	s->ngone = kept;
+}
+
 void hp_survival_cleared(struct hp_survival *s, uint32_t site, double bytes, uint32_t seen, uint32_t found)
 {
 	if (!s->sites || site >= s->cap || !(bytes > 0))
@@ -295,10 +343,17 @@ void hp_survival_cleared(struct hp_survival *s, uint32_t site, double bytes, uin
 	}
 	x->cleared_verified += bytes;
 	x->cleared_n += 1;
-	if (s->gone && s->ngone < s->gone_cap)
+	if (!s->gone)
+		return;
+	if (!hp_coin_admit(&s->thin_state, s->gone_level)) {
+		s->gone_thinned++;
+		return;
+	}
+	bytes = ldexp(bytes, s->gone_level);
+	if (s->ngone == s->gone_cap)
+		thin_gone(s);
+	if (s->ngone < s->gone_cap)
 		s->gone[s->ngone++] = (struct hp_survival_gone){ site, seen, found, (float)bytes };
-	else
-		s->gone_dropped++;
 }
 
 double hp_survival_cleared_since(const struct hp_survival *s, uint32_t site)
@@ -367,6 +422,7 @@ void hp_survival_settle_cleared(struct hp_survival *s, double span, uint32_t ali
 				 hp_survival_alive_at_start(g->seen, g->found, alive_from, alive_before), true);
 	}
 	s->ngone = 0;
+	s->gone_level = 0;
 }
 
 void hp_survival_pend(struct hp_survival *s, uint32_t site, uint32_t pause, uint32_t seen, uint32_t found,
@@ -374,12 +430,15 @@ void hp_survival_pend(struct hp_survival *s, uint32_t site, uint32_t pause, uint
 {
 	if (!s->pending || !(bytes > 0))
 		return;
-	if (s->pending_n == s->pending_cap) {
-		/* Full (no marking for a long while): the oldest goes, counted. */
-		s->pending_head = (s->pending_head + 1) % s->pending_cap;
-		s->pending_n--;
-		s->pending_dropped++;
+	if (!hp_coin_admit(&s->thin_state, s->pending_level)) {
+		s->pending_thinned++;
+		return;
 	}
+	bytes = ldexp(bytes, s->pending_level);
+	if (s->pending_n == s->pending_cap)
+		thin_pending(s);        /* no marking for a long while */
+	if (s->pending_n == s->pending_cap)
+		return;                 /* a coin that kept all: not in practice */
 	s->pending[(s->pending_head + s->pending_n) % s->pending_cap] =
 		(struct hp_survival_pending){ site, pause, seen, found, born_ns, (float)bytes };
 	s->pending_n++;
@@ -417,4 +476,6 @@ void hp_survival_settle(struct hp_survival *s, uint32_t cover, uint32_t alive_fr
 		}
 	}
 	s->pending_n = kept;
+	if (kept <= s->pending_cap / 2)
+		s->pending_level = 0;   /* those kept weigh what they stand for */
 }

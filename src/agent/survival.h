@@ -76,14 +76,16 @@ struct hp_survival {
 	uint32_t cap;
 	struct hp_survival_pending *pending;    /* ring, oldest first */
 	uint32_t pending_cap, pending_head, pending_n;
-	uint64_t pending_dropped;
+	uint64_t pending_thinned;       /* entries a full ring let go, the kept ones weighing more */
 	struct hp_survival_site pooled;
 	struct hp_survival_gone {       /* verified samples found cleared since the last marking */
 		uint32_t site, seen, found;     /* pause counts as in hp_survival_pending */
 		float bytes;
 	} *gone;
 	uint32_t gone_cap, ngone;
-	uint64_t gone_dropped;          /* past gone_cap: not judged */
+	uint64_t gone_thinned;          /* likewise */
+	uint64_t thin_state;            /* the thinning's coin (survival.c) */
+	unsigned pending_level, gone_level;     /* entries admitted with probability 2^-level */
 	uint32_t epoch;                 /* one per marking seen */
 	double keep;                    /* decay per marking */
 	/* The curves' buckets age only when a marking judges at their ages,

@@ -957,3 +957,57 @@ Test(survival, the_memo_reads_what_a_fresh_curve_reads)
 	cr_expect(checked == 12000);
 	hp_survival_free(&s);
 }
+
+/* A ring that fills between two markings far apart (64k under load: ~30k
+ * samples a second, most found dead by young pauses, markings ~15 s
+ * apart) is thinned at random with the kept entries weighing more, so
+ * the next marking still judges every age in proportion: cutting the
+ * oldest, as before, left the old ages only their referenced samples and
+ * the curve read them too alive. The coin is a fixed stream, so the sums
+ * below are deterministic (docs/test-bounds.md has their sds for any
+ * stream); cutting the oldest leaves 1024 of the 8192 pending and none
+ * in the old buckets. */
+Test(survival, a_full_ring_is_thinned_evenly_over_ages_not_cut_at_the_oldest)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 2), 0);
+	s.pending_cap = 1024;   /* allocated larger: the ring is touched as used */
+	s.gone_cap = 512;
+	/* 8192 samples found dead, one born each ms; 4096 verified ones found dead. */
+	for (int i = 0; i < 8192; i++)
+		hp_survival_pend(&s, 1, 1, 1, 2, (int64_t)i * 1000000, 1);
+	for (int i = 0; i < 4096; i++)
+		hp_survival_cleared(&s, 1, 1, 1, 2);
+	cr_expect(s.pending_n <= 1024 && s.pending_n >= 256, "pending %u", s.pending_n);
+	cr_expect(s.pending_thinned > 6000, "thinned %llu", (unsigned long long)s.pending_thinned);
+	cr_expect(s.gone_thinned > 3000, "gone thinned %llu", (unsigned long long)s.gone_thinned);
+	double sum = 0;
+	for (uint32_t i = 0; i < s.pending_n; i++)
+		sum += s.pending[(s.pending_head + i) % s.pending_cap].bytes;
+	/* deterministic (fixed xorshift seed): false failure 0; docs/test-bounds.md */
+	cr_expect(fabs(sum - 8192) < 0.15 * 8192, "pending bytes %g for 8192", sum);
+	/* Judged at 9000 ms: ages 809..9000, in the buckets of [1024, 2048),
+	 * [2048, 4096) and [4096, 8192) 1024, 2048 and 4096 samples each
+	 * (ms as the clock's unit here; the bucket bounds are
+	 * HP_SURV_AGE_BASE x 2^k whatever they are). */
+	hp_survival_settle(&s, 5, 0, 0, 9000, born_in_ms, NULL);
+	cr_expect_eq(s.pending_n, 0u);
+	for (int i = 0; i < 8192; i++) {
+		unsigned b = hp_survival_age_bucket(9000 - i);
+		double want = 0;
+		for (int j = 0; j < 8192; j++)
+			want += hp_survival_age_bucket(9000 - j) == b;
+		if (want < 1000 || (i && hp_survival_age_bucket(9000 - i + 1) == b))
+			continue;       /* each bucket once, those with enough samples */
+		double got = s.sites[1].ages.all[b];
+		/* deterministic (fixed xorshift seed): false failure 0; docs/test-bounds.md */
+		cr_expect(fabs(got - want) < 0.2 * want, "bucket %u (age %d): %g judged of %g", b, 9000 - i, got, want);
+		cr_expect(s.sites[1].ages.alive[b] == 0, "all dead");
+	}
+	hp_survival_settle_cleared(&s, 500, 0, 0);
+	unsigned b = hp_survival_age_bucket(500);
+	/* deterministic (fixed xorshift seed): false failure 0; docs/test-bounds.md */
+	cr_expect(fabs(s.sites[1].spans.all[b] - 4096) < 0.2 * 4096, "verified found dead: %g judged of 4096",
+		  s.sites[1].spans.all[b]);
+	hp_survival_free(&s);
+}
