@@ -155,6 +155,9 @@ void add_live(struct hp_live_entry *e, void *vctx)
 	double pi = sample_probability(e->size) / e->thin;
 	double w = 1.0 / pi, s = (double)e->size;
 	struct live_acc *a = &c->acc[e->site];
+	sweep_saw(e, false);
+	/* Its site's objects died together after it was born (cohort.h). */
+	bool dropped = c->estimating && prof.have_cohort && hp_cohort_dropped(&prof.cohort, e->site, e->time_ns);
 	if (prof.keep_samples && (age == 0 || age >= c->min_age) && !c->recs_oom) {
 		struct live_rec *grown = grow_for(c->recs, &c->caprecs, c->nrecs, sizeof(*grown), 1024);
 		if (grown) {
@@ -181,6 +184,8 @@ void add_live(struct hp_live_entry *e, void *vctx)
 		double p = hp_survival_by_age_unc(&prof.surv, e->site, age_now, &u);
 		if (p < 0)
 			p = hp_survival_at_age(f, c->gap, age_now);
+		if (dropped)
+			p = 0;
 		struct hp_ht_term t = hp_ht_alive(e->size, e->thin, sampling_interval(), p);
 		curve_share(a, &u, t.bytes);
 		a->rec_est += t.bytes;
@@ -220,6 +225,8 @@ void add_live(struct hp_live_entry *e, void *vctx)
 			if (f >= 0)
 				p = hp_survival_at_age(f, c->gap, c->since);
 		}
+		if (dropped)
+			p = 0;
 	}
 	double b = s * w;
 	struct hp_ht_term t = hp_ht_alive(e->size, e->thin, sampling_interval(), p);
@@ -237,7 +244,7 @@ void add_live(struct hp_live_entry *e, void *vctx)
 static void add_pending(uint32_t site, int64_t born_ns, double bytes, void *vctx)
 {
 	struct snap_ctx *c = vctx;
-	if (site >= c->nslots)
+	if (site >= c->nslots || (prof.have_cohort && hp_cohort_dropped(&prof.cohort, site, born_ns)))
 		return;
 	struct hp_surv_unc u;
 	double p = hp_survival_by_age_unc(&prof.surv, site, (double)c->now.samples - clock_at(born_ns, &c->now), &u);
@@ -536,6 +543,12 @@ void describe_live(char *out, size_t cap, const struct snap_ctx *c, double scale
 		len += snprintf(out + len, cap - (size_t)len, "no marking since sampling began (source: %s; %s); ",
 				mk.source ? mk.source : "?",
 				prof.marks.canary_state[0] ? prof.marks.canary_state : "canaries not set up yet");
+	if (len < 0 || (size_t)len >= cap)
+		return;
+	if (prof.have_cohort && prof.cohort.nstanding)
+		len += snprintf(out + len, cap - (size_t)len,
+				"sites whose young samples died together since the last marking (a drop: their "
+				"older samples counted dead until a marking judges them): %u; ", prof.cohort.nstanding);
 	if (len < 0 || (size_t)len >= cap)
 		return;
 	snprintf(out + len, cap - (size_t)len,

@@ -39,10 +39,38 @@ void settle_pending(void)
  * found cleared in a sweep was referenced when the one before began. */
 static uint32_t sweep_prev, sweep_now;
 
+static bool asking;
+
 void sweep_begin(void)
 {
 	sweep_prev = sweep_now;
 	sweep_now = (uint32_t)atomic_load(&prof.gc_events);
+	if (!prof.cohort_on)
+		return;
+	/* Only young collections cleared references since the last sweep:
+	 * no marking counted since it began, none asked for under way. */
+	uint64_t m = markings_counted();
+	hp_cohort_sweep_begin(&prof.cohort, !asking && m == prof.cohort_markings);
+	prof.cohort_markings = m;
+}
+
+void sweep_end(void)
+{
+	if (!prof.cohort_on)
+		return;
+	if (markings_counted() != prof.cohort_markings)
+		prof.cohort.counting = false;   /* one counted meanwhile: not only young deaths */
+	hp_cohort_sweep_end(&prof.cohort);
+}
+
+/* A sample the sweep looked at: its site's young deaths (cohort.h). Young
+ * as of the sweep before (the agent thread may sweep pauses apart): one
+ * that died young is found cleared by the first sweep after the young
+ * pause that cleared it. */
+void sweep_saw(const struct hp_live_entry *e, bool dead)
+{
+	if (prof.cohort_on && prof.cohort.counting && e->pause_at_alloc + HP_COHORT_YOUNG_PAUSES >= sweep_prev)
+		hp_cohort_seen(&prof.cohort, e->site, dead, e->time_ns);
 }
 
 /* The pause count by which a sample found cleared now was cleared: read
@@ -115,7 +143,6 @@ static void judge_span(const struct hp_live_entry *e, double b, uint64_t m, bool
  * marking under way is counted only once the request returns, with its
  * exact cover; the markings counted before it stand (asking_m), and
  * samples found dead meanwhile that no judgment holds are pending. */
-static bool asking;
 static uint64_t asking_m;
 static uint32_t asking_pauses;
 
@@ -137,6 +164,7 @@ void sweep_while_asking(void *ctx)
 	asking = true;
 	sweep_begin();
 	hp_live_sweep(&prof.live, jni, sweep_alive, hist_dead, NULL);
+	sweep_end();
 	asking = false;
 }
 
@@ -193,6 +221,7 @@ static void judge(struct hp_live_entry *e, bool alive)
  * counted at the last marking record, its going is part of the change. */
 void hist_dead(struct hp_live_entry *e, void *ctx)
 {
+	sweep_saw(e, true);
 	judge(e, false);
 	if (!prof.have_history)
 		return;
@@ -203,11 +232,13 @@ void hist_dead(struct hp_live_entry *e, void *ctx)
 
 static void sweep_alive(struct hp_live_entry *e, void *ctx)
 {
+	sweep_saw(e, false);
 	judge(e, true);
 }
 
 static void hist_alive(struct hp_live_entry *e, void *ctx)
 {
+	sweep_saw(e, false);
 	judge(e, true);
 	double var, b = entry_bytes(e, &var);
 	hp_history_alive(&prof.history, e->site, b, var, hp_marks_age(&prof.marks, e->pause_at_alloc),
@@ -225,6 +256,15 @@ void markings_tick(JNIEnv *jni)
 		/* Generational ZGC's own majors judge only the promoted: the
 		 * curves' young buckets age only when a marking judges them. */
 		prof.surv.age_when_judged = __atomic_load_n(&prof.marks.z_own, __ATOMIC_ACQUIRE);
+		/* Drops are looked for where young collections are pauses:
+		 * generational Shenandoah's and ZGC's young cycles are
+		 * concurrent, a pause or two sees part of one, and measured
+		 * under load (no list dropped) a site's young samples were
+		 * found dying together on generational Shenandoah, one
+		 * `heapprobe top` screen at -50.7% (docs/load-grow-drops.md). */
+		struct hp_gc_info g = { .sz = sizeof(g) };
+		prof.cohort_on = prof.have_cohort && hp_gc_info(prof.probe, &g) == 0 &&
+				 (g.kind == HP_GC_G1 || g.kind == HP_GC_PARALLEL || g.kind == HP_GC_SERIAL);
 	}
 	hp_marks_canary_check(&prof.marks, jni, &prof.gc_events);
 	survival_catch_up();
@@ -250,6 +290,8 @@ void survival_catch_up(void)
 		hp_survival_settle_cleared(&prof.surv, span, from, before);        /* before the epoch moves on */
 	for (; prof.surv_markings < m; prof.surv_markings++)
 		hp_survival_next_epoch(&prof.surv);
+	if (prof.have_cohort)
+		hp_cohort_marking(&prof.cohort, start);         /* it judges the drops found before it */
 	settle_pending();
 }
 
@@ -268,11 +310,13 @@ void history_tick(JNIEnv *jni, bool profile)
 	sweep_begin();
 	if (!prof.have_history || !hp_history_due(&prof.history, m, now, pauses, profile)) {
 		hp_live_sweep(&prof.live, jni, sweep_alive, hist_dead, NULL);
+		sweep_end();
 		return;
 	}
 	struct timespec c0, c1;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	hp_live_sweep(&prof.live, jni, hist_alive, hist_dead, &m);
+	sweep_end();
 	struct hp_heap_usage u = { .sz = sizeof(u) };
 	/* Not a concurrent cycle's end figure: it counts what was allocated
 	 * while the cycle ran (Shenandoah under load: 1.5 GB for 0.2 GB live,

@@ -43,6 +43,7 @@
 #include "agent/allocclock.h"
 #include "agent/samplerate.h"
 #include "agent/survival.h"
+#include "agent/cohort.h"
 #include "heapusage/marking.h"
 #include "heapusage/probe_access.h"
 #include "vmstructs/symdata.h"
@@ -116,6 +117,12 @@ struct profiler {
 	struct hp_survival surv;
 	bool have_surv;
 	uint64_t surv_markings;         /* markings_counted() at the last epoch */
+	/* Sites whose objects died together since the last marking
+	 * (cohort.h), seen by the sweeps. Under dump_lock. */
+	struct hp_cohort cohort;
+	bool have_cohort;
+	bool cohort_on;                 /* young collections are pauses (Serial, Parallel, G1): looked for */
+	uint64_t cohort_markings;       /* markings_counted() when the last sweep began */
 	/* When marking number i (markings_counted()) began, CLOCK_REALTIME,
 	 * at [i % HP_MARK_STARTS]; 0 unknown: the span of later judgments. */
 #define HP_MARK_STARTS 64
@@ -301,6 +308,8 @@ struct clock_now clock_now(void);
 double clock_at(int64_t real_ns, void *ctx);
 void settle_pending(void);
 void sweep_begin(void);
+void sweep_end(void);
+void sweep_saw(const struct hp_live_entry *e, bool dead);
 void sweep_ask_begin(void);
 void sweep_while_asking(void *jni);
 void survival_catch_up(void);

@@ -488,6 +488,9 @@ static void free_tables(JNIEnv *jni)
 	if (prof.have_surv)
 		hp_survival_free(&prof.surv);
 	prof.have_surv = false;
+	if (prof.have_cohort)
+		hp_cohort_free(&prof.cohort);
+	prof.have_cohort = prof.cohort_on = false;
 	hp_sites_free(&prof.sites);
 	prof.keep_samples = false;
 	hp_samplelog_free(&prof.log);
@@ -590,6 +593,12 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 		memset(prof.mark_start_real, 0, sizeof(prof.mark_start_real));
 		prof.canary_tried = false;
 		hp_alloc_clock_reset(&prof.clock);
+	}
+	if (!rc && o->live) {
+		rc = hp_cohort_init(&prof.cohort, prof.sites.mask + 1);
+		prof.have_cohort = rc == 0;
+		prof.cohort_on = false;         /* judge.c, markings_tick: by the collector */
+		prof.cohort_markings = 0;
 	}
 	if (!rc)
 		rc = hp_samplelog_init(&prof.log, prof.keep_samples);

@@ -384,6 +384,7 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 			setup_estimate(&ctx);
 			sweep_begin();
 			hp_live_each(&prof.live, jni, add_live, hist_dead, &ctx);
+			sweep_end();
 			struct hp_marks_at after;
 			hp_marks_at_now(&prof.marks, &after);
 			bool settled = !prof.have_surv || prof.surv_markings >= ctx.marks_at.seen + ctx.marks_at.requested;

@@ -108,6 +108,12 @@ void hp_profiler_status(FILE *out)
 		fprintf(out, "samples found dead awaiting a marking: %u; thinned out of full rings: %llu awaiting, "
 			"%llu verified then found dead\n", prof.surv.pending_n,
 			(unsigned long long)prof.surv.pending_thinned, (unsigned long long)prof.surv.gone_thinned);
+	if (prof.cohort_on)
+		fprintf(out, "sites whose young samples died together (a drop, counted dead until a marking): %llu found, "
+			"%u standing\n", (unsigned long long)prof.cohort.drops, prof.cohort.nstanding);
+	else if (prof.o.live)
+		fprintf(out, "sites whose young samples died together: not looked for (young collections that are not "
+			"pauses, or no collection yet)\n");
 	struct hp_marking mk = { .sz = sizeof(mk) };
 	if (hp_marking(prof.probe, &mk) == 0)
 		fprintf(out, "markings: %llu (source: %s); requested by us: %llu\n", (unsigned long long)mk.count,

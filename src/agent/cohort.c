@@ -1,0 +1,207 @@
+/* Sites whose objects die together (cohort.h).
+ *
+ * Why. Between markings the view counts each sample by its site's
+ * survival at its age (survival.c). A list that grows and is dropped
+ * every few seconds has S(a) of about 1 - a/T whatever the moment, so the
+ * estimate reads such a list near its average, not its phase, and keeps
+ * a dropped list alive until a marking looks: profiles written after a
+ * drop read +360..+6900% at that site under load (docs/load-grow.md).
+ *
+ * What is seen. A young collection clears the references of the young
+ * objects that died; the old ones wait for a marking. When a list is
+ * dropped, its young part (the samples born in the last pause or two)
+ * dies at the next young collection, together: every young sample of the
+ * site born before some moment is found cleared, every one born after it
+ * is still referenced. While the list grows, none of its young samples
+ * dies.
+ *
+ * The test (hp_cohort_is_drop). Per site, the share of young samples
+ * found dead by a sweep, over the past sweeps that saw young samples of
+ * it: q = (dead + 1/2) / (young + 1), decayed sums (DECAY a sweep, a few
+ * seconds under load). Only a site whose young samples seldom die (q at
+ * most MAX_SHARE) is looked at: a drop is a departure from that. In one
+ * sweep, its young samples in the order of their births; a run of r of
+ * them found dead one after the other: if deaths were independent at q,
+ * a run of r among n has chance at most n q^r. A drop is found where r
+ * >= MIN_DEAD and n q^r < FALSE_RATE: a list whose young samples never
+ * died (q ~ 0.002 after a few hundred) is found from 4 young samples; a
+ * cache turning over at random (q ~ 0.5), garbage (q ~ 1), a FIFO cache
+ * (young samples do not die) or a site whose young die now and then (q
+ * = 0.05: 20 x 0.05^8 = 8e-10 for a run of 8) are not. The run, not all
+ * of the young: some young samples were promoted before the drop and
+ * look alive until a marking (G1 17 under load: 9 of 30 young found dead
+ * at one drop, the run of them whole). Sweeps where a marking can have
+ * cleared references (one counted since the last sweep, or asked for)
+ * are not looked at: its deaths are every age's.
+ *
+ * What follows. Every sample of the site born at or before the last birth
+ * of the run counts as dead (estimate.c), verified or
+ * not, until a marking that began after that moment is counted: it then
+ * judges them itself. What is not known: a site that keeps old objects
+ * while a young batch of it dies together reads its old ones dead until
+ * the next marking; deaths in batches (request-scoped objects, all of a
+ * sweep's young ones gone at times) break the independence the test
+ * assumes and are found dropped at times, their older samples then
+ * counted dead (the survival curve gives such a site little past its
+ * batches' life anyway).
+ */
+#include "agent/cohort.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DECAY 0.99f             /* weight of a past sweep's young samples, per sweep */
+#define MIN_DEAD 4              /* young samples dead together, at least */
+#define MIN_YOUNG 32.0          /* young samples seen before, at least */
+#define FALSE_RATE 1e-10        /* q^d below this */
+#define MAX_SHARE 0.05          /* q at most: a site whose young samples seldom die */
+#define MAX_TOUCHED 4096        /* sites with young samples in one sweep looked at */
+#define MAX_YOUNG 8192          /* young samples of looked-at sites kept in one sweep */
+#define MAX_STANDING 1024
+
+int hp_cohort_init(struct hp_cohort *c, uint32_t cap)
+{
+	memset(c, 0, sizeof(*c));
+	c->sites = calloc(cap, sizeof(*c->sites));
+	c->touched = calloc(MAX_TOUCHED, sizeof(*c->touched));
+	c->young = calloc(MAX_YOUNG, sizeof(*c->young));
+	c->standing = calloc(MAX_STANDING, sizeof(*c->standing));
+	if (!c->sites || !c->touched || !c->young || !c->standing) {
+		hp_cohort_free(c);
+		return -ENOMEM;
+	}
+	c->cap = cap;
+	return 0;
+}
+
+void hp_cohort_free(struct hp_cohort *c)
+{
+	free(c->sites);
+	free(c->touched);
+	free(c->young);
+	free(c->standing);
+	memset(c, 0, sizeof(*c));
+}
+
+void hp_cohort_sweep_begin(struct hp_cohort *c, bool young_only)
+{
+	c->sweep++;
+	c->counting = young_only && c->sites;
+	c->ntouched = 0;
+	c->nyoung = 0;
+	c->young_full = false;
+}
+
+static double share_of(const struct hp_cohort_site *x)
+{
+	return (x->young_dead + 0.5) / (x->young_n + 1.0);
+}
+
+void hp_cohort_seen(struct hp_cohort *c, uint32_t site, bool dead, int64_t born_ns)
+{
+	if (!c->counting || site >= c->cap)
+		return;
+	struct hp_cohort_site *x = &c->sites[site];
+	if (x->sweep != c->sweep) {
+		if (c->ntouched == MAX_TOUCHED)
+			return;
+		c->touched[c->ntouched++] = site;
+		x->sweep = c->sweep;
+		x->n = x->dead = 0;
+		x->looked = x->young_n >= MIN_YOUNG && share_of(x) <= MAX_SHARE;
+	}
+	x->n++;
+	x->dead += dead;
+	if (!x->looked)
+		return;
+	if (c->nyoung == MAX_YOUNG)
+		c->young_full = true;
+	else
+		c->young[c->nyoung++] = (struct hp_cohort_young){ site, dead, born_ns };
+}
+
+bool hp_cohort_is_drop(double young_n, double young_dead, uint32_t n, uint32_t run)
+{
+	if (run < MIN_DEAD || run > n || !(young_n >= MIN_YOUNG))
+		return false;
+	double q = (young_dead + 0.5) / (young_n + 1.0);
+	return q <= MAX_SHARE && log((double)n) + run * log(q) < log(FALSE_RATE);
+}
+
+static int by_site_birth(const void *a, const void *b)
+{
+	const struct hp_cohort_young *x = a, *y = b;
+	if (x->site != y->site)
+		return x->site < y->site ? -1 : 1;
+	return (x->born_ns > y->born_ns) - (x->born_ns < y->born_ns);
+}
+
+static void found(struct hp_cohort *c, uint32_t site, int64_t last_ns)
+{
+	struct hp_cohort_site *x = &c->sites[site];
+	if (x->dropped_ns == 0) {
+		if (c->nstanding == MAX_STANDING)
+			return;
+		c->standing[c->nstanding++] = site;
+	}
+	if (last_ns > x->dropped_ns)
+		x->dropped_ns = last_ns;
+	x->sweep = 0;           /* a drop is not the site's own hazard: not in its share */
+	c->drops++;
+}
+
+void hp_cohort_sweep_end(struct hp_cohort *c)
+{
+	if (!c->counting)
+		return;
+	/* The looked-at sites' young in the order of their births: the
+	 * longest run found dead, per site. */
+	if (!c->young_full && c->nyoung) {
+		qsort(c->young, c->nyoung, sizeof(*c->young), by_site_birth);
+		for (uint32_t i = 0; i < c->nyoung;) {
+			uint32_t site = c->young[i].site, run = 0, best = 0;
+			int64_t best_ns = 0;
+			for (; i < c->nyoung && c->young[i].site == site; i++) {
+				run = c->young[i].dead ? run + 1 : 0;
+				if (run > best) {
+					best = run;
+					best_ns = c->young[i].born_ns;
+				}
+			}
+			const struct hp_cohort_site *x = &c->sites[site];
+			if (hp_cohort_is_drop(x->young_n, x->young_dead, x->n, best))
+				found(c, site, best_ns);
+		}
+	}
+	for (uint32_t i = 0; i < c->ntouched; i++) {
+		struct hp_cohort_site *x = &c->sites[c->touched[i]];
+		if (x->sweep != c->sweep)
+			continue;       /* a drop found */
+		x->young_n = x->young_n * DECAY + (float)x->n;
+		x->young_dead = x->young_dead * DECAY + (float)x->dead;
+	}
+	c->counting = false;
+}
+
+bool hp_cohort_dropped(const struct hp_cohort *c, uint32_t site, int64_t born_ns)
+{
+	if (!c->sites || site >= c->cap)
+		return false;
+	int64_t d = c->sites[site].dropped_ns;
+	return d != 0 && born_ns <= d;
+}
+
+void hp_cohort_marking(struct hp_cohort *c, int64_t start_ns)
+{
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < c->nstanding; i++) {
+		struct hp_cohort_site *x = &c->sites[c->standing[i]];
+		if (x->dropped_ns < start_ns)
+			x->dropped_ns = 0;
+		else
+			c->standing[kept++] = c->standing[i];
+	}
+	c->nstanding = kept;
+}

@@ -1,0 +1,78 @@
+/* Sites whose objects die together (a list or a map dropped at once),
+ * seen by the young collections between markings: cohort.c says why and
+ * how. Under the dump lock, as the survival sums. */
+#ifndef HP_AGENT_COHORT_H
+#define HP_AGENT_COHORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A sample allocated within this many pauses before the sweep before
+ * began, or since, is young at a sweep: a young collection cleared its
+ * reference if it died. */
+#define HP_COHORT_YOUNG_PAUSES 2
+
+struct hp_cohort_site {
+	/* The site's young deaths per young sample, decayed sums over the
+	 * sweeps that saw young samples of it (no drop among them). */
+	float young_n, young_dead;
+	/* This sweep's young samples: how many, how many found dead. */
+	uint32_t sweep, n, dead;
+	bool looked;                    /* a site whose young seldom die: its young samples kept */
+	/* Samples born at or before this (CLOCK_REALTIME) died with the
+	 * drop found; 0 when none is standing. */
+	int64_t dropped_ns;
+};
+
+/* A young sample of a site looked at, kept for the sweep's end. */
+struct hp_cohort_young {
+	uint32_t site;
+	bool dead;
+	int64_t born_ns;
+};
+
+struct hp_cohort {
+	struct hp_cohort_site *sites;
+	uint32_t cap;
+	uint32_t sweep;                 /* the sweep under way, from 1 */
+	bool counting;                  /* this sweep's deaths are young collections' */
+	uint32_t *touched, ntouched;    /* sites with young samples this sweep */
+	struct hp_cohort_young *young;  /* the looked-at sites' young samples this sweep */
+	uint32_t nyoung;
+	bool young_full;                /* more than the buffer holds: no drop looked for */
+	uint32_t *standing, nstanding;  /* sites with a drop standing */
+	uint64_t drops;                 /* drops found in all */
+};
+
+int hp_cohort_init(struct hp_cohort *c, uint32_t cap);
+void hp_cohort_free(struct hp_cohort *c);
+
+/* A sweep of the live table begins; `young_only` when nothing but young
+ * collections can have cleared references since the last one (no marking
+ * counted since, none asked for under way). */
+void hp_cohort_sweep_begin(struct hp_cohort *c, bool young_only);
+
+/* A young sample of `site` (HP_COHORT_YOUNG_PAUSES) the sweep looked at,
+ * born at `born_ns`, found cleared or still referenced. */
+void hp_cohort_seen(struct hp_cohort *c, uint32_t site, bool dead, int64_t born_ns);
+
+/* The sweep ended: each site whose young samples died together, where its
+ * young samples have not died before, is marked dropped up to the latest
+ * birth among them. */
+void hp_cohort_sweep_end(struct hp_cohort *c);
+
+/* Whether a sample of `site` born at `born_ns` died in a drop found since
+ * the last marking that began after it. */
+bool hp_cohort_dropped(const struct hp_cohort *c, uint32_t site, int64_t born_ns);
+
+/* A marking that began at `start_ns` (CLOCK_REALTIME) is counted: it
+ * judges the samples of every drop found before it, which end. */
+void hp_cohort_marking(struct hp_cohort *c, int64_t start_ns);
+
+/* The test of a sweep (unit-tested): `run` young samples died, one after
+ * the other in the order of their births (none of the site's young
+ * samples born among them still referenced), out of `n` young samples of
+ * the site, where its past young samples died at young_dead / young_n. */
+bool hp_cohort_is_drop(double young_n, double young_dead, uint32_t n, uint32_t run);
+
+#endif

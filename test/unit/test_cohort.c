@@ -1,0 +1,151 @@
+/* cohort.c: a site whose young samples die together at one sweep, where
+ * they never died before, is found dropped; caches, garbage and FIFO
+ * queues are not. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+
+#include "agent/cohort.h"
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static double uniform(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return (double)((rng * 0x2545f4914f6cdd1dull) >> 11) / 9007199254740992.0;
+}
+
+Test(cohort, the_test_of_one_sweep)
+{
+	/* A list: 300 young samples seen, none dead (q = 0.0017): a run of 4
+	 * dead among 6 is a drop (6 q^4 = 5e-11). */
+	cr_expect(hp_cohort_is_drop(300, 0, 6, 4));
+	cr_expect(!hp_cohort_is_drop(300, 0, 6, 3), "3 dead: too few");
+	cr_expect(!hp_cohort_is_drop(20, 0, 6, 4), "too little seen before");
+	/* A cache turning over at random (q = 0.5), garbage (q ~ 1): not looked at. */
+	cr_expect(!hp_cohort_is_drop(300, 150, 8, 8));
+	cr_expect(!hp_cohort_is_drop(300, 299, 50, 50));
+	/* A site whose young die now and then (q = 0.0205): a run of 6 among
+	 * 10 is 8e-10, of 7 2e-11. */
+	cr_expect(!hp_cohort_is_drop(1000, 20, 10, 6));
+	cr_expect(hp_cohort_is_drop(1000, 20, 10, 7));
+}
+
+/* One sweep of young samples of `site`, one per ms from born0 in the
+ * order of `pattern` ('a' still referenced, 'd' found cleared). */
+static void sweep_of(struct hp_cohort *c, uint32_t site, const char *pattern, int64_t born0, bool young_only)
+{
+	hp_cohort_sweep_begin(c, young_only);
+	for (int i = 0; pattern[i]; i++)
+		hp_cohort_seen(c, site, pattern[i] == 'd', born0 + (int64_t)i * 1000000);
+	hp_cohort_sweep_end(c);
+}
+
+static void sweep(struct hp_cohort *c, uint32_t site, int n, int dead, int64_t born0, bool young_only)
+{
+	char p[64];
+	for (int i = 0; i < n; i++)
+		p[i] = i < dead ? 'd' : 'a';
+	p[n] = 0;
+	sweep_of(c, site, p, born0, young_only);
+}
+
+Test(cohort, a_list_dropped_is_found_and_ends_with_the_next_marking)
+{
+	struct hp_cohort c;
+	cr_assert_eq(hp_cohort_init(&c, 8), 0);
+	int64_t t = 1000000000;
+	for (int k = 0; k < 60; k++, t += 100000000)
+		sweep(&c, 3, 8, 0, t, true);            /* growing: its young never die */
+	cr_expect(!hp_cohort_dropped(&c, 3, t));
+	/* Dropped: the 5 young born before it die at the next young pause, the 3 born after live. */
+	sweep(&c, 3, 8, 5, t, true);
+	int64_t last_dead = t + 4 * 1000000;
+	cr_expect_eq(c.drops, 1u);
+	cr_expect(hp_cohort_dropped(&c, 3, t - 5000000000), "an old sample of the list, verified or not: dead");
+	cr_expect(hp_cohort_dropped(&c, 3, last_dead), "born with the last of the young dead: dead");
+	cr_expect(!hp_cohort_dropped(&c, 3, last_dead + 1), "born after: the new list");
+	cr_expect(!hp_cohort_dropped(&c, 2, t - 5000000000), "other sites untouched");
+	/* A marking that began before the drop does not judge it; one after does. */
+	hp_cohort_marking(&c, last_dead - 1);
+	cr_expect(hp_cohort_dropped(&c, 3, last_dead));
+	hp_cohort_marking(&c, last_dead + 1);
+	cr_expect(!hp_cohort_dropped(&c, 3, last_dead));
+	cr_expect_eq(c.nstanding, 0u);
+	/* The drop did not count as the site's own young deaths: the next is found as quickly. */
+	for (int k = 0; k < 5; k++, t += 100000000)
+		sweep(&c, 3, 8, 0, t + 100000000, true);
+	sweep(&c, 3, 8, 4, t + 100000000, true);
+	cr_expect_eq(c.drops, 2u);
+	hp_cohort_free(&c);
+}
+
+/* Young samples promoted before the drop look alive until a marking; the
+ * run of those cleared is whole, and the promoted, older, count dead. A
+ * run broken by one still referenced is two runs. */
+Test(cohort, the_run_in_birth_order_not_all_the_young)
+{
+	struct hp_cohort c;
+	cr_assert_eq(hp_cohort_init(&c, 8), 0);
+	int64_t t = 1000000000;
+	for (int k = 0; k < 60; k++, t += 100000000) {
+		sweep(&c, 1, 10, 0, t, true);
+		sweep_of(&c, 2, k % 5 ? "aaaaaaaaaa" : "aaaaadaaaa", t, true);    /* q ~ 0.02 */
+		sweep_of(&c, 3, k % 5 ? "aaaaaaaaaa" : "aaaaadaaaa", t, true);
+	}
+	sweep_of(&c, 1, "aaadddddaa", t, true);
+	cr_expect_eq(c.drops, 1u);
+	cr_expect(hp_cohort_dropped(&c, 1, t), "promoted before the drop: dead");
+	cr_expect(hp_cohort_dropped(&c, 1, t + 7 * 1000000));
+	cr_expect(!hp_cohort_dropped(&c, 1, t + 8 * 1000000));
+	/* q ~ 0.02: runs of 3 and 4 among 10 are 2e-6, not a drop; a run of 7, 1e-11, is. */
+	sweep_of(&c, 2, "dddaddddaa", t, true);
+	cr_expect_eq(c.drops, 1u);
+	cr_expect(!hp_cohort_dropped(&c, 2, t));
+	sweep_of(&c, 3, "dddddddaaa", t, true);
+	cr_expect_eq(c.drops, 2u);
+	cr_expect(hp_cohort_dropped(&c, 3, t + 6 * 1000000));
+	hp_cohort_free(&c);
+}
+
+Test(cohort, sweeps_a_marking_may_have_cleared_are_not_looked_at)
+{
+	struct hp_cohort c;
+	cr_assert_eq(hp_cohort_init(&c, 8), 0);
+	int64_t t = 1000000000;
+	for (int k = 0; k < 60; k++, t += 100000000)
+		sweep(&c, 1, 8, 0, t, true);
+	sweep(&c, 1, 8, 8, t, false);
+	cr_expect_eq(c.drops, 0u);
+	cr_expect(!hp_cohort_dropped(&c, 1, t));
+	hp_cohort_free(&c);
+}
+
+/* Simulated sweeps of 20 young samples each, 20,000 sweeps per site:
+ * random replacement (each young sample dead at a sweep with q), rarely
+ * (q = 0.05), a FIFO queue (the young never die; nothing is seen),
+ * garbage (all but the youngest few dead). None is a drop: the test's
+ * false rate is 1e-10 per sweep where deaths are independent. (Young
+ * batches that die together now and then, request-scoped objects, are
+ * found dropped at times, as cohort.c says.) */
+Test(cohort, caches_garbage_and_fifo_queues_are_not_drops)
+{
+	struct hp_cohort c;
+	cr_assert_eq(hp_cohort_init(&c, 8), 0);
+	int64_t t = 1000000000;
+	for (int k = 0; k < 20000; k++, t += 100000000) {
+		hp_cohort_sweep_begin(&c, true);
+		for (int i = 0; i < 20; i++) {
+			int64_t born = t + (int64_t)i * 1000000;
+			hp_cohort_seen(&c, 0, uniform() < 0.4, born);            /* random replacement */
+			hp_cohort_seen(&c, 1, uniform() < 0.05, born);           /* rarely */
+			hp_cohort_seen(&c, 2, false, born);                      /* FIFO: the young live */
+			hp_cohort_seen(&c, 3, i < 17, born);                     /* garbage */
+		}
+		hp_cohort_sweep_end(&c);
+	}
+	/* deterministic (fixed xorshift seed): false failure 0; docs/test-bounds.md */
+	cr_expect_eq(c.drops, 0u, "%llu drops found", (unsigned long long)c.drops);
+	hp_cohort_free(&c);
+}
