@@ -37,7 +37,9 @@
  * What follows. Every sample of the site born at or before the last birth
  * of the run counts as dead (estimate.c), verified or
  * not, until a marking that began after that moment is counted: it then
- * judges them itself. What is not known: a site that keeps old objects
+ * judges them itself (one that began before the sweep that found the drop
+ * may have begun before the drop, and judged the list alive). What is
+ * not known: a site that keeps old objects
  * while a young batch of it dies together reads its old ones dead until
  * the next marking; deaths in batches (request-scoped objects, all of a
  * sweep's young ones gone at times) break the independence the test
@@ -85,9 +87,11 @@ void hp_cohort_free(struct hp_cohort *c)
 	memset(c, 0, sizeof(*c));
 }
 
-void hp_cohort_sweep_begin(struct hp_cohort *c, bool young_only)
+void hp_cohort_sweep_begin(struct hp_cohort *c, bool young_only, int64_t now_ns)
 {
-	c->sweep++;
+	if (++c->sweep == 0)
+		c->sweep = 1;   /* 0 marks a site not touched, or found */
+	c->sweep_ns = now_ns;
 	c->counting = young_only && c->sites;
 	c->ntouched = 0;
 	c->nyoung = 0;
@@ -141,14 +145,17 @@ static int by_site_birth(const void *a, const void *b)
 static void found(struct hp_cohort *c, uint32_t site, int64_t last_ns)
 {
 	struct hp_cohort_site *x = &c->sites[site];
+	x->sweep = 0;           /* a drop is not the site's own hazard: not in its share */
 	if (x->dropped_ns == 0) {
-		if (c->nstanding == MAX_STANDING)
+		if (c->nstanding == MAX_STANDING) {
+			c->drops_lost++;
 			return;
+		}
 		c->standing[c->nstanding++] = site;
 	}
 	if (last_ns > x->dropped_ns)
 		x->dropped_ns = last_ns;
-	x->sweep = 0;           /* a drop is not the site's own hazard: not in its share */
+	x->found_ns = c->sweep_ns;
 	c->drops++;
 }
 
@@ -165,7 +172,7 @@ void hp_cohort_sweep_end(struct hp_cohort *c)
 			int64_t best_ns = 0;
 			for (; i < c->nyoung && c->young[i].site == site; i++) {
 				run = c->young[i].dead ? run + 1 : 0;
-				if (run > best) {
+				if (run && run >= best) {        /* the latest of equal runs */
 					best = run;
 					best_ns = c->young[i].born_ns;
 				}
@@ -198,7 +205,7 @@ void hp_cohort_marking(struct hp_cohort *c, int64_t start_ns)
 	uint32_t kept = 0;
 	for (uint32_t i = 0; i < c->nstanding; i++) {
 		struct hp_cohort_site *x = &c->sites[c->standing[i]];
-		if (x->dropped_ns < start_ns)
+		if (x->found_ns < start_ns)
 			x->dropped_ns = 0;
 		else
 			c->standing[kept++] = c->standing[i];

@@ -22,6 +22,7 @@ struct hp_cohort_site {
 	/* Samples born at or before this (CLOCK_REALTIME) died with the
 	 * drop found; 0 when none is standing. */
 	int64_t dropped_ns;
+	int64_t found_ns;               /* when the sweep that found it began: the drop was before */
 };
 
 /* A young sample of a site looked at, kept for the sweep's end. */
@@ -34,7 +35,8 @@ struct hp_cohort_young {
 struct hp_cohort {
 	struct hp_cohort_site *sites;
 	uint32_t cap;
-	uint32_t sweep;                 /* the sweep under way, from 1 */
+	uint32_t sweep;                 /* the sweep under way, from 1 (0 skipped) */
+	int64_t sweep_ns;               /* when it began, CLOCK_REALTIME */
 	bool counting;                  /* this sweep's deaths are young collections' */
 	uint32_t *touched, ntouched;    /* sites with young samples this sweep */
 	struct hp_cohort_young *young;  /* the looked-at sites' young samples this sweep */
@@ -42,15 +44,17 @@ struct hp_cohort {
 	bool young_full;                /* more than the buffer holds: no drop looked for */
 	uint32_t *standing, nstanding;  /* sites with a drop standing */
 	uint64_t drops;                 /* drops found in all */
+	uint64_t drops_lost;            /* found with the standing list full: not applied */
 };
 
 int hp_cohort_init(struct hp_cohort *c, uint32_t cap);
 void hp_cohort_free(struct hp_cohort *c);
 
-/* A sweep of the live table begins; `young_only` when nothing but young
- * collections can have cleared references since the last one (no marking
- * counted since, none asked for under way). */
-void hp_cohort_sweep_begin(struct hp_cohort *c, bool young_only);
+/* A sweep of the live table begins at `now_ns` (CLOCK_REALTIME);
+ * `young_only` when young collections, and nothing else, can have cleared
+ * references since the last one (a pause since, no marking counted since,
+ * none asked for under way). */
+void hp_cohort_sweep_begin(struct hp_cohort *c, bool young_only, int64_t now_ns);
 
 /* A young sample of `site` (HP_COHORT_YOUNG_PAUSES) the sweep looked at,
  * born at `born_ns`, found cleared or still referenced. */
@@ -66,7 +70,8 @@ void hp_cohort_sweep_end(struct hp_cohort *c);
 bool hp_cohort_dropped(const struct hp_cohort *c, uint32_t site, int64_t born_ns);
 
 /* A marking that began at `start_ns` (CLOCK_REALTIME) is counted: it
- * judges the samples of every drop found before it, which end. */
+ * judges the samples of every drop found before it began (so the drop
+ * itself was before), which end. */
 void hp_cohort_marking(struct hp_cohort *c, int64_t start_ns);
 
 /* The test of a sweep (unit-tested): `run` young samples died, one after

@@ -48,9 +48,12 @@ void sweep_begin(void)
 	if (!prof.cohort_on)
 		return;
 	/* Only young collections cleared references since the last sweep:
-	 * no marking counted since it began, none asked for under way. */
+	 * a pause since (back-to-back sweeps would count the living young
+	 * again and no death, the share too low), no marking counted since
+	 * it began, none asked for under way. */
 	uint64_t m = markings_counted();
-	hp_cohort_sweep_begin(&prof.cohort, !asking && m == prof.cohort_markings);
+	hp_cohort_sweep_begin(&prof.cohort, !asking && m == prof.cohort_markings && sweep_now != sweep_prev,
+			      hp_real_ns());
 	prof.cohort_markings = m;
 }
 

@@ -32,11 +32,13 @@ Test(cohort, the_test_of_one_sweep)
 	cr_expect(hp_cohort_is_drop(1000, 20, 10, 7));
 }
 
-/* One sweep of young samples of `site`, one per ms from born0 in the
- * order of `pattern` ('a' still referenced, 'd' found cleared). */
+/* One sweep, 100 ms after born0, of young samples of `site`, one per ms
+ * from born0 in the order of `pattern` ('a' still referenced, 'd' found
+ * cleared). */
+#define SWEEP_AFTER 100000000
 static void sweep_of(struct hp_cohort *c, uint32_t site, const char *pattern, int64_t born0, bool young_only)
 {
-	hp_cohort_sweep_begin(c, young_only);
+	hp_cohort_sweep_begin(c, young_only, born0 + SWEEP_AFTER);
 	for (int i = 0; pattern[i]; i++)
 		hp_cohort_seen(c, site, pattern[i] == 'd', born0 + (int64_t)i * 1000000);
 	hp_cohort_sweep_end(c);
@@ -67,10 +69,14 @@ Test(cohort, a_list_dropped_is_found_and_ends_with_the_next_marking)
 	cr_expect(hp_cohort_dropped(&c, 3, last_dead), "born with the last of the young dead: dead");
 	cr_expect(!hp_cohort_dropped(&c, 3, last_dead + 1), "born after: the new list");
 	cr_expect(!hp_cohort_dropped(&c, 2, t - 5000000000), "other sites untouched");
-	/* A marking that began before the drop does not judge it; one after does. */
-	hp_cohort_marking(&c, last_dead - 1);
-	cr_expect(hp_cohort_dropped(&c, 3, last_dead));
+	/* A marking that began before the sweep that found the drop may have
+	 * begun before the drop (and judged the list alive): it does not end
+	 * it; one that began after does. */
 	hp_cohort_marking(&c, last_dead + 1);
+	cr_expect(hp_cohort_dropped(&c, 3, last_dead));
+	hp_cohort_marking(&c, t + SWEEP_AFTER - 1);
+	cr_expect(hp_cohort_dropped(&c, 3, last_dead));
+	hp_cohort_marking(&c, t + SWEEP_AFTER + 1);
 	cr_expect(!hp_cohort_dropped(&c, 3, last_dead));
 	cr_expect_eq(c.nstanding, 0u);
 	/* The drop did not count as the site's own young deaths: the next is found as quickly. */
@@ -135,7 +141,7 @@ Test(cohort, caches_garbage_and_fifo_queues_are_not_drops)
 	cr_assert_eq(hp_cohort_init(&c, 8), 0);
 	int64_t t = 1000000000;
 	for (int k = 0; k < 20000; k++, t += 100000000) {
-		hp_cohort_sweep_begin(&c, true);
+		hp_cohort_sweep_begin(&c, true, t + SWEEP_AFTER);
 		for (int i = 0; i < 20; i++) {
 			int64_t born = t + (int64_t)i * 1000000;
 			hp_cohort_seen(&c, 0, uniform() < 0.4, born);            /* random replacement */
@@ -147,5 +153,35 @@ Test(cohort, caches_garbage_and_fifo_queues_are_not_drops)
 	}
 	/* deterministic (fixed xorshift seed): false failure 0; docs/test-bounds.md */
 	cr_expect_eq(c.drops, 0u, "%llu drops found", (unsigned long long)c.drops);
+	/* The same tables still find a drop (the FIFO queue's young dropped). */
+	sweep_of(&c, 2, "aaaaddddddaaaa", t, true);
+	cr_expect_eq(c.drops, 1u);
+	cr_expect(hp_cohort_dropped(&c, 2, t + 9 * 1000000) && !hp_cohort_dropped(&c, 0, t));
+	hp_cohort_free(&c);
+}
+
+/* The sweep meets the samples in the table's order, not their births',
+ * two sites mixed: the run is taken per site in the order of births. */
+Test(cohort, the_run_is_taken_in_birth_order_whatever_the_table_order)
+{
+	struct hp_cohort c;
+	cr_assert_eq(hp_cohort_init(&c, 8), 0);
+	int64_t t = 1000000000;
+	for (int k = 0; k < 60; k++, t += 100000000) {
+		sweep(&c, 4, 10, 0, t, true);
+		sweep(&c, 5, 10, 0, t, true);
+	}
+	/* site 4: births 0..9 ms, dead 2..7 (a run of 6); site 5: dead 0, 3, 6, 9 (no run) */
+	const int order[] = { 9, 2, 5, 0, 7, 3, 8, 6, 1, 4 };
+	hp_cohort_sweep_begin(&c, true, t + SWEEP_AFTER);
+	for (int i = 0; i < 10; i++) {
+		int b = order[i];
+		hp_cohort_seen(&c, 5, b % 3 == 0, t + (int64_t)b * 1000000);
+		hp_cohort_seen(&c, 4, b >= 2 && b <= 7, t + (int64_t)b * 1000000);
+	}
+	hp_cohort_sweep_end(&c);
+	cr_expect_eq(c.drops, 1u);
+	cr_expect(hp_cohort_dropped(&c, 4, t + 7 * 1000000) && !hp_cohort_dropped(&c, 4, t + 8 * 1000000));
+	cr_expect(!hp_cohort_dropped(&c, 5, t));
 	hp_cohort_free(&c);
 }
