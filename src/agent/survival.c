@@ -297,6 +297,18 @@ double hp_survival_since(double next, double gap, double since)
  * requested markings ~15 s apart, ~30k samples a second, most of them
  * garbage found dead by young pauses) a quarter of the pending ring went
  * so, and the curve read the old ages too alive. */
+/* An entry offered to a ring at `level`: admitted, its bytes weighted,
+ * or counted in `thinned`. */
+static bool admit(struct hp_survival *s, unsigned level, uint64_t *thinned, double *bytes)
+{
+	if (!hp_coin_admit(&s->thin_state, level)) {
+		(*thinned)++;
+		return false;
+	}
+	*bytes = ldexp(*bytes, (int)level);
+	return true;
+}
+
 static void thin_pending(struct hp_survival *s)
 {
 	uint32_t kept = 0;
@@ -343,13 +355,8 @@ void hp_survival_cleared(struct hp_survival *s, uint32_t site, double bytes, uin
 	}
 	x->cleared_verified += bytes;
 	x->cleared_n += 1;
-	if (!s->gone)
+	if (!s->gone || !admit(s, s->gone_level, &s->gone_thinned, &bytes))
 		return;
-	if (!hp_coin_admit(&s->thin_state, s->gone_level)) {
-		s->gone_thinned++;
-		return;
-	}
-	bytes = ldexp(bytes, s->gone_level);
 	if (s->ngone == s->gone_cap)
 		thin_gone(s);
 	if (s->ngone < s->gone_cap)
@@ -428,13 +435,8 @@ void hp_survival_settle_cleared(struct hp_survival *s, double span, uint32_t ali
 void hp_survival_pend(struct hp_survival *s, uint32_t site, uint32_t pause, uint32_t seen, uint32_t found,
 		      int64_t born_ns, double bytes)
 {
-	if (!s->pending || !(bytes > 0))
+	if (!s->pending || !(bytes > 0) || !admit(s, s->pending_level, &s->pending_thinned, &bytes))
 		return;
-	if (!hp_coin_admit(&s->thin_state, s->pending_level)) {
-		s->pending_thinned++;
-		return;
-	}
-	bytes = ldexp(bytes, s->pending_level);
 	if (s->pending_n == s->pending_cap)
 		thin_pending(s);        /* no marking for a long while */
 	if (s->pending_n == s->pending_cap)

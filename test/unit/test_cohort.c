@@ -4,16 +4,14 @@
 #include <criterion/criterion.h>
 #include <stdint.h>
 
+#include "agent/coin.h"
 #include "agent/cohort.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 
 static double uniform(void)
 {
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return (double)((rng * 0x2545f4914f6cdd1dull) >> 11) / 9007199254740992.0;
+	return (double)(hp_coin_next(&rng) >> 11) / 9007199254740992.0;
 }
 
 Test(cohort, the_test_of_one_sweep)
