@@ -159,10 +159,12 @@ static void found(struct hp_cohort *c, uint32_t site, int64_t last_ns)
 	c->drops++;
 }
 
-void hp_cohort_sweep_end(struct hp_cohort *c)
+void hp_cohort_sweep_end(struct hp_cohort *c, bool young_only)
 {
-	if (!c->counting)
+	if (!c->counting || !young_only) {
+		c->counting = false;
 		return;
+	}
 	/* The looked-at sites' young in the order of their births: the
 	 * longest run found dead, per site. */
 	if (!c->young_full && c->nyoung) {

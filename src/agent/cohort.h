@@ -62,8 +62,9 @@ void hp_cohort_seen(struct hp_cohort *c, uint32_t site, bool dead, int64_t born_
 
 /* The sweep ended: each site whose young samples died together, where its
  * young samples have not died before, is marked dropped up to the latest
- * birth among them. */
-void hp_cohort_sweep_end(struct hp_cohort *c);
+ * birth among them. `young_only` false (a marking counted while it ran)
+ * leaves what it saw unused. */
+void hp_cohort_sweep_end(struct hp_cohort *c, bool young_only);
 
 /* Whether a sample of `site` born at `born_ns` died in a drop found since
  * the last marking that began after it. */

@@ -157,7 +157,7 @@ void add_live(struct hp_live_entry *e, void *vctx)
 	struct live_acc *a = &c->acc[e->site];
 	sweep_saw(e, false);
 	/* Its site's objects died together after it was born (cohort.h). */
-	bool dropped = c->estimating && prof.have_cohort && hp_cohort_dropped(&prof.cohort, e->site, e->time_ns);
+	bool dropped = c->estimating && hp_cohort_dropped(&prof.cohort, e->site, e->time_ns);
 	if (prof.keep_samples && (age == 0 || age >= c->min_age) && !c->recs_oom) {
 		struct live_rec *grown = grow_for(c->recs, &c->caprecs, c->nrecs, sizeof(*grown), 1024);
 		if (grown) {
@@ -244,7 +244,7 @@ void add_live(struct hp_live_entry *e, void *vctx)
 static void add_pending(uint32_t site, int64_t born_ns, double bytes, void *vctx)
 {
 	struct snap_ctx *c = vctx;
-	if (site >= c->nslots || (prof.have_cohort && hp_cohort_dropped(&prof.cohort, site, born_ns)))
+	if (site >= c->nslots || hp_cohort_dropped(&prof.cohort, site, born_ns))
 		return;
 	struct hp_surv_unc u;
 	double p = hp_survival_by_age_unc(&prof.surv, site, (double)c->now.samples - clock_at(born_ns, &c->now), &u);
@@ -545,7 +545,7 @@ void describe_live(char *out, size_t cap, const struct snap_ctx *c, double scale
 				prof.marks.canary_state[0] ? prof.marks.canary_state : "canaries not set up yet");
 	if (len < 0 || (size_t)len >= cap)
 		return;
-	if (prof.have_cohort && prof.cohort.nstanding)
+	if (prof.cohort.nstanding)
 		len += snprintf(out + len, cap - (size_t)len,
 				"sites whose young samples died together since the last marking (a drop: their "
 				"older samples counted dead until a marking judges them): %u; ", prof.cohort.nstanding);

@@ -61,9 +61,8 @@ void sweep_end(void)
 {
 	if (!prof.cohort_on)
 		return;
-	if (markings_counted() != prof.cohort_markings)
-		prof.cohort.counting = false;   /* one counted meanwhile: not only young deaths */
-	hp_cohort_sweep_end(&prof.cohort);
+	/* One counted meanwhile: not only young deaths. */
+	hp_cohort_sweep_end(&prof.cohort, markings_counted() == prof.cohort_markings);
 }
 
 /* A sample the sweep looked at: its site's young deaths (cohort.h). Young
@@ -293,8 +292,7 @@ void survival_catch_up(void)
 		hp_survival_settle_cleared(&prof.surv, span, from, before);        /* before the epoch moves on */
 	for (; prof.surv_markings < m; prof.surv_markings++)
 		hp_survival_next_epoch(&prof.surv);
-	if (prof.have_cohort)
-		hp_cohort_marking(&prof.cohort, start);         /* it judges the drops found before it */
+	hp_cohort_marking(&prof.cohort, start);         /* it judges the drops found before it */
 	settle_pending();
 }
 

@@ -296,9 +296,10 @@ double hp_survival_since(double next, double gap, double since)
  * while their referenced siblings stayed: at 64k under load (G1,
  * requested markings ~15 s apart, ~30k samples a second, most of them
  * garbage found dead by young pauses) a quarter of the pending ring went
- * so, and the curve read the old ages too alive. */
-/* An entry offered to a ring at `level`: admitted, its bytes weighted,
- * or counted in `thinned`. */
+ * so, and the curve read the old ages too alive.
+ *
+ * admit: an entry offered to a ring at `level`, admitted (its bytes
+ * weighted) or counted in `thinned`. */
 static bool admit(struct hp_survival *s, unsigned level, uint64_t *thinned, double *bytes)
 {
 	if (!hp_coin_admit(&s->thin_state, level)) {
