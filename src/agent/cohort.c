@@ -38,9 +38,22 @@
  * of the run counts as dead (estimate.c), verified or
  * not, until a marking that began after that moment is counted: it then
  * judges them itself (one that began before the sweep that found the drop
- * may have begun before the drop, and judged the list alive). What is
- * not known: a site that keeps old objects
- * while a young batch of it dies together reads its old ones dead until
+ * may have begun before the drop, and judged the list alive).
+ *
+ * And the list grown since. The estimate by age reads a list between its
+ * drops by its average survival, about 1 - a/T whatever the phase: late
+ * in a growth phase half the list (G1 under load: -42..-53%). A sample of
+ * the site born after the latest drop found (after the run's last birth)
+ * was alive at the sweep that found it or born since, and a drop since
+ * would have been found: it counts alive now (hp_cohort_growing). Only
+ * where the markings agree: of the samples born after a drop found before
+ * a marking began, that marking found at most MAX_SHARE dead (decayed
+ * sums, AFTER_DECAY a marking, at least MIN_AFTER judged). A site whose
+ * batches overlap (request-scoped objects) or a drop missed (its young
+ * part promoted) shows deaths there and goes back to the curve by age
+ * until the markings agree again.
+ *
+ * What is not known: a site that keeps old objects while a young batch of it dies together reads its old ones dead until
  * the next marking; deaths in batches (request-scoped objects, all of a
  * sweep's young ones gone at times) break the independence the test
  * assumes and are found dropped at times, their older samples then
@@ -62,6 +75,9 @@
 #define MAX_TOUCHED 4096        /* sites with young samples in one sweep looked at */
 #define MAX_YOUNG 8192          /* young samples of looked-at sites kept in one sweep */
 #define MAX_STANDING 1024
+#define MAX_KNOWN 1024          /* sites with a drop found, kept for what they grow since */
+#define MIN_AFTER 16.0          /* samples born after a drop judged by markings, at least */
+#define AFTER_DECAY 0.5f        /* weight of a past marking's judgments of them, per marking */
 
 int hp_cohort_init(struct hp_cohort *c, uint32_t cap)
 {
@@ -70,7 +86,8 @@ int hp_cohort_init(struct hp_cohort *c, uint32_t cap)
 	c->touched = calloc(MAX_TOUCHED, sizeof(*c->touched));
 	c->young = calloc(MAX_YOUNG, sizeof(*c->young));
 	c->standing = calloc(MAX_STANDING, sizeof(*c->standing));
-	if (!c->sites || !c->touched || !c->young || !c->standing) {
+	c->known = calloc(MAX_KNOWN, sizeof(*c->known));
+	if (!c->sites || !c->touched || !c->young || !c->standing || !c->known) {
 		hp_cohort_free(c);
 		return -ENOMEM;
 	}
@@ -84,6 +101,7 @@ void hp_cohort_free(struct hp_cohort *c)
 	free(c->touched);
 	free(c->young);
 	free(c->standing);
+	free(c->known);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -155,6 +173,14 @@ static void found(struct hp_cohort *c, uint32_t site, int64_t last_ns)
 	}
 	if (last_ns > x->dropped_ns)
 		x->dropped_ns = last_ns;
+	/* Kept for what the site grows since, while there is room. */
+	bool kept = x->last_ns != 0;
+	if (!kept && c->nknown < MAX_KNOWN) {
+		c->known[c->nknown++] = site;
+		kept = true;
+	}
+	if (kept && last_ns > x->last_ns)
+		x->last_ns = last_ns;
 	x->found_ns = c->sweep_ns;
 	c->drops++;
 }
@@ -202,8 +228,47 @@ bool hp_cohort_dropped(const struct hp_cohort *c, uint32_t site, int64_t born_ns
 	return d != 0 && born_ns <= d;
 }
 
+void hp_cohort_judged(struct hp_cohort *c, uint32_t site, int64_t born_ns, bool alive, int64_t start_ns)
+{
+	if (!c->sites || site >= c->cap)
+		return;
+	struct hp_cohort_site *x = &c->sites[site];
+	/* Born after the latest drop, found before the marking began: a
+	 * death here is none of the drops found. */
+	if (x->last_ns == 0 || born_ns <= x->last_ns || x->found_ns >= start_ns || born_ns >= start_ns)
+		return;
+	x->after_n += 1;
+	x->after_dead += !alive;
+}
+
+static bool agreed(const struct hp_cohort_site *x)
+{
+	return x->last_ns != 0 && x->after_n >= MIN_AFTER && (x->after_dead + 0.5) / (x->after_n + 1.0) <= MAX_SHARE;
+}
+
+bool hp_cohort_growing(const struct hp_cohort *c, uint32_t site, int64_t born_ns)
+{
+	if (!c->sites || site >= c->cap)
+		return false;
+	const struct hp_cohort_site *x = &c->sites[site];
+	return agreed(x) && born_ns > x->last_ns;
+}
+
+uint32_t hp_cohort_growing_sites(const struct hp_cohort *c)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < c->nknown; i++)
+		n += agreed(&c->sites[c->known[i]]);
+	return n;
+}
+
 void hp_cohort_marking(struct hp_cohort *c, int64_t start_ns)
 {
+	for (uint32_t i = 0; i < c->nknown; i++) {
+		struct hp_cohort_site *x = &c->sites[c->known[i]];
+		x->after_n *= AFTER_DECAY;
+		x->after_dead *= AFTER_DECAY;
+	}
 	uint32_t kept = 0;
 	for (uint32_t i = 0; i < c->nstanding; i++) {
 		struct hp_cohort_site *x = &c->sites[c->standing[i]];

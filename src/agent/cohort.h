@@ -23,6 +23,13 @@ struct hp_cohort_site {
 	 * drop found; 0 when none is standing. */
 	int64_t dropped_ns;
 	int64_t found_ns;               /* when the sweep that found it began: the drop was before */
+	/* The latest drop's birth bound, kept across markings: samples
+	 * born after it are the list grown since (hp_cohort_growing). */
+	int64_t last_ns;
+	/* Samples born after the latest drop found before a marking began,
+	 * first judged by that marking: how many, how many dead; decayed
+	 * sums over the markings. */
+	float after_n, after_dead;
 };
 
 /* A young sample of a site looked at, kept for the sweep's end. */
@@ -43,6 +50,7 @@ struct hp_cohort {
 	uint32_t nyoung;
 	bool young_full;                /* more than the buffer holds: no drop looked for */
 	uint32_t *standing, nstanding;  /* sites with a drop standing */
+	uint32_t *known, nknown;        /* sites with a drop found since sampling began */
 	uint64_t drops;                 /* drops found in all */
 	uint64_t drops_lost;            /* found with the standing list full: not applied */
 };
@@ -69,6 +77,19 @@ void hp_cohort_sweep_end(struct hp_cohort *c, bool young_only);
 /* Whether a sample of `site` born at `born_ns` died in a drop found since
  * the last marking that began after it. */
 bool hp_cohort_dropped(const struct hp_cohort *c, uint32_t site, int64_t born_ns);
+
+/* A sample of `site` born at `born_ns`, judged for the first time by the
+ * marking that began at `start_ns`: alive when it began, or dead. */
+void hp_cohort_judged(struct hp_cohort *c, uint32_t site, int64_t born_ns, bool alive, int64_t start_ns);
+
+/* Whether a sample of `site` born at `born_ns` belongs to what the site
+ * grew since its latest drop, at a site whose samples born after its drops
+ * the markings found alive: alive now, as no drop was found since. */
+bool hp_cohort_growing(const struct hp_cohort *c, uint32_t site, int64_t born_ns);
+
+/* How many sites hp_cohort_growing trusts (their last drop's samples
+ * born after it counted alive). */
+uint32_t hp_cohort_growing_sites(const struct hp_cohort *c);
 
 /* A marking that began at `start_ns` (CLOCK_REALTIME) is counted: it
  * judges the samples of every drop found before it began (so the drop

@@ -158,6 +158,8 @@ void add_live(struct hp_live_entry *e, void *vctx)
 	sweep_saw(e, false);
 	/* Its site's objects died together after it was born (cohort.h). */
 	bool dropped = c->estimating && hp_cohort_dropped(&prof.cohort, e->site, e->time_ns);
+	/* Or it was born after the latest drop, no drop found since. */
+	bool grows = c->estimating && !dropped && hp_cohort_growing(&prof.cohort, e->site, e->time_ns);
 	if (prof.keep_samples && (age == 0 || age >= c->min_age) && !c->recs_oom) {
 		struct live_rec *grown = grow_for(c->recs, &c->caprecs, c->nrecs, sizeof(*grown), 1024);
 		if (grown) {
@@ -186,6 +188,10 @@ void add_live(struct hp_live_entry *e, void *vctx)
 			p = hp_survival_at_age(f, c->gap, age_now);
 		if (dropped)
 			p = 0;
+		if (grows) {
+			p = 1;
+			u.n = 0;        /* not the curve's: none of its error */
+		}
 		struct hp_ht_term t = hp_ht_alive(e->size, e->thin, sampling_interval(), p);
 		curve_share(a, &u, t.bytes);
 		a->rec_est += t.bytes;
@@ -227,6 +233,8 @@ void add_live(struct hp_live_entry *e, void *vctx)
 		}
 		if (dropped)
 			p = 0;
+		if (grows)
+			p = 1;
 	}
 	double b = s * w;
 	struct hp_ht_term t = hp_ht_alive(e->size, e->thin, sampling_interval(), p);
@@ -244,8 +252,9 @@ void add_live(struct hp_live_entry *e, void *vctx)
 static void add_pending(uint32_t site, int64_t born_ns, double bytes, void *vctx)
 {
 	struct snap_ctx *c = vctx;
-	if (site >= c->nslots || hp_cohort_dropped(&prof.cohort, site, born_ns))
-		return;
+	if (site >= c->nslots || hp_cohort_dropped(&prof.cohort, site, born_ns) ||
+	    hp_cohort_growing(&prof.cohort, site, born_ns))
+		return;         /* died in a drop, or young where the site's young do not die */
 	struct hp_surv_unc u;
 	double p = hp_survival_by_age_unc(&prof.surv, site, (double)c->now.samples - clock_at(born_ns, &c->now), &u);
 	if (p > 0) {
@@ -549,6 +558,13 @@ void describe_live(char *out, size_t cap, const struct snap_ctx *c, double scale
 		len += snprintf(out + len, cap - (size_t)len,
 				"sites whose young samples died together since the last marking (a drop: their "
 				"older samples counted dead until a marking judges them): %u; ", prof.cohort.nstanding);
+	if (len < 0 || (size_t)len >= cap)
+		return;
+	uint32_t grows = prof.cohort_on ? hp_cohort_growing_sites(&prof.cohort) : 0;
+	if (grows)
+		len += snprintf(out + len, cap - (size_t)len,
+				"sites whose samples born since their last drop count alive (no drop found since, "
+				"the markings agree): %u; ", grows);
 	if (len < 0 || (size_t)len >= cap)
 		return;
 	snprintf(out + len, cap - (size_t)len,

@@ -170,6 +170,13 @@ void sweep_while_asking(void *ctx)
 	asking = false;
 }
 
+/* A first judgment, for what a site grows after its drops (cohort.h). */
+static void cohort_judged(const struct hp_live_entry *e, bool alive)
+{
+	if (prof.cohort_on)
+		hp_cohort_judged(&prof.cohort, e->site, e->time_ns, alive, last_start_real());
+}
+
 /* A sample's judgment by the markings, for the survival estimates: the
  * first time a marking covers it (alive) or it is found dead before or at
  * that, and each later marking that finds it still alive or dead. */
@@ -195,6 +202,7 @@ static void judge(struct hp_live_entry *e, bool alive)
 			 * young ages at half the truth. */
 			hp_survival_judge_age(&prof.surv, e->site, b, age_at_last_start(e), true);
 			hp_survival_judge(&prof.surv, e->site, b, true, true);
+			cohort_judged(e, true);
 			e->judged = (uint32_t)m;
 			hp_survival_cleared(&prof.surv, e->site, b, seen, found);
 			return;
@@ -203,17 +211,20 @@ static void judge(struct hp_live_entry *e, bool alive)
 		judge_span(e, b, m, false);
 		if (e->judged == 0 && !covered)
 			hp_survival_pend(&prof.surv, e->site, e->pause_at_alloc, seen, found, e->time_ns, b);
-		else if (e->judged == 0)
+		else if (e->judged == 0) {
 			hp_survival_judge_age(&prof.surv, e->site, b, age_at_last_start(e), false);
+			cohort_judged(e, false);
+		}
 		else if (e->judged == (uint32_t)m)
 			hp_survival_cleared(&prof.surv, e->site, b, sweep_prev, found_by());
 		return;
 	}
 	if (e->judged >= (uint32_t)m || !covered)
 		return;         /* no marking has looked since the last judgment */
-	if (e->judged == 0)
+	if (e->judged == 0) {
 		hp_survival_judge_age(&prof.surv, e->site, b, age_at_last_start(e), true);
-	else
+		cohort_judged(e, true);
+	} else
 		judge_span(e, b, m, true);
 	hp_survival_judge(&prof.surv, e->site, b, e->judged == 0, true);
 	e->judged = (uint32_t)m;

@@ -110,7 +110,9 @@ void hp_profiler_status(FILE *out)
 			(unsigned long long)prof.surv.pending_thinned, (unsigned long long)prof.surv.gone_thinned);
 	if (prof.cohort_on)
 		fprintf(out, "sites whose young samples died together (a drop, counted dead until a marking): %llu found, "
-			"%u standing\n", (unsigned long long)prof.cohort.drops, prof.cohort.nstanding);
+			"%u standing; sites whose samples born since their last drop count alive (the markings "
+			"agree): %u\n", (unsigned long long)prof.cohort.drops, prof.cohort.nstanding,
+			hp_cohort_growing_sites(&prof.cohort));
 	else if (prof.o.live)
 		fprintf(out, "sites whose young samples died together: not looked for (young collections that are not "
 			"pauses, or no collection yet)\n");

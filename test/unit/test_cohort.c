@@ -190,3 +190,65 @@ Test(cohort, the_run_is_taken_in_birth_order_whatever_the_table_order)
 	cr_expect(!hp_cohort_dropped(&c, 5, t));
 	hp_cohort_free(&c);
 }
+
+/* Found dropped once: what the site grows after counts alive only once a
+ * marking found the samples born after that drop alive; a marking that
+ * finds them dying (batches that overlap, a drop missed) takes it back. */
+Test(cohort, what_grows_after_a_drop_counts_alive_once_the_markings_agree)
+{
+	struct hp_cohort c;
+	cr_assert_eq(hp_cohort_init(&c, 8), 0);
+	int64_t t = 1000000000;
+	for (int k = 0; k < 60; k++, t += 100000000) {
+		sweep(&c, 3, 8, 0, t, true);
+		sweep(&c, 4, 8, 0, t, true);
+	}
+	sweep(&c, 3, 8, 5, t, true);
+	sweep(&c, 4, 8, 5, t, true);
+	cr_assert_eq(c.drops, 2u);
+	int64_t last_dead = t + 4 * 1000000, found = t + SWEEP_AFTER;
+	cr_expect(!hp_cohort_growing(&c, 3, last_dead + 1), "no marking has judged what came after yet");
+	/* A marking begins 2 s after the sweep that found the drops: of the
+	 * 40 samples born in between, site 3's are all alive, site 4's half
+	 * dead (its objects do not die only in the drops found). */
+	int64_t start = found + 2000000000;
+	hp_cohort_marking(&c, start);
+	for (int i = 0; i < 40; i++) {
+		int64_t born = last_dead + 1 + (int64_t)i * 50000000;
+		hp_cohort_judged(&c, 3, born, true, start);
+		hp_cohort_judged(&c, 4, born, i % 2, start);
+		hp_cohort_judged(&c, 5, born, true, start);     /* no drop found there */
+	}
+	/* Born before the drop, or after the marking began: not evidence. */
+	for (int i = 0; i < 40; i++) {
+		hp_cohort_judged(&c, 3, last_dead, false, start);
+		hp_cohort_judged(&c, 3, start + 1, false, start);
+	}
+	cr_expect(hp_cohort_growing(&c, 3, last_dead + 1), "born after the drop: alive");
+	cr_expect(hp_cohort_growing(&c, 3, start + 5000000000), "and later, no drop found since");
+	cr_expect(!hp_cohort_growing(&c, 3, last_dead), "born by the drop: not");
+	cr_expect(!hp_cohort_growing(&c, 4, last_dead + 1), "half of them died: the curve by age");
+	cr_expect(!hp_cohort_growing(&c, 5, last_dead + 1), "no drop found: the curve by age");
+	/* The next marking finds the samples born after the drop dying: a
+	 * drop missed. Decayed by half, 20 alive and 30 dead are no longer
+	 * agreement. */
+	int64_t start2 = start + 3000000000;
+	hp_cohort_marking(&c, start2);
+	for (int i = 0; i < 30; i++)
+		hp_cohort_judged(&c, 3, start + 1 + (int64_t)i * 1000000, false, start2);
+	cr_expect(!hp_cohort_growing(&c, 3, start2));
+	/* A later drop moves the bound; markings that find what follows it
+	 * alive restore it, the dead decaying by half a marking. */
+	for (int k = 0; k < 60; k++, t += 100000000)
+		sweep(&c, 3, 8, 0, start2 + t, true);
+	sweep(&c, 3, 8, 6, start2 + t, true);
+	int64_t last2 = start2 + t + 5 * 1000000, start3 = start2 + t + SWEEP_AFTER + 1;
+	for (int m = 0; m < 6; m++, start3 += 1000000000) {
+		hp_cohort_marking(&c, start3);
+		for (int i = 0; i < 40; i++)
+			hp_cohort_judged(&c, 3, last2 + 1 + i, true, start3);
+	}
+	cr_expect(hp_cohort_growing(&c, 3, last2 + 1));
+	cr_expect(!hp_cohort_growing(&c, 3, last2), "the new drop's own: dead, not grown");
+	hp_cohort_free(&c);
+}
