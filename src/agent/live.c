@@ -102,7 +102,7 @@ static struct hp_live_stripe *stripe_with_room(struct hp_live *l, struct hp_live
 }
 
 void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, uint64_t size, uint32_t pause_now,
-		 int64_t time_ns, uint32_t thread)
+		 int64_t time_ns, uint32_t thread, double weight)
 {
 	struct hp_live_stripe *s = &l->stripes[hp_thread_stripe() % HP_LIVE_STRIPES];
 	/* The reference is made before the stripe is locked: NewWeakGlobalRef
@@ -124,7 +124,7 @@ void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, 
 		atomic_fetch_add(&l->dropped, 1);
 		goto drop;
 	}
-	double thin_factor = (double)(1ull << s->level);
+	double thin_factor = (double)(1ull << s->level) * weight;
 	if (s->nfree == 0) {
 		target = stripe_with_room(l, s);
 		if (!target) {

@@ -21,7 +21,8 @@ struct hp_live_entry {
 	uint32_t site;              /* index of the site slot */
 	uint32_t pause_at_alloc;    /* GarbageCollectionFinish events seen when sampled (marks.h) */
 	uint64_t size;              /* object size in bytes */
-	double thin;                /* 2^level at insertion (thinning factor) */
+	double thin;                /* the weight's factor: 2^level at insertion (thinning) times the
+	                               sampler's own (hp_live_add's weight) */
 	int64_t time_ns;            /* CLOCK_REALTIME when sampled */
 	uint32_t thread;            /* samplelog.h thread index, HP_SAMPLELOG_NO_THREAD if none */
 	uint32_t judged;            /* markings counted when a marking last found it alive; 0: never
@@ -46,9 +47,12 @@ int hp_live_init(struct hp_live *l, uint32_t max_live);
 /* Deletes every weak reference (needs a JNIEnv) and frees the table. */
 void hp_live_free(struct hp_live *l, JNIEnv *jni);
 
-/* Tracks `object`. Called from SampledObjectAlloc on the allocating thread. */
+/* Tracks `object`. Called from SampledObjectAlloc on the allocating
+ * thread. `weight`: the sample's probability at the interval asked over
+ * its probability as its thread was really sampled (samplerate.h; 1 for a
+ * sampler that keeps the interval), a factor on its weight as thinning is. */
 void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, uint64_t size, uint32_t pause_now,
-		 int64_t time_ns, uint32_t thread);
+		 int64_t time_ns, uint32_t thread, double weight);
 
 typedef void (*hp_live_fn)(struct hp_live_entry *e, void *ctx);
 

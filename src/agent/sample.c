@@ -250,10 +250,13 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	int nkey;
 	bool interpreted = false, asked = false, have = false, cacheable;
 	uint64_t redef_before = redefinitions_now();
+	/* This thread's sampler factor (samplerate.h): the sample weighs as
+	 * if drawn at the interval asked times it. */
+	double factor = 1;
 	if (atomic_load_explicit(&prof.rate_ready, memory_order_acquire)) {
 		uint64_t allocated = 0;
 		int rd = hp_allocated_read(&prof.allocated, (uintptr_t)jni - (uintptr_t)prof.walk.env_offset, &allocated);
-		hp_sample_rate_note(&prof.rate, allocated, rd, size);
+		factor = hp_sample_rate_note(&prof.rate, allocated, rd, size);
 	}
 	STEP_START();
 	struct hp_stack_entry *hit = cached_stack(jni, key, aux, (int)(sizeof(key) / sizeof(key[0])), &nkey,
@@ -348,7 +351,8 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	    !atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed))
 		hp_stackcache_insert(&prof.stack_cache, key, (uint32_t)nkey, interpreted, epoch, redefs, site->ids,
 				     site->nframes);
-	double w = 1.0 / sample_probability(size);
+	double p_asked = sample_probability(size), p = hp_sample_probability(size, sampling_interval() * factor);
+	double w = 1.0 / p;
 	atomic_fetch_add_explicit(&site->samples, 1, memory_order_relaxed);
 	hp_atomic_add_double(&site->alloc_objects_bits, w);
 	hp_atomic_add_double(&site->alloc_bytes_bits, w * (double)size);
@@ -368,7 +372,7 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 		now_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	}
 	if (prof.o.live)
-		hp_live_add(&prof.live, jni, object, slot, size, pauses_now(), now_ns, th);
+		hp_live_add(&prof.live, jni, object, slot, size, pauses_now(), now_ns, th, p_asked / p);
 	STEP_END(T_LIVE);
 #ifdef HP_SAMPLE_TIMING
 	atomic_fetch_add_explicit(&timed_samples, 1, memory_order_relaxed);

@@ -33,32 +33,33 @@ double sample_probability(uint64_t size)
 	return hp_sample_probability(size, sampling_interval());
 }
 
-/* One line on the interval the sampler keeps and the one the weights use. */
+/* One line on the interval the sampler keeps (samplerate.h): the JVM's
+ * ratio, and that each thread's own weighs its samples. */
 void describe_rate(char *out, size_t cap)
 {
 	uint64_t bytes = atomic_load(&prof.rate.bytes), gaps = atomic_load(&prof.rate.gaps);
 	uint64_t refused = atomic_load(&prof.rate.refused), est = atomic_load(&prof.rate.estimated);
 	double m;
-	hp_sample_rate_factor(bytes, est, gaps, &m);
-	double f = hp_sample_rate_factor_now(&prof.rate);      /* the one the weights use */
+	double f = hp_sample_rate_factor(bytes, est, gaps, &m);
 	if (!atomic_load(&prof.rate_ready))
 		snprintf(out, cap, "sampler's interval: %s", prof.rate_reason[0] ? prof.rate_reason : "not measured yet");
 	else if (gaps < HP_RATE_MIN_GAPS)
-		snprintf(out, cap, "sampler's interval: not known yet (%llu gaps between a thread's samples of the %d "
-			 "needed); weights at the interval asked", (unsigned long long)gaps, HP_RATE_MIN_GAPS);
+		snprintf(out, cap, "sampler's interval: not known yet for the whole JVM (%llu gaps between a thread's "
+			 "samples of the %d needed); each thread's samples weighed at its own measured ratio",
+			 (unsigned long long)gaps, HP_RATE_MIN_GAPS);
 	else
 		snprintf(out, cap, "sampler's interval: the bytes allocated between a thread's samples %.4f of what the "
-			 "samples estimate, over %llu gaps (sd %.2f%%, %llu readings refused): %s %.0f bytes", m, (unsigned long long)gaps,
+			 "samples estimate, over %llu gaps (sd %.2f%%, %llu readings refused): %s; each thread's samples "
+			 "weighed at its own ratio (its last %.0f gaps)", m, (unsigned long long)gaps,
 			 100 / sqrt((double)gaps), (unsigned long long)refused,
-			 f == 1 ? "within its sd, weights at the interval asked," : "off it, weights at",
-			 sampling_interval());
+			 f == 1 ? "within its sd" : "off it", HP_RATE_WINDOW);
 }
 
-/* The interval the weights use: the one asked, times the sampler's
- * measured factor (samplerate.h). */
+/* The interval asked: each sample's weight takes its thread's factor on
+ * it at the sample (samplerate.h; live entries in `thin`). */
 double sampling_interval(void)
 {
-	return (double)prof.o.interval * hp_sample_rate_factor_now(&prof.rate);
+	return (double)prof.o.interval;
 }
 
 /* A tracked sample's Horvitz-Thompson bytes and variance term (weights.h). */

@@ -6,9 +6,11 @@
 #include <string.h>
 
 /* The calling thread's last reading and the generation it belongs to
- * (0: none). */
+ * (0: none), and its own sums (decayed) of the gaps and of what its
+ * samples estimate them, for its factor. */
 static __thread uint64_t last_allocated;
 static __thread uint32_t last_generation;
+static __thread double thread_bytes, thread_estimated;
 
 /* A gap this large is not one (a thread that allocated 16 GiB between two
  * samples at any interval the options allow is counted wrong somewhere). */
@@ -20,7 +22,6 @@ void hp_sample_rate_reset(struct hp_sample_rate *r, uint64_t interval)
 	atomic_store(&r->bytes, 0);
 	atomic_store(&r->estimated, 0);
 	atomic_store(&r->gaps, 0);
-	atomic_store(&r->factor_bits, 0);
 	atomic_store(&r->refused, 0);
 	atomic_fetch_add(&r->generation, 1);
 }
@@ -35,37 +36,36 @@ double hp_sample_rate_factor(uint64_t bytes, uint64_t estimated, uint64_t gaps, 
 	return fabs(m - 1) > HP_RATE_SDS / sqrt((double)gaps) ? m : 1;
 }
 
-void hp_sample_rate_note(struct hp_sample_rate *r, uint64_t allocated, int read, uint64_t size)
+double hp_sample_rate_thread_factor(double bytes, double estimated, double interval)
+{
+	double prior = HP_RATE_PRIOR_GAPS * interval;
+	if (!(interval > 0) || !(bytes >= 0) || !(estimated >= 0))
+		return 1;
+	double k = (bytes + prior) / (estimated + prior);
+	return k < 0.5 ? 0.5 : k > 2 ? 2 : k;
+}
+
+double hp_sample_rate_note(struct hp_sample_rate *r, uint64_t allocated, int read, uint64_t size)
 {
 	uint32_t gen = atomic_load_explicit(&r->generation, memory_order_relaxed) + 1;
+	double interval = (double)atomic_load_explicit(&r->interval, memory_order_relaxed);
+	if (last_generation != gen && last_generation != 0)
+		thread_bytes = thread_estimated = 0;    /* a new session: its own measure */
 	if (read < 0) {
 		atomic_fetch_add_explicit(&r->refused, 1, memory_order_relaxed);
 		last_generation = 0;    /* the next gap would span two */
-		return;
+		return hp_sample_rate_thread_factor(thread_bytes, thread_estimated, interval);
 	}
 	if (last_generation == gen && allocated > last_allocated && allocated - last_allocated < GAP_SANE_BYTES) {
-		double interval = (double)atomic_load_explicit(&r->interval, memory_order_relaxed);
 		double ht = (double)size / hp_sample_probability(size, interval);
+		const double keep = 1.0 - 1.0 / HP_RATE_WINDOW;
+		thread_bytes = thread_bytes * keep + (double)(allocated - last_allocated);
+		thread_estimated = thread_estimated * keep + ht;
 		atomic_fetch_add_explicit(&r->bytes, allocated - last_allocated, memory_order_relaxed);
 		atomic_fetch_add_explicit(&r->estimated, (uint64_t)llround(ht), memory_order_relaxed);
-		uint64_t n = atomic_fetch_add_explicit(&r->gaps, 1, memory_order_relaxed) + 1;
-		if (n % HP_RATE_REFRESH == 0) {
-			double f = hp_sample_rate_factor(atomic_load_explicit(&r->bytes, memory_order_relaxed),
-							 atomic_load_explicit(&r->estimated, memory_order_relaxed), n,
-							 NULL);
-			uint64_t bits;
-			memcpy(&bits, &f, sizeof(bits));
-			atomic_store_explicit(&r->factor_bits, f == 1 ? 0 : bits, memory_order_relaxed);
-		}
+		atomic_fetch_add_explicit(&r->gaps, 1, memory_order_relaxed);
 	}
 	last_allocated = allocated;
 	last_generation = gen;
-}
-
-double hp_sample_rate_factor_now(const struct hp_sample_rate *r)
-{
-	uint64_t bits = atomic_load_explicit(&r->factor_bits, memory_order_relaxed);
-	double f;
-	memcpy(&f, &bits, sizeof(f));
-	return bits ? f : 1;
+	return hp_sample_rate_thread_factor(thread_bytes, thread_estimated, interval);
 }

@@ -1,11 +1,28 @@
-/* The interval the JVM's allocation sampler really keeps, measured.
+/* The interval the JVM's allocation sampler really keeps, measured per
+ * thread, and each sample weighed at its thread's.
  *
  * Why. Every Horvitz-Thompson weight is 1 / (1 - e^{-size/interval}) at
  * the interval the agent asked for. A JVM that samples more often than
  * asked puts every sum that much high: JDK 11 at 64k takes 3.8% more
  * samples than the interval asks, with byte[] of 64..4159 bytes, and its
- * live view reads +4.5% (docs/sampler-rate.md); 17, 21 and 25 take what
- * they are asked.
+ * live view reads +4.5% (docs/sampler-rate.md). And on 11 to 25 a thread
+ * whose allocations go now inside its TLAB, now outside (objects of a few
+ * KiB from a thread that allocates little: its TLAB is small, and an
+ * object that does not fit while the TLAB's free part is above the refill
+ * waste limit goes outside) is sampled more often than the bytes it
+ * allocates: each allocation outside the TLAB takes the slow path, which
+ * adds the TLAB's free part again to the bytes counted since the last
+ * sample point (ThreadLocalAllocBuffer::set_sample_end, 17 and 21; waste
+ * at refills counts too), and the object that next refills the TLAB is
+ * charged all of it (JDK-8356372, "JVMTI heap sampling not working
+ * properly with outside TLAB allocations", rewrote the accounting). Measured:
+ * LoadService's growing list (byte[4080] from the main thread, 20 MiB/s,
+ * beside two threads allocating GB/s), its allocated bytes estimated
+ * +12..+30% over the exact count on 11, 17, 21 (G1, Parallel) and 25;
+ * with -XX:-ResizeTLAB -XX:TLABSize=1m, or on 26 (whose sampler counts
+ * the bytes outside the TLAB apart), within a few % (docs/sampler-rate.md).
+ * One factor for the whole JVM cannot see that: the main thread is 1% of
+ * the bytes.
  *
  * How. On each sample, in the allocating thread's own callback, the bytes
  * that thread has allocated so far (HotSpot's exact count:
@@ -16,53 +33,59 @@
  * sampler that keeps its interval. (The gaps' mean alone is not the
  * interval: a sampled object takes one sample however many sample points
  * fall in it, so with objects of 64..4159 bytes at 64k the gaps came out
- * 1.8% longer than the interval on 17 and 25, which keep it.) The factor is
- * the exact bytes over the estimated ones, its relative sd about
- * 1/sqrt(gaps) (the gaps are exponential, the terms nearly constant); the
- * weights use interval * factor (to first order in size / interval, the
- * weights times the factor) where it differs from 1 by more than
- * HP_RATE_SDS sd with at least HP_RATE_MIN_GAPS gaps, else 1 (a sampler
- * that keeps its interval gets no noise added).
+ * 1.8% longer than the interval on 17 and 25, which keep it.) Per thread,
+ * the factor is the exact bytes over the estimated ones, both decayed
+ * over the thread's last HP_RATE_WINDOW gaps and each given
+ * HP_RATE_PRIOR_GAPS gaps' worth of a sampler that keeps its interval
+ * (so a thread's first samples weigh as asked, and a thread that samples
+ * right carries sd about 1/sqrt(gaps + prior): 0.8% once it has had the
+ * window). Each sample is weighed at interval * its thread's factor then:
+ * a ratio estimator per thread, the thread's allocated bytes as HotSpot
+ * counts them. The whole JVM's ratio is kept too, for `info` and the
+ * profile's line.
  *
- * What it does not know: which sizes or sites the extra samples fall on;
- * the factor is one for all (the held set of docs/sampler-rate.md, sizes
- * below 2 KiB, reads as high as the whole). */
+ * What it does not know: which sizes or sites a thread's extra samples
+ * fall on; its factor is one for all its samples (the held set of
+ * docs/sampler-rate.md, sizes below 2 KiB, reads as high as the whole). */
 #ifndef HP_AGENT_SAMPLERATE_H
 #define HP_AGENT_SAMPLERATE_H
 
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define HP_RATE_MIN_GAPS 10000
+#define HP_RATE_MIN_GAPS 10000   /* the JVM's ratio described off 1 only past this many gaps */
 #define HP_RATE_SDS 5.0
-#define HP_RATE_REFRESH 1024    /* gaps between recomputations of the factor */
+#define HP_RATE_WINDOW 16384.0   /* a thread's gaps its factor weighs (decayed) */
+#define HP_RATE_PRIOR_GAPS 16.0  /* gaps' worth of a sampler that keeps the interval */
 
 struct hp_sample_rate {
-	_Atomic uint64_t bytes;         /* sum of the gaps */
+	_Atomic uint64_t bytes;         /* sum of the gaps, every thread */
 	_Atomic uint64_t estimated;     /* sum of the closing samples' Horvitz-Thompson bytes at the interval asked */
 	_Atomic uint64_t gaps;
-	_Atomic uint64_t factor_bits;   /* the factor in use (double bits); 0: 1 */
 	_Atomic uint32_t generation;    /* bumped by reset: threads' last readings are stale */
 	_Atomic uint64_t refused;       /* readings refused (a pause retired the TLAB during the read) */
 	_Atomic uint64_t interval;      /* the interval asked */
 };
 
 /* Starts over (a new profiling session at `interval` bytes): the
- * threads' last readings no longer count. */
+ * threads' last readings and factors no longer count. */
 void hp_sample_rate_reset(struct hp_sample_rate *r, uint64_t interval);
 
 /* One sample of `size` bytes on the calling thread, which has allocated
  * `allocated` bytes so far (or read < 0: the reading was refused).
- * Lock-free. */
-void hp_sample_rate_note(struct hp_sample_rate *r, uint64_t allocated, int read, uint64_t size);
+ * Returns the calling thread's factor on the interval asked, for this
+ * sample's weight. Lock-free. */
+double hp_sample_rate_note(struct hp_sample_rate *r, uint64_t allocated, int read, uint64_t size);
 
-/* The factor on the interval asked that the weights use (1 until
- * measured off it). */
-double hp_sample_rate_factor_now(const struct hp_sample_rate *r);
+/* Pure: a thread's factor from its decayed sums of gaps (`bytes`) and of
+ * its samples' estimates of them, at `interval` (rule above), within
+ * [0.5, 2]. */
+double hp_sample_rate_thread_factor(double bytes, double estimated, double interval);
 
-/* Pure: the factor for `bytes` allocated over `gaps` that the samples
- * estimated as `estimated` (rule above); *measured (if not NULL) bytes over
- * estimated, 0 with none. */
+/* Pure: the JVM's ratio, whether it is off 1: the factor for `bytes`
+ * allocated over `gaps` that the samples estimated as `estimated`, 1 where
+ * within HP_RATE_SDS sd or fewer than HP_RATE_MIN_GAPS gaps; *measured (if
+ * not NULL) bytes over estimated, 0 with none. */
 double hp_sample_rate_factor(uint64_t bytes, uint64_t estimated, uint64_t gaps, double *measured);
 
 #endif

@@ -78,7 +78,7 @@ Test(live, tracks_then_sweeps_the_dead_and_frees_their_references, .init = fake_
 	static struct obj objs[300];
 	for (int i = 0; i < 300; i++) {
 		objs[i].alive = true;
-		hp_live_add(&l, jni, (jobject)&objs[i], (uint32_t)i % 7, 100, 0, i, 0);
+		hp_live_add(&l, jni, (jobject)&objs[i], (uint32_t)i % 7, 100, 0, i, 0, 1.0);
 	}
 	cr_expect_eq(hp_live_count(&l), 300);
 	cr_expect_eq(weak_refs, 300);
@@ -107,7 +107,7 @@ Test(live, one_thread_fills_every_stripe_before_dropping_any, .init = fake_jni)
 	static struct obj objs[16 * 8];
 	for (int i = 0; i < 16 * 8; i++) {
 		objs[i].alive = true;
-		hp_live_add(&l, jni, (jobject)&objs[i], 0, 8, 0, 0, 0);
+		hp_live_add(&l, jni, (jobject)&objs[i], 0, 8, 0, 0, 0, 1.0);
 	}
 	cr_expect_eq(hp_live_count(&l), 16 * 8);
 	cr_expect_eq(atomic_load(&l.dropped), 0);
@@ -137,7 +137,7 @@ Test(live, thinning_keeps_the_sum_unbiased, .init = fake_jni, .timeout = 120)
 		struct hp_live *l = &tables[r];
 		cr_assert_eq(hp_live_init(l, 64), 0);
 		for (int i = 0; i < N; i++)
-			hp_live_add(l, jni, (jobject)&alive, 0, SIZE, 0, 0, 0);
+			hp_live_add(l, jni, (jobject)&alive, 0, SIZE, 0, 0, 0, 1.0);
 		struct sums s = { 0 };
 		hp_live_each(l, jni, add_up, NULL, &s);
 		mean += s.bytes / R;

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -21,19 +22,27 @@ static double uniform(void)
 /* One thread allocating `n` objects of 64..4159 bytes (LoadService's
  * garbage), sampled as HotSpot means to: sample points a Poisson process
  * over the bytes at mean `real`, an object sampled once if any point falls
- * in it. Each sample is noted with the bytes allocated so far. */
-static void simulate(struct hp_sample_rate *r, double real, int n)
+ * in it. Each sample is noted with the bytes allocated so far; returns the
+ * mean of the thread's factors over its last `tail` samples. */
+static double simulate_tail(struct hp_sample_rate *r, double real, int n, int tail)
 {
-	double pos = 0, next = -real * log(uniform());
+	double pos = 0, next = -real * log(uniform()), sum = 0;
+	int samples = 0;
 	for (int i = 0; i < n; i++) {
 		uint64_t size = 64 + (uint64_t)(uniform() * 4096);
 		bool sampled = next < pos + (double)size;
 		while (next < pos + (double)size)
 			next += -real * log(uniform());
 		pos += (double)size;
-		if (sampled)
-			hp_sample_rate_note(r, (uint64_t)pos, 0, size);
+		if (!sampled)
+			continue;
+		double k = hp_sample_rate_note(r, (uint64_t)pos, 0, size);
+		if (i >= n - tail) {
+			sum += k;
+			samples++;
+		}
 	}
+	return samples ? sum / samples : 0;
 }
 
 static double measured(const struct hp_sample_rate *r)
@@ -53,12 +62,15 @@ Test(samplerate, a_sampler_that_keeps_its_interval_reads_one)
 {
 	static struct hp_sample_rate r;
 	hp_sample_rate_reset(&r, 65536);
-	simulate(&r, 65536, 20000000);
+	double k = simulate_tail(&r, 65536, 20000000, 4000000);
 	uint64_t gaps = atomic_load(&r.gaps);
 	double m = measured(&r), sd = 1 / sqrt((double)gaps);
 	cr_expect(gaps > 400000, "%llu gaps", (unsigned long long)gaps);
 	cr_expect(fabs(m - 1) < 4 * sd, "measured %.4f, sd %.4f", m, sd);
-	cr_expect_eq(hp_sample_rate_factor_now(&r), 1.0);
+	cr_expect_eq(hp_sample_rate_factor(atomic_load(&r.bytes), atomic_load(&r.estimated), gaps, NULL), 1.0);
+	/* The thread's own factor: sd 0.8% over its window, its mean over
+	 * 4M allocations (~5 windows) 1 within 0.6%; docs/test-bounds.md */
+	cr_expect(fabs(k - 1) < 0.006, "the thread's factor %.4f", k);
 	double gap_mean = (double)atomic_load(&r.bytes) / (double)gaps / 65536;
 	cr_expect(gap_mean > 1.01, "the gaps' mean %.4f of the interval: the estimate's reason to be", gap_mean);
 }
@@ -69,9 +81,51 @@ Test(samplerate, a_sampler_that_samples_more_often_is_found_out)
 {
 	static struct hp_sample_rate r;
 	hp_sample_rate_reset(&r, 65536);
-	simulate(&r, 65536 / 1.038, 20000000);
-	double f = hp_sample_rate_factor_now(&r);
-	cr_expect(fabs(f - 1 / 1.038) < 0.006, "factor %.4f, want %.4f", f, 1 / 1.038);
+	double k = simulate_tail(&r, 65536 / 1.038, 20000000, 4000000);
+	double f = hp_sample_rate_factor(atomic_load(&r.bytes), atomic_load(&r.estimated), atomic_load(&r.gaps), NULL);
+	cr_expect(fabs(f - 1 / 1.038) < 0.006, "the JVM's ratio %.4f, want %.4f", f, 1 / 1.038);
+	cr_expect(fabs(k - 1 / 1.038) < 0.006, "the thread's factor %.4f, want %.4f", k, 1 / 1.038);
+}
+
+/* Per thread: one sampled 25% too often (LoadService's growing list on
+ * 11..25: its thread's objects go now inside the TLAB, now outside),
+ * beside one that keeps the interval and allocates 100 times as much. The
+ * JVM's ratio hardly moves; each thread's factor is its own. A thread's
+ * first samples weigh as asked (the prior). */
+struct thread_run {
+	struct hp_sample_rate *r;
+	double real;
+	int n;
+	double first, last;
+};
+
+static void *thread_main(void *arg)
+{
+	struct thread_run *t = arg;
+	t->first = hp_sample_rate_note(t->r, 1000, 0, 100);
+	t->first = hp_sample_rate_note(t->r, 1000 + 65536 / 2, 0, 100);         /* a gap half what it estimates */
+	t->last = simulate_tail(t->r, t->real, t->n, t->n / 4);
+	return NULL;
+}
+
+Test(samplerate, each_thread_weighs_at_its_own_factor)
+{
+	static struct hp_sample_rate r;
+	hp_sample_rate_reset(&r, 65536);
+	struct thread_run over = { &r, 65536 / 1.25, 2000000, 0, 0 }, right = { &r, 65536, 20000000, 0, 0 };
+	pthread_t a, b;
+	cr_assert_eq(pthread_create(&a, NULL, thread_main, &over), 0);
+	cr_assert_eq(pthread_join(a, NULL), 0);
+	cr_assert_eq(pthread_create(&b, NULL, thread_main, &right), 0);
+	cr_assert_eq(pthread_join(b, NULL), 0);
+	cr_expect(over.first > 0.95 && over.first < 0.99, "a first gap moves the factor by its share of the prior: %.4f",
+		  over.first);
+	/* ~60k gaps at 0.8: sd 0.8% (its window), over its last quarter 0.6%; docs/test-bounds.md */
+	cr_expect(fabs(over.last - 0.8) < 0.02, "the thread sampled 25%% too often: factor %.4f, want 0.8", over.last);
+	cr_expect(fabs(right.last - 1) < 0.01, "the thread that keeps the interval: factor %.4f", right.last);
+	double m;
+	hp_sample_rate_factor(atomic_load(&r.bytes), atomic_load(&r.estimated), atomic_load(&r.gaps), &m);
+	cr_expect(m > 0.97, "the JVM's ratio %.4f: one factor for all would not see the first", m);
 }
 
 Test(samplerate, the_rule_needs_enough_gaps_and_a_clear_departure)
