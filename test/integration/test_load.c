@@ -582,7 +582,7 @@ static double sampler_interval(const char *java, char *note, size_t cap)
 	cr_assert_not_null(text, "%s: no profile", java);
 	const char *at = strstr(text, "sampler's interval: the bytes allocated between a thread's samples ");
 	cr_assert_not_null(at, "%s: the profile does not state the sampler's interval:\n%s", java, text);
-	const char *end = strpbrk(at, "\n;");
+	const char *end = strchr(at, '\n');
 	snprintf(note, cap, "%.*s", (int)(end ? end - at : (long)strlen(at)), at);
 	double m = atof(at + strlen("sampler's interval: the bytes allocated between a thread's samples "));
 	free(text);
