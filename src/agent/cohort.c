@@ -47,7 +47,8 @@
  * was alive at the sweep that found it or born since, and a drop since
  * would have been found: it counts alive now (hp_cohort_growing). Only
  * where the markings agree: of the samples born after a drop found before
- * a marking began, that marking found at most MAX_SHARE dead (decayed
+ * a marking began, that marking (or a later one, for those it found
+ * alive before) found at most MAX_SHARE dead (decayed
  * sums, AFTER_DECAY a marking, at least MIN_AFTER judged). A site whose
  * batches overlap (request-scoped objects) or a drop missed (its young
  * part promoted) shows deaths there and goes back to the curve by age
@@ -167,6 +168,7 @@ static void found(struct hp_cohort *c, uint32_t site, int64_t last_ns)
 	if (x->dropped_ns == 0) {
 		if (c->nstanding == MAX_STANDING) {
 			c->drops_lost++;
+			x->after_n = x->after_dead = 0;         /* what it grew is no longer known */
 			return;
 		}
 		c->standing[c->nstanding++] = site;

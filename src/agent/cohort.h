@@ -78,8 +78,9 @@ void hp_cohort_sweep_end(struct hp_cohort *c, bool young_only);
  * the last marking that began after it. */
 bool hp_cohort_dropped(const struct hp_cohort *c, uint32_t site, int64_t born_ns);
 
-/* A sample of `site` born at `born_ns`, judged for the first time by the
- * marking that began at `start_ns`: alive when it began, or dead. */
+/* A sample of `site` born at `born_ns`, judged by the marking that began
+ * at `start_ns` (the first time, or again after one found it alive):
+ * alive when it began, or dead. */
 void hp_cohort_judged(struct hp_cohort *c, uint32_t site, int64_t born_ns, bool alive, int64_t start_ns);
 
 /* Whether a sample of `site` born at `born_ns` belongs to what the site

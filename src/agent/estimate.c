@@ -220,7 +220,8 @@ void add_live(struct hp_live_entry *e, void *vctx)
 		}
 		if (q >= 0) {
 			p = q;
-			a->span_var_log = span_var_log(&u);
+			if (!grows && !dropped)
+				a->span_var_log = span_var_log(&u);
 		} else if ((g = hp_survival_next(&prof.surv, e->site, &n)) >= 0 && n >= 8) {
 			p = hp_survival_since(g, c->gap, c->since);
 		} else {

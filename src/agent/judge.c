@@ -209,6 +209,8 @@ static void judge(struct hp_live_entry *e, bool alive)
 		}
 		hp_survival_judge(&prof.surv, e->site, b, e->judged == 0, false);
 		judge_span(e, b, m, false);
+		if (e->judged != 0 && e->judged < (uint32_t)m && covered)
+			cohort_judged(e, false);        /* verified before, dead at this marking */
 		if (e->judged == 0 && !covered)
 			hp_survival_pend(&prof.surv, e->site, e->pause_at_alloc, seen, found, e->time_ns, b);
 		else if (e->judged == 0) {
@@ -224,8 +226,10 @@ static void judge(struct hp_live_entry *e, bool alive)
 	if (e->judged == 0) {
 		hp_survival_judge_age(&prof.surv, e->site, b, age_at_last_start(e), true);
 		cohort_judged(e, true);
-	} else
+	} else {
 		judge_span(e, b, m, true);
+		cohort_judged(e, true);
+	}
 	hp_survival_judge(&prof.surv, e->site, b, e->judged == 0, true);
 	e->judged = (uint32_t)m;
 }

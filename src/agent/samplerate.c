@@ -11,6 +11,7 @@
 static __thread uint64_t last_allocated;
 static __thread uint32_t last_generation;
 static __thread double thread_bytes, thread_estimated;
+static __thread uint32_t sums_generation;       /* the session the sums belong to */
 
 /* A gap this large is not one (a thread that allocated 16 GiB between two
  * samples at any interval the options allow is counted wrong somewhere). */
@@ -49,8 +50,10 @@ double hp_sample_rate_note(struct hp_sample_rate *r, uint64_t allocated, int rea
 {
 	uint32_t gen = atomic_load_explicit(&r->generation, memory_order_relaxed) + 1;
 	double interval = (double)atomic_load_explicit(&r->interval, memory_order_relaxed);
-	if (last_generation != gen && last_generation != 0)
+	if (sums_generation != gen) {
 		thread_bytes = thread_estimated = 0;    /* a new session: its own measure */
+		sums_generation = gen;
+	}
 	if (read < 0) {
 		atomic_fetch_add_explicit(&r->refused, 1, memory_order_relaxed);
 		last_generation = 0;    /* the next gap would span two */

@@ -18,7 +18,7 @@
 double hp_sample_probability(uint64_t size, double interval);
 
 /* B = S / pi with pi = p(S) / thin, and (if var) its variance term
- * B (B - S). thin >= 1. */
+ * B (B - S). thin > 0: thinning's 2^level times the sampler's factor (live.h), pi <= 1. */
 double hp_ht_bytes(uint64_t size, double thin, double interval, double *var);
 
 /* A sample's term in an estimate of what is alive now, when it is alive

