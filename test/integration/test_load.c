@@ -898,7 +898,7 @@ static double grow_truth_at(const char *truth, double when)
  * 6 s, beside the cache, G1 at 64k (cohort.c): what it grew since its
  * latest drop counts alive once the markings agree, so a profile late in
  * a growth phase reads the list whole, not by its average survival (the
- * build before read -46..-57% there at 64k: docs/load-grow-sampler.md).
+ * build before read -45..-57% there at 64k: docs/load-grow-sampler.md).
  * Every periodic profile after the first drop with the list at 20 MiB or
  * more: within 30% of the list by construction at the profile's moment;
  * at least one names a site counted so. The bench's 190 MiB cache and
