@@ -48,14 +48,14 @@
  * would have been found: it counts alive now (hp_cohort_growing). Only
  * where the markings agree: of the samples born after a drop found before
  * a marking began, that marking (or a later one, for those it found
- * alive before) found at most MAX_SHARE dead (decayed
- * sums, AFTER_DECAY a marking, at least MIN_AFTER judged). A site whose
+ * alive before) found at most MAX_SHARE dead (decayed sums, AFTER_DECAY a
+ * marking, at least MIN_AFTER judged). A site whose
  * batches overlap (request-scoped objects) or a drop missed (its young
  * part promoted) shows deaths there and goes back to the curve by age
  * until the markings agree again.
  *
- * What is not known: a site that keeps old objects while a young batch of it dies together reads its old ones dead until
- * the next marking; deaths in batches (request-scoped objects, all of a
+ * What is not known: a site that keeps old objects while a young batch
+ * of it dies together reads its old ones dead until the next marking; deaths in batches (request-scoped objects, all of a
  * sweep's young ones gone at times) break the independence the test
  * assumes and are found dropped at times, their older samples then
  * counted dead (the survival curve gives such a site little past its

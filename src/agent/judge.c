@@ -170,7 +170,8 @@ void sweep_while_asking(void *ctx)
 	asking = false;
 }
 
-/* A first judgment, for what a site grows after its drops (cohort.h). */
+/* A marking's judgment of a sample, for what a site grows after its
+ * drops (cohort.h). */
 static void cohort_judged(const struct hp_live_entry *e, bool alive)
 {
 	if (prof.cohort_on)
@@ -209,27 +210,23 @@ static void judge(struct hp_live_entry *e, bool alive)
 		}
 		hp_survival_judge(&prof.surv, e->site, b, e->judged == 0, false);
 		judge_span(e, b, m, false);
-		if (e->judged != 0 && e->judged < (uint32_t)m && covered)
-			cohort_judged(e, false);        /* verified before, dead at this marking */
+		if (covered && e->judged < (uint32_t)m)
+			cohort_judged(e, false);        /* dead at this marking, first judged or alive at one before */
 		if (e->judged == 0 && !covered)
 			hp_survival_pend(&prof.surv, e->site, e->pause_at_alloc, seen, found, e->time_ns, b);
-		else if (e->judged == 0) {
+		else if (e->judged == 0)
 			hp_survival_judge_age(&prof.surv, e->site, b, age_at_last_start(e), false);
-			cohort_judged(e, false);
-		}
 		else if (e->judged == (uint32_t)m)
 			hp_survival_cleared(&prof.surv, e->site, b, sweep_prev, found_by());
 		return;
 	}
 	if (e->judged >= (uint32_t)m || !covered)
 		return;         /* no marking has looked since the last judgment */
-	if (e->judged == 0) {
+	if (e->judged == 0)
 		hp_survival_judge_age(&prof.surv, e->site, b, age_at_last_start(e), true);
-		cohort_judged(e, true);
-	} else {
+	else
 		judge_span(e, b, m, true);
-		cohort_judged(e, true);
-	}
+	cohort_judged(e, true);
 	hp_survival_judge(&prof.surv, e->site, b, e->judged == 0, true);
 	e->judged = (uint32_t)m;
 }

@@ -51,6 +51,17 @@ static void sweep(struct hp_cohort *c, uint32_t site, int n, int dead, int64_t b
 	sweep_of(c, site, p, born0, young_only);
 }
 
+/* `sweeps` sweeps 100 ms apart from `t` in which the site's 8 young
+ * samples all live (a list growing), then one at the next 100 ms in which
+ * the first `dead` of them are found cleared; returns that one's time. */
+static int64_t grow_then_drop(struct hp_cohort *c, uint32_t site, int64_t t, int sweeps, int dead)
+{
+	for (int k = 0; k < sweeps; k++, t += 100000000)
+		sweep(c, site, 8, 0, t, true);
+	sweep(c, site, 8, dead, t, true);
+	return t;
+}
+
 Test(cohort, a_list_dropped_is_found_and_ends_with_the_next_marking)
 {
 	struct hp_cohort c;
@@ -244,10 +255,8 @@ Test(cohort, what_grows_after_a_drop_counts_alive_once_the_markings_agree)
 	cr_expect(!hp_cohort_growing(&c, 3, start2));
 	/* A later drop moves the bound; markings that find what follows it
 	 * alive restore it, the dead decaying by half a marking. */
-	for (int k = 0; k < 60; k++, t += 100000000)
-		sweep(&c, 3, 8, 0, start2 + t, true);
-	sweep(&c, 3, 8, 6, start2 + t, true);
-	int64_t last2 = start2 + t + 5 * 1000000, start3 = start2 + t + SWEEP_AFTER + 1;
+	int64_t d2 = grow_then_drop(&c, 3, start2 + t, 60, 6);
+	int64_t last2 = d2 + 5 * 1000000, start3 = d2 + SWEEP_AFTER + 1;
 	for (int m = 0; m < 6; m++, start3 += 1000000000) {
 		hp_cohort_marking(&c, start3);
 		for (int i = 0; i < 40; i++)
@@ -265,27 +274,17 @@ Test(cohort, a_drop_lost_to_a_full_standing_list_withdraws_the_growth)
 {
 	struct hp_cohort c;
 	cr_assert_eq(hp_cohort_init(&c, 2048), 0);
-	int64_t t = 1000000000;
-	for (int k = 0; k < 60; k++, t += 100000000)
-		sweep(&c, 3, 8, 0, t, true);
-	sweep(&c, 3, 8, 5, t, true);
+	int64_t t = grow_then_drop(&c, 3, 1000000000, 60, 5);
 	int64_t last_dead = t + 4 * 1000000, start = t + SWEEP_AFTER + 1000;
 	hp_cohort_marking(&c, start);
 	for (int i = 0; i < 40; i++)
 		hp_cohort_judged(&c, 3, last_dead + 1 + i, true, start);
 	cr_assert(hp_cohort_growing(&c, 3, last_dead + 1));
 	/* 1024 other sites' drops standing, then site 3's next. */
-	for (uint32_t site = 10; site < 10 + 1024; site++) {
-		int64_t u = start + 1000;
-		for (int k = 0; k < 40; k++, u += 100000000)
-			sweep(&c, site, 8, 0, u, true);
-		sweep(&c, site, 8, 5, u, true);
-	}
+	for (uint32_t site = 10; site < 10 + 1024; site++)
+		grow_then_drop(&c, site, start + 1000, 40, 5);
 	cr_assert_eq(c.nstanding, 1024u);
-	int64_t u = start + 1000;
-	for (int k = 0; k < 40; k++, u += 100000000)
-		sweep(&c, 3, 8, 0, u, true);
-	sweep(&c, 3, 8, 5, u, true);
+	int64_t u = grow_then_drop(&c, 3, start + 1000, 40, 5);
 	cr_expect_eq(c.drops_lost, 1u);
 	cr_expect(!hp_cohort_growing(&c, 3, last_dead + 1), "the lost drop's list counted alive");
 	cr_expect(!hp_cohort_growing(&c, 3, u), "after it too, until the markings agree again");
