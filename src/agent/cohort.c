@@ -54,6 +54,19 @@
  * part promoted) shows deaths there and goes back to the curve by age
  * until the markings agree again.
  *
+ * A drop a marking finds. Where full collections come as often as young
+ * ones (Parallel and Serial under load: a second apart), the first to see
+ * a dropped list is often a marking: it judges the list's samples born
+ * before the drop dead and those born since alive, and no young sweep
+ * found it. A marking's judgments of a site whose young seldom die, all
+ * of the dead born before all of the alive (at least MIN_DEAD dead, the
+ * same test as a sweep's run), are taken as a drop up to the latest dead
+ * birth, found when the marking began (hp_cohort_judged_end); only for
+ * what the site grows since: the marking itself judged the list. Its
+ * judgments are then no agreement either way (the deaths are the drop's,
+ * the living chosen by the split). A FIFO queue splits so at every
+ * marking: those judgments never count, and it keeps the curve by age.
+ *
  * What is not known: a site that keeps old objects while a young batch
  * of it dies together reads its old ones dead until the next marking; deaths in batches (request-scoped objects, all of a
  * sweep's young ones gone at times) break the independence the test
@@ -88,7 +101,8 @@ int hp_cohort_init(struct hp_cohort *c, uint32_t cap)
 	c->young = calloc(MAX_YOUNG, sizeof(*c->young));
 	c->standing = calloc(MAX_STANDING, sizeof(*c->standing));
 	c->known = calloc(MAX_KNOWN, sizeof(*c->known));
-	if (!c->sites || !c->touched || !c->young || !c->standing || !c->known) {
+	c->judged = calloc(MAX_TOUCHED, sizeof(*c->judged));
+	if (!c->sites || !c->touched || !c->young || !c->standing || !c->known || !c->judged) {
 		hp_cohort_free(c);
 		return -ENOMEM;
 	}
@@ -103,6 +117,7 @@ void hp_cohort_free(struct hp_cohort *c)
 	free(c->young);
 	free(c->standing);
 	free(c->known);
+	free(c->judged);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -161,6 +176,23 @@ static int by_site_birth(const void *a, const void *b)
 	return (x->born_ns > y->born_ns) - (x->born_ns < y->born_ns);
 }
 
+/* A drop of `site` up to the birth `last_ns`, found by what began at
+ * `found_ns`: kept for what the site grows since, while there is room. */
+static void remember(struct hp_cohort *c, uint32_t site, int64_t last_ns, int64_t found_ns)
+{
+	struct hp_cohort_site *x = &c->sites[site];
+	bool kept = x->last_ns != 0;
+	if (!kept && c->nknown < MAX_KNOWN) {
+		c->known[c->nknown++] = site;
+		kept = true;
+	}
+	if (kept && last_ns > x->last_ns)
+		x->last_ns = last_ns;
+	if (found_ns > x->found_ns)
+		x->found_ns = found_ns;
+	c->drops++;
+}
+
 static void found(struct hp_cohort *c, uint32_t site, int64_t last_ns)
 {
 	struct hp_cohort_site *x = &c->sites[site];
@@ -175,16 +207,7 @@ static void found(struct hp_cohort *c, uint32_t site, int64_t last_ns)
 	}
 	if (last_ns > x->dropped_ns)
 		x->dropped_ns = last_ns;
-	/* Kept for what the site grows since, while there is room. */
-	bool kept = x->last_ns != 0;
-	if (!kept && c->nknown < MAX_KNOWN) {
-		c->known[c->nknown++] = site;
-		kept = true;
-	}
-	if (kept && last_ns > x->last_ns)
-		x->last_ns = last_ns;
-	x->found_ns = c->sweep_ns;
-	c->drops++;
+	remember(c, site, last_ns, c->sweep_ns);
 }
 
 void hp_cohort_sweep_end(struct hp_cohort *c, bool young_only)
@@ -230,17 +253,75 @@ bool hp_cohort_dropped(const struct hp_cohort *c, uint32_t site, int64_t born_ns
 	return d != 0 && born_ns <= d;
 }
 
+/* Born after the latest drop, found before the marking that began at
+ * `start_ns` began: a death here is none of the drops found. */
+static bool after_drop(const struct hp_cohort_site *x, int64_t born_ns, int64_t start_ns)
+{
+	return x->last_ns != 0 && born_ns > x->last_ns && x->found_ns < start_ns && born_ns < start_ns;
+}
+
+/* The site's judgments kept since it was listed: a drop the marking found,
+ * or toward the markings' agreement; then none kept. */
+static void settle(struct hp_cohort *c, uint32_t site, bool may_split)
+{
+	struct hp_cohort_site *x = &c->sites[site];
+	bool split = may_split && x->j_dead >= MIN_DEAD && (x->j_dead == x->j_n || x->j_dead_max < x->j_alive_min) &&
+		     x->j_dead_max > x->last_ns && x->j_dead_max < x->j_start &&
+		     hp_cohort_is_drop(x->young_n, x->young_dead, x->j_n, x->j_dead);
+	if (split) {
+		/* Its judgments of the samples born after the drop before are
+		 * this drop's deaths, or alive by the split itself: not
+		 * evidence either way. */
+		remember(c, site, x->j_dead_max, x->j_start);
+		c->drops_marked++;
+	} else {
+		x->after_n += (float)x->j_after_n;
+		x->after_dead += (float)x->j_after_dead;
+	}
+	x->j_n = x->j_dead = x->j_after_n = x->j_after_dead = 0;
+	x->j_dead_max = x->j_alive_min = 0;
+}
+
 void hp_cohort_judged(struct hp_cohort *c, uint32_t site, int64_t born_ns, bool alive, int64_t start_ns)
 {
 	if (!c->sites || site >= c->cap)
 		return;
 	struct hp_cohort_site *x = &c->sites[site];
-	/* Born after the latest drop, found before the marking began: a
-	 * death here is none of the drops found. */
-	if (x->last_ns == 0 || born_ns <= x->last_ns || x->found_ns >= start_ns || born_ns >= start_ns)
-		return;
-	x->after_n += 1;
-	x->after_dead += !alive;
+	if (x->listed && x->j_start != start_ns)
+		settle(c, site, false);         /* another marking's: none of them is the marking's whole */
+	if (!x->listed) {
+		if (c->njudged == MAX_TOUCHED) {
+			if (after_drop(x, born_ns, start_ns)) {
+				x->after_n += 1;
+				x->after_dead += !alive;
+			}
+			return;
+		}
+		c->judged[c->njudged++] = site;
+		x->listed = true;
+	}
+	x->j_start = start_ns;
+	x->j_n++;
+	if (!alive) {
+		x->j_dead++;
+		if (born_ns > x->j_dead_max)
+			x->j_dead_max = born_ns;
+	} else if (x->j_n - x->j_dead == 1 || born_ns < x->j_alive_min) {
+		x->j_alive_min = born_ns;
+	}
+	if (after_drop(x, born_ns, start_ns)) {
+		x->j_after_n++;
+		x->j_after_dead += !alive;
+	}
+}
+
+void hp_cohort_judged_end(struct hp_cohort *c)
+{
+	for (uint32_t i = 0; i < c->njudged; i++) {
+		settle(c, c->judged[i], true);
+		c->sites[c->judged[i]].listed = false;
+	}
+	c->njudged = 0;
 }
 
 static bool agreed(const struct hp_cohort_site *x)

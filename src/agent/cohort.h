@@ -30,6 +30,13 @@ struct hp_cohort_site {
 	 * first judged by that marking: how many, how many dead; decayed
 	 * sums over the markings. */
 	float after_n, after_dead;
+	/* The marking under way's judgments of the site (hp_cohort_judged),
+	 * settled by hp_cohort_judged_end: the marking's start, how many,
+	 * how many dead, the latest dead birth and the earliest alive one,
+	 * and of them the ones born after the latest drop (after_n's). */
+	bool listed;
+	int64_t j_start, j_dead_max, j_alive_min;
+	uint32_t j_n, j_dead, j_after_n, j_after_dead;
 };
 
 /* A young sample of a site looked at, kept for the sweep's end. */
@@ -53,6 +60,8 @@ struct hp_cohort {
 	uint32_t *known, nknown;        /* sites with a drop found since sampling began */
 	uint64_t drops;                 /* drops found in all */
 	uint64_t drops_lost;            /* found with the standing list full: not applied */
+	uint32_t *judged, njudged;      /* sites a marking judged since hp_cohort_judged_end */
+	uint64_t drops_marked;          /* drops found by a marking's judgments (of all the drops) */
 };
 
 int hp_cohort_init(struct hp_cohort *c, uint32_t cap);
@@ -80,8 +89,16 @@ bool hp_cohort_dropped(const struct hp_cohort *c, uint32_t site, int64_t born_ns
 
 /* A sample of `site` born at `born_ns`, judged by the marking that began
  * at `start_ns` (the first time, or again after one found it alive):
- * alive when it began, or dead. */
+ * alive when it began, or dead. Kept per site until hp_cohort_judged_end. */
 void hp_cohort_judged(struct hp_cohort *c, uint32_t site, int64_t born_ns, bool alive, int64_t start_ns);
+
+/* The judgments since the last call are the marking's whole (a sweep
+ * ended): a site whose young seldom die, all of whose samples judged dead
+ * were born before all of those judged alive, is found dropped by the
+ * marking up to its latest dead birth (for what it grows since:
+ * hp_cohort_growing); the others' judgments of the samples born after
+ * their latest drop count toward the markings' agreement. */
+void hp_cohort_judged_end(struct hp_cohort *c);
 
 /* Whether a sample of `site` born at `born_ns` belongs to what the site
  * grew since its latest drop, at a site whose samples born after its drops

@@ -63,6 +63,7 @@ void sweep_end(void)
 		return;
 	/* One counted meanwhile: not only young deaths. */
 	hp_cohort_sweep_end(&prof.cohort, markings_counted() == prof.cohort_markings);
+	hp_cohort_judged_end(&prof.cohort);     /* a marking's judgments are made in one sweep */
 }
 
 /* A sample the sweep looked at: its site's young deaths (cohort.h). Young

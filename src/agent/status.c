@@ -109,9 +109,10 @@ void hp_profiler_status(FILE *out)
 			"%llu verified then found dead\n", prof.surv.pending_n,
 			(unsigned long long)prof.surv.pending_thinned, (unsigned long long)prof.surv.gone_thinned);
 	if (prof.cohort_on)
-		fprintf(out, "sites whose young samples died together (a drop, counted dead until a marking): %llu found, "
-			"%u standing; sites whose samples born since their last drop count alive (the markings "
-			"agree): %u\n", (unsigned long long)prof.cohort.drops, prof.cohort.nstanding,
+		fprintf(out, "sites whose young samples died together (a drop, counted dead until a marking): %llu found "
+			"(%llu of them by a marking's judgments), %u standing; sites whose samples born since their "
+			"last drop count alive (the markings agree): %u\n", (unsigned long long)prof.cohort.drops,
+			(unsigned long long)prof.cohort.drops_marked, prof.cohort.nstanding,
 			hp_cohort_growing_sites(&prof.cohort));
 	else if (prof.o.live)
 		fprintf(out, "sites whose young samples died together: not looked for (young collections that are not "

@@ -223,6 +223,7 @@ Test(cohort, what_grows_after_a_drop_counts_alive_once_the_markings_agree)
 	 * judged the list whole: its judgments are not agreement. */
 	for (int i = 0; i < 40; i++)
 		hp_cohort_judged(&c, 3, last_dead + 1 + i, true, found - 1);
+	hp_cohort_judged_end(&c);
 	cr_expect(!hp_cohort_growing(&c, 3, last_dead + 1), "judged by a marking that began before the drop was found");
 	/* A marking begins 2 s after the sweep that found the drops: of the
 	 * 40 samples born in between, site 3's are all alive, site 4's half
@@ -240,18 +241,21 @@ Test(cohort, what_grows_after_a_drop_counts_alive_once_the_markings_agree)
 		hp_cohort_judged(&c, 3, last_dead, false, start);
 		hp_cohort_judged(&c, 3, start + 1, false, start);
 	}
+	hp_cohort_judged_end(&c);
 	cr_expect(hp_cohort_growing(&c, 3, last_dead + 1), "born after the drop: alive");
 	cr_expect(hp_cohort_growing(&c, 3, start + 5000000000), "and later, no drop found since");
 	cr_expect(!hp_cohort_growing(&c, 3, last_dead), "born by the drop: not");
 	cr_expect(!hp_cohort_growing(&c, 4, last_dead + 1), "half of them died: the curve by age");
 	cr_expect(!hp_cohort_growing(&c, 5, last_dead + 1), "no drop found: the curve by age");
-	/* The next marking finds the samples born after the drop dying: a
-	 * drop missed. Decayed by half, 20 alive and 30 dead are no longer
-	 * agreement. */
+	/* The next marking finds the samples born after the drop dying among
+	 * the living (batches that overlap). Decayed by half, 20 alive then
+	 * 15 more and 15 dead are no longer agreement. */
 	int64_t start2 = start + 3000000000;
 	hp_cohort_marking(&c, start2);
 	for (int i = 0; i < 30; i++)
-		hp_cohort_judged(&c, 3, start + 1 + (int64_t)i * 1000000, false, start2);
+		hp_cohort_judged(&c, 3, start + 1 + (int64_t)i * 1000000, i % 2, start2);
+	hp_cohort_judged_end(&c);
+	cr_expect_eq(c.drops_marked, 0u, "dead and alive interleaved: no drop");
 	cr_expect(!hp_cohort_growing(&c, 3, start2));
 	/* A later drop moves the bound; markings that find what follows it
 	 * alive restore it, the dead decaying by half a marking. */
@@ -261,6 +265,7 @@ Test(cohort, what_grows_after_a_drop_counts_alive_once_the_markings_agree)
 		hp_cohort_marking(&c, start3);
 		for (int i = 0; i < 40; i++)
 			hp_cohort_judged(&c, 3, last2 + 1 + i, true, start3);
+		hp_cohort_judged_end(&c);
 	}
 	cr_expect(hp_cohort_growing(&c, 3, last2 + 1));
 	cr_expect(!hp_cohort_growing(&c, 3, last2), "the new drop's own: dead, not grown");
@@ -279,6 +284,7 @@ Test(cohort, a_drop_lost_to_a_full_standing_list_withdraws_the_growth)
 	hp_cohort_marking(&c, start);
 	for (int i = 0; i < 40; i++)
 		hp_cohort_judged(&c, 3, last_dead + 1 + i, true, start);
+	hp_cohort_judged_end(&c);
 	cr_assert(hp_cohort_growing(&c, 3, last_dead + 1));
 	/* 1024 other sites' drops standing, then site 3's next. */
 	for (uint32_t site = 10; site < 10 + 1024; site++)
@@ -288,5 +294,81 @@ Test(cohort, a_drop_lost_to_a_full_standing_list_withdraws_the_growth)
 	cr_expect_eq(c.drops_lost, 1u);
 	cr_expect(!hp_cohort_growing(&c, 3, last_dead + 1), "the lost drop's list counted alive");
 	cr_expect(!hp_cohort_growing(&c, 3, u), "after it too, until the markings agree again");
+	hp_cohort_free(&c);
+}
+
+/* One marking's judgments of `site`: `n` samples born `step` apart from
+ * `born0`, those born at or before `dead_to` found dead. */
+static void marking_judges(struct hp_cohort *c, uint32_t site, int64_t born0, int n, int64_t step, int64_t dead_to,
+			   int64_t start)
+{
+	for (int i = 0; i < n; i++) {
+		int64_t born = born0 + (int64_t)i * step;
+		hp_cohort_judged(c, site, born, born > dead_to, start);
+	}
+}
+
+/* Full collections as often as young ones (Parallel, Serial under load):
+ * a marking is the first to see a list dropped. All of a list's samples
+ * judged dead born before all of those judged alive is a drop, found by
+ * the marking; what follows counts alive once the next marking agrees.
+ * Not where the young die (a cache), nor from one marking that judged
+ * two markings' samples; a FIFO queue splits so at every marking and
+ * never gets the markings' agreement. */
+Test(cohort, a_drop_a_marking_finds_moves_the_bound)
+{
+	struct hp_cohort c;
+	cr_assert_eq(hp_cohort_init(&c, 8), 0);
+	int64_t t = 1000000000;
+	for (int k = 0; k < 60; k++, t += 100000000) {
+		sweep(&c, 3, 8, 0, t, true);            /* a list: its young never die */
+		sweep(&c, 6, 8, 0, t, true);            /* a FIFO queue's young never die either */
+		sweep_of(&c, 4, k % 2 ? "adadaaad" : "daadadaa", t, true);       /* a cache's do */
+	}
+	cr_assert_eq(c.drops, 0u);
+	/* The list, 40 samples born 100 ms apart, dropped after the 30th;
+	 * the marking begins 100 ms after the 40th. */
+	int64_t step = 100000000, drop = t + 29 * step, start = t + 40 * step;
+	marking_judges(&c, 3, t, 40, step, drop, start);
+	marking_judges(&c, 4, t, 40, step, drop, start);
+	hp_cohort_judged_end(&c);
+	cr_expect_eq(c.drops_marked, 1u, "the list's, not the cache's");
+	cr_expect_eq(c.sites[3].last_ns, drop);
+	cr_expect(!hp_cohort_growing(&c, 3, drop + step), "no marking since has agreed");
+	cr_expect(!hp_cohort_dropped(&c, 3, drop), "the marking judged the list itself: none standing");
+	/* The next, two seconds later: the 10 and the 30 born since alive. */
+	int64_t start2 = start + 20 * step;
+	hp_cohort_marking(&c, start2);
+	marking_judges(&c, 3, drop + step, 40, step / 2, 0, start2);
+	hp_cohort_judged_end(&c);
+	cr_expect_eq(c.drops_marked, 1u);
+	cr_expect(hp_cohort_growing(&c, 3, drop + step), "born after the drop: alive");
+	cr_expect(!hp_cohort_growing(&c, 3, drop), "born by it: not");
+	/* Dropped again, found by the marking after: the bound moves, the
+	 * agreement stands. */
+	int64_t drop2 = start2 + 5 * step, start3 = start2 + 10 * step;
+	hp_cohort_marking(&c, start3);
+	marking_judges(&c, 3, drop2 - 25 * step, 30, step, drop2, start3);
+	hp_cohort_judged_end(&c);
+	cr_expect_eq(c.drops_marked, 2u);
+	cr_expect(hp_cohort_growing(&c, 3, drop2 + 1) && !hp_cohort_growing(&c, 3, drop2));
+	/* Two markings' judgments in one sweep: neither is a marking's whole. */
+	int64_t drop3 = start3 + 5 * step, start4 = start3 + 10 * step;
+	marking_judges(&c, 3, drop2 + step, 10, step, drop3, start4 - 1);
+	marking_judges(&c, 3, drop2 + 11 * step, 10, step, 0, start4);
+	hp_cohort_judged_end(&c);
+	cr_expect_eq(c.drops_marked, 2u);
+	/* A FIFO queue: each object lives 3 s; markings a second apart each
+	 * judge the samples born in the last 3 s alive and those that turned
+	 * 3 s since dead. Every marking splits; none agrees. */
+	int64_t life = 30 * step, s = t + 40 * step;
+	uint64_t before = c.drops_marked;
+	for (int m = 0; m < 10; m++, s += 10 * step) {
+		hp_cohort_marking(&c, s);
+		marking_judges(&c, 6, s - life - 10 * step, 40, step, s - life, s);
+		hp_cohort_judged_end(&c);
+	}
+	cr_expect_eq(c.drops_marked - before, 10u);
+	cr_expect(!hp_cohort_growing(&c, 6, s - step), "a FIFO queue's young are read by the curve");
 	hp_cohort_free(&c);
 }
