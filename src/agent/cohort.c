@@ -280,6 +280,7 @@ static void settle(struct hp_cohort *c, uint32_t site, bool may_split)
 	}
 	x->j_n = x->j_dead = x->j_after_n = x->j_after_dead = 0;
 	x->j_dead_max = x->j_alive_min = 0;
+	x->j_settled = x->j_start;
 }
 
 void hp_cohort_judged(struct hp_cohort *c, uint32_t site, int64_t born_ns, bool alive, int64_t start_ns)
@@ -290,7 +291,10 @@ void hp_cohort_judged(struct hp_cohort *c, uint32_t site, int64_t born_ns, bool 
 	if (x->listed && x->j_start != start_ns)
 		settle(c, site, false);         /* another marking's: none of them is the marking's whole */
 	if (!x->listed) {
-		if (c->njudged == MAX_TOUCHED) {
+		/* A judgment of a marking already settled (a sample it covers
+		 * only since, or found dead only later) is not part of its
+		 * whole, and a split of a few would be no drop; or no room. */
+		if (x->j_settled == start_ns || c->njudged == MAX_TOUCHED) {
 			if (after_drop(x, born_ns, start_ns)) {
 				x->after_n += 1;
 				x->after_dead += !alive;

@@ -36,6 +36,7 @@ struct hp_cohort_site {
 	 * and of them the ones born after the latest drop (after_n's). */
 	bool listed;
 	int64_t j_start, j_dead_max, j_alive_min;
+	int64_t j_settled;              /* the start of the marking last settled */
 	uint32_t j_n, j_dead, j_after_n, j_after_dead;
 };
 

@@ -186,6 +186,21 @@ static void cohort_judged(const struct hp_live_entry *e, bool alive, uint64_t m)
 	hp_cohort_judged(&prof.cohort, e->site, e->time_ns, alive, start > 0 ? start : last_start_real());
 }
 
+/* The start of the marking survival_catch_up counts, for cohort_ring_judged. */
+static int64_t ring_start;
+
+/* A sample of the survival rings (found dead before the marking that
+ * judges it was counted: a requested G1 cycle's Remark clears a dropped
+ * list before the request returns) judged by the marking being counted
+ * (survival.h, judged): to the cohort with the marking's other judgments,
+ * which the sweep after makes. */
+void cohort_ring_judged(uint32_t site, int64_t born_ns, bool alive, void *ctx)
+{
+	(void)ctx;
+	if (prof.cohort_on && ring_start > 0)
+		hp_cohort_judged(&prof.cohort, site, born_ns, alive, ring_start);
+}
+
 /* A sample's judgment by the markings, for the survival estimates: the
  * first time a marking covers it (alive) or it is found dead before or at
  * that, and each later marking that finds it still alive or dead. */
@@ -213,7 +228,7 @@ static void judge(struct hp_live_entry *e, bool alive)
 			hp_survival_judge(&prof.surv, e->site, b, true, true);
 			cohort_judged(e, true, m);
 			e->judged = (uint32_t)m;
-			hp_survival_cleared(&prof.surv, e->site, b, seen, found);
+			hp_survival_cleared(&prof.surv, e->site, b, seen, found, e->time_ns);
 			return;
 		}
 		hp_survival_judge(&prof.surv, e->site, b, e->judged == 0, false);
@@ -225,7 +240,7 @@ static void judge(struct hp_live_entry *e, bool alive)
 		else if (e->judged == 0)
 			hp_survival_judge_age(&prof.surv, e->site, b, age_at_last_start(e), false);
 		else if (e->judged == (uint32_t)m)
-			hp_survival_cleared(&prof.surv, e->site, b, sweep_prev, found_by());
+			hp_survival_cleared(&prof.surv, e->site, b, sweep_prev, found_by(), e->time_ns);
 		return;
 	}
 	if (e->judged >= (uint32_t)m || !covered)
@@ -303,6 +318,7 @@ void survival_catch_up(void)
 	int64_t start = last_start_real();
 	for (uint64_t k = prof.surv_markings + 1; k <= m; k++)
 		prof.mark_start_real[k % HP_MARK_STARTS] = start;
+	ring_start = start;
 	struct clock_now now = clock_now();
 	double span = span_between(prof.surv_markings, m, &now);
 	uint32_t cover, from = 0, before = 0;

@@ -313,6 +313,7 @@ void sweep_saw(const struct hp_live_entry *e, bool dead);
 void sweep_ask_begin(void);
 void sweep_while_asking(void *jni);
 void survival_catch_up(void);
+void cohort_ring_judged(uint32_t site, int64_t born_ns, bool alive, void *ctx);
 void hist_dead(struct hp_live_entry *e, void *ctx);
 void markings_tick(JNIEnv *jni);
 void history_tick(JNIEnv *jni, bool profile);

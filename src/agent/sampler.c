@@ -590,6 +590,8 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	if (!rc && o->live) {
 		rc = hp_survival_init(&prof.surv, prof.sites.mask + 1);
 		prof.have_surv = rc == 0;
+		prof.surv.judged = cohort_ring_judged;  /* judge.c: the rings' judgments to the cohort */
+		prof.surv.judged_ctx = NULL;
 		prof.surv_markings = 0;
 		memset(prof.mark_start_real, 0, sizeof(prof.mark_start_real));
 		prof.canary_tried = false;

@@ -344,7 +344,8 @@ static void thin_gone(struct hp_survival *s)
 	s->ngone = kept;
 }
 
-void hp_survival_cleared(struct hp_survival *s, uint32_t site, double bytes, uint32_t seen, uint32_t found)
+void hp_survival_cleared(struct hp_survival *s, uint32_t site, double bytes, uint32_t seen, uint32_t found,
+			 int64_t born_ns)
 {
 	if (!s->sites || site >= s->cap || !(bytes > 0))
 		return;
@@ -361,7 +362,7 @@ void hp_survival_cleared(struct hp_survival *s, uint32_t site, double bytes, uin
 	if (s->ngone == s->gone_cap)
 		thin_gone(s);
 	if (s->ngone < s->gone_cap)
-		s->gone[s->ngone++] = (struct hp_survival_gone){ site, seen, found, (float)bytes };
+		s->gone[s->ngone++] = (struct hp_survival_gone){ site, seen, found, born_ns, (float)bytes };
 }
 
 double hp_survival_cleared_since(const struct hp_survival *s, uint32_t site)
@@ -425,9 +426,12 @@ void hp_survival_settle_cleared(struct hp_survival *s, double span, uint32_t ali
 {
 	for (uint32_t k = 0; s->sites && k < s->ngone; k++) {
 		const struct hp_survival_gone *g = &s->gone[k];
-		if (g->site < s->cap)
-			judge_in(s, g->site, g->bytes, 1, span,
-				 hp_survival_alive_at_start(g->seen, g->found, alive_from, alive_before), true);
+		if (g->site >= s->cap)
+			continue;
+		bool alive = hp_survival_alive_at_start(g->seen, g->found, alive_from, alive_before);
+		judge_in(s, g->site, g->bytes, 1, span, alive, true);
+		if (s->judged)
+			s->judged(g->site, g->born_ns, alive, s->judged_ctx);
 	}
 	s->ngone = 0;
 	s->gone_level = 0;
@@ -472,8 +476,10 @@ void hp_survival_settle(struct hp_survival *s, uint32_t cover, uint32_t alive_fr
 		if (p.pause <= cover) {
 			bool alive = hp_survival_alive_at_start(p.seen, p.found, alive_from, alive_before);
 			hp_survival_judge_age(s, p.site, p.bytes, start - born(p.born_ns, ctx), alive);
+			if (s->judged)
+				s->judged(p.site, p.born_ns, alive, s->judged_ctx);
 			if (alive)
-				hp_survival_cleared(s, p.site, p.bytes, p.seen, p.found);
+				hp_survival_cleared(s, p.site, p.bytes, p.seen, p.found, p.born_ns);
 		} else {
 			s->pending[(s->pending_head + kept++) % s->pending_cap] = p;
 		}

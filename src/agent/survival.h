@@ -80,6 +80,7 @@ struct hp_survival {
 	struct hp_survival_site pooled;
 	struct hp_survival_gone {       /* verified samples found cleared since the last marking */
 		uint32_t site, seen, found;     /* pause counts as in hp_survival_pending */
+		int64_t born_ns;                /* CLOCK_REALTIME */
 		float bytes;
 	} *gone;
 	uint32_t gone_cap, ngone;
@@ -93,6 +94,12 @@ struct hp_survival {
 	 * judge the young (generational ZGC's majors judge what was promoted
 	 * by their start). Set before the first judgment. */
 	bool age_when_judged;
+	/* Called for each sample of the rings a marking judges
+	 * (hp_survival_settle's pending, hp_survival_settle_cleared's gone):
+	 * alive when it began, or dead; NULL for none. Those the rings let go
+	 * when full are not seen. */
+	void (*judged)(uint32_t site, int64_t born_ns, bool alive, void *ctx);
+	void *judged_ctx;
 	/* The curves made ready per site, good while `version` is what it
 	 * was (every change to what they read raises it): survival.c, curve.
 	 * Read under the dump lock, as the rest: hp_survival_by_* take the
@@ -210,7 +217,8 @@ unsigned hp_survival_age_bucket(double age);
 /* A sample verified by the last marking found dead since: still referenced
  * at a sweep that began at pause count `seen`, found cleared by one that
  * began at `found`. */
-void hp_survival_cleared(struct hp_survival *s, uint32_t site, double bytes, uint32_t seen, uint32_t found);
+void hp_survival_cleared(struct hp_survival *s, uint32_t site, double bytes, uint32_t seen, uint32_t found,
+			 int64_t born_ns);
 /* At a new marking, `span` after the last began (before
  * hp_survival_next_epoch): each sample hp_survival_cleared counted since,
  * judged at that span (hp_survival_judge_span): dead, except those cleared

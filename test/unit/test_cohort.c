@@ -323,6 +323,7 @@ Test(cohort, a_drop_a_marking_finds_moves_the_bound)
 	for (int k = 0; k < 60; k++, t += 100000000) {
 		sweep(&c, 3, 8, 0, t, true);            /* a list: its young never die */
 		sweep(&c, 6, 8, 0, t, true);            /* a FIFO queue's young never die either */
+		sweep(&c, 7, 8, 0, t, true);            /* another list */
 		sweep_of(&c, 4, k % 2 ? "adadaaad" : "daadadaa", t, true);       /* a cache's do */
 	}
 	cr_assert_eq(c.drops, 0u);
@@ -370,5 +371,16 @@ Test(cohort, a_drop_a_marking_finds_moves_the_bound)
 	}
 	cr_expect_eq(c.drops_marked - before, 10u);
 	cr_expect(!hp_cohort_growing(&c, 6, s - step), "a FIFO queue's young are read by the curve");
+	/* A marking's judgments made after it was settled (samples it covers
+	 * only since): not part of its whole, no drop of their own. */
+	before = c.drops_marked;
+	marking_judges(&c, 7, t, 40, step, drop, start);
+	hp_cohort_judged_end(&c);
+	cr_expect_eq(c.drops_marked, before + 1);
+	for (int i = 1; i <= 6; i++)
+		hp_cohort_judged(&c, 7, drop + i * step, false, start);
+	hp_cohort_judged_end(&c);
+	cr_expect_eq(c.drops_marked, before + 1);
+	cr_expect_eq(c.sites[7].last_ns, drop);
 	hp_cohort_free(&c);
 }

@@ -68,8 +68,8 @@ Test(survival, a_site_with_few_judgments_leans_on_the_pooled_share)
 	}
 	cr_expect_gt(hp_survival_first(&s, 1, NULL), 0.98);
 	/* Cleared counts belong to the epoch they were made in. */
-	hp_survival_cleared(&s, 1, 10, 0, 1);
-	hp_survival_cleared(&s, 1, 5, 0, 1);
+	hp_survival_cleared(&s, 1, 10, 0, 1, 0);
+	hp_survival_cleared(&s, 1, 5, 0, 1, 0);
 	cr_expect_eq(hp_survival_cleared_since(&s, 1), 15.0);
 	hp_survival_next_epoch(&s);
 	cr_expect_eq(hp_survival_cleared_since(&s, 1), 0.0);
@@ -385,7 +385,7 @@ Test(survival, by_span_follows_exponential_survival_over_irregular_gaps)
 		for (int i = 0; i < 2000; i++) {
 			bool alive = uniform() < exp(-l * d);
 			if (!alive && i % 2)
-				hp_survival_cleared(&s, 1, 1.0, 0, 1);
+				hp_survival_cleared(&s, 1, 1.0, 0, 1, 0);
 			else
 				hp_survival_judge_span(&s, 1, 1.0, 1000 * d, alive);
 		}
@@ -741,10 +741,10 @@ Test(survival, settle_cleared_judges_alive_what_the_next_markings_young_pauses_c
 {
 	struct hp_survival s;
 	cr_assert_eq(hp_survival_init(&s, 2), 0);
-	hp_survival_cleared(&s, 0, 1, 19, 20);  /* before the next marking's start pause (21): dead */
-	hp_survival_cleared(&s, 0, 1, 21, 23);  /* inside: alive */
-	hp_survival_cleared(&s, 0, 1, 22, 24);  /* inside: alive */
-	hp_survival_cleared(&s, 0, 1, 23, 25);  /* found after Remark (25): dead */
+	hp_survival_cleared(&s, 0, 1, 19, 20, 0);  /* before the next marking's start pause (21): dead */
+	hp_survival_cleared(&s, 0, 1, 21, 23, 0);  /* inside: alive */
+	hp_survival_cleared(&s, 0, 1, 22, 24, 0);  /* inside: alive */
+	hp_survival_cleared(&s, 0, 1, 23, 25, 0);  /* found after Remark (25): dead */
 	cr_expect_eq(hp_survival_cleared_since(&s, 0), 4.0);
 	hp_survival_settle_cleared(&s, 500, 21, 25);
 	unsigned b = hp_survival_age_bucket(500);
@@ -977,7 +977,7 @@ Test(survival, a_full_ring_is_thinned_evenly_over_ages_not_cut_at_the_oldest)
 	for (int i = 0; i < 8192; i++)
 		hp_survival_pend(&s, 1, 1, 1, 2, (int64_t)i * 1000000, 1);
 	for (int i = 0; i < 4096; i++)
-		hp_survival_cleared(&s, 1, 1, 1, 2);
+		hp_survival_cleared(&s, 1, 1, 1, 2, 0);
 	cr_expect(s.pending_n <= 1024 && s.pending_n >= 256, "pending %u", s.pending_n);
 	cr_expect(s.pending_thinned > 6000, "thinned %llu", (unsigned long long)s.pending_thinned);
 	cr_expect(s.gone_thinned > 3000, "gone thinned %llu", (unsigned long long)s.gone_thinned);
@@ -1009,5 +1009,45 @@ Test(survival, a_full_ring_is_thinned_evenly_over_ages_not_cut_at_the_oldest)
 	/* deterministic (fixed xorshift seed): false failure 0; docs/test-bounds.md */
 	cr_expect(fabs(s.sites[1].spans.all[b] - 4096) < 0.2 * 4096, "verified found dead: %g judged of 4096",
 		  s.sites[1].spans.all[b]);
+	hp_survival_free(&s);
+}
+
+/* What the rings' judgments say of each sample goes on to the `judged`
+ * hook (judge.c: to the cohort, cohort.h), with its birth: pending ones
+ * at hp_survival_settle, the gone at hp_survival_settle_cleared, alive or
+ * dead as the window says. Cover 20: start pause 21, Remark 25. */
+static int hook_n, hook_alive;
+static int64_t hook_born_sum;
+
+static void hook(uint32_t site, int64_t born_ns, bool alive, void *ctx)
+{
+	cr_expect_eq(site, 1u);
+	cr_expect_eq(ctx, (void *)&hook_n);
+	hook_n++;
+	hook_alive += alive;
+	hook_born_sum += born_ns;
+}
+
+Test(survival, the_rings_judgments_reach_the_hook_with_their_births)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 2), 0);
+	s.judged = hook;
+	s.judged_ctx = &hook_n;
+	hp_survival_pend(&s, 1, 18, 19, 21, 1000, 1);          /* dead at start */
+	hp_survival_pend(&s, 1, 18, 21, 23, 2000, 1);          /* alive: cleared inside the window */
+	hp_survival_pend(&s, 1, 22, 23, 24, 4000, 1);          /* not covered: not judged */
+	hp_survival_settle(&s, 20, 21, 25, 1500, born_in_ms, NULL);
+	cr_expect(hook_n == 2 && hook_alive == 1 && hook_born_sum == 3000, "%d judged, %d alive, births %lld",
+		  hook_n, hook_alive, (long long)hook_born_sum);
+	/* The one alive at the start is a verified sample gone since: judged
+	 * again by the next marking (no window now: dead), with the verified
+	 * one found cleared since. */
+	hook_n = hook_alive = 0;
+	hook_born_sum = 0;
+	hp_survival_cleared(&s, 1, 1, 23, 24, 8000);
+	hp_survival_settle_cleared(&s, 500, 0, 0);
+	cr_expect(hook_n == 2 && hook_alive == 0 && hook_born_sum == 10000, "%d judged, %d alive, births %lld",
+		  hook_n, hook_alive, (long long)hook_born_sum);
 	hp_survival_free(&s);
 }
