@@ -28,8 +28,10 @@ struct hp_cohort_site {
 	int64_t last_ns;
 	/* Samples born after the latest drop found before a marking began,
 	 * first judged by that marking: how many, how many dead; decayed
-	 * sums over the markings. */
+	 * sums over the markings. Before the site's first drop, every one of
+	 * its samples a marking judged (decayed from after_marking on). */
 	float after_n, after_dead;
+	uint32_t after_marking;         /* hp_cohort's markings when the sums were last decayed */
 	/* The marking under way's judgments of the site (hp_cohort_judged),
 	 * settled by hp_cohort_judged_end: the marking's start, how many,
 	 * how many dead, the latest dead birth and the earliest alive one,
@@ -63,6 +65,7 @@ struct hp_cohort {
 	uint64_t drops_lost;            /* found with the standing list full: not applied */
 	uint32_t *judged, njudged;      /* sites a marking judged since hp_cohort_judged_end */
 	uint64_t drops_marked;          /* drops found by a marking's judgments (of all the drops) */
+	uint32_t markings;              /* hp_cohort_marking calls */
 };
 
 int hp_cohort_init(struct hp_cohort *c, uint32_t cap);

@@ -384,3 +384,54 @@ Test(cohort, a_drop_a_marking_finds_moves_the_bound)
 	cr_expect_eq(c.sites[7].last_ns, drop);
 	hp_cohort_free(&c);
 }
+
+/* Before its first drop, a list's samples judged by the markings all
+ * lived: the agreement stands when a marking finds the drop, and what it
+ * grows after counts alive at once. A FIFO queue filling up looks the
+ * same until its first objects die, then splits at every marking: the
+ * agreement from its filling decays by half a marking, gone in a few. A
+ * site whose samples the markings found dying before any drop gets none. */
+Test(cohort, a_list_that_never_lost_a_sample_counts_its_growth_alive_from_its_first_drop)
+{
+	struct hp_cohort c;
+	cr_assert_eq(hp_cohort_init(&c, 8), 0);
+	int64_t t = 1000000000, step = 100000000;
+	for (int k = 0; k < 60; k++, t += step) {
+		sweep(&c, 1, 8, 0, t, true);            /* a list */
+		sweep(&c, 2, 8, 0, t, true);            /* a FIFO queue, 3 s of life */
+		sweep(&c, 3, 8, 0, t, true);            /* a site whose old objects die now and then */
+	}
+	/* Markings a second apart, 10 samples a second: nothing dies. */
+	int64_t s = t + 10 * step;
+	for (int m = 1; m <= 3; m++, s += 10 * step) {
+		hp_cohort_marking(&c, s);
+		marking_judges(&c, 1, t, 10 * m, step, 0, s);
+		marking_judges(&c, 2, t, 10 * m, step, 0, s);
+		for (int i = 0; i < 10 * m; i++)          /* one in five dead, among the living */
+			hp_cohort_judged(&c, 3, t + i * step, i % 5 != 2, s);
+		hp_cohort_judged_end(&c);
+	}
+	cr_expect_eq(c.drops_marked, 0u);
+	/* The list dropped after its 35th sample; the queue's first 5 died. */
+	hp_cohort_marking(&c, s);
+	marking_judges(&c, 1, t, 40, step, t + 34 * step, s);
+	marking_judges(&c, 2, t, 40, step, t + 4 * step, s);
+	marking_judges(&c, 3, t + 3 * step, 37, step, t + 10 * step, s);
+	hp_cohort_judged_end(&c);
+	cr_expect_eq(c.drops_marked, 3u);
+	cr_expect(hp_cohort_growing(&c, 1, t + 35 * step), "the list's growth since its first drop: alive");
+	cr_expect(!hp_cohort_growing(&c, 1, t + 34 * step));
+	cr_expect(!hp_cohort_growing(&c, 3, t + 11 * step), "its samples died before: the curve");
+	/* The queue splits at each marking after: its filling's agreement
+	 * gone within a few. */
+	int64_t dead_to = t + 4 * step;
+	for (int m = 0; m < 4; m++) {
+		s += 10 * step;
+		dead_to += 10 * step;
+		hp_cohort_marking(&c, s);
+		marking_judges(&c, 2, dead_to - 9 * step, 40, step, dead_to, s);
+		hp_cohort_judged_end(&c);
+	}
+	cr_expect(!hp_cohort_growing(&c, 2, dead_to + step), "a FIFO queue: the curve again");
+	hp_cohort_free(&c);
+}
