@@ -182,13 +182,13 @@ def table(raw, commit, command, site='cache'):
           'with the agent options named ALSO in the command added, "async" '
           'async-profiler 4.6 live (loop=4s; counts x interval), "ddprof" ddprof 1.22 live-heap '
           '(HeapLiveObject size x weight); all at the same sampling interval.\n' % (os.environ.get('PERIOD', '4'), what))
-    print('"within 10%%": periodic profiles within 10%% of the truth, and beside it how many an exact '
+    print('"within 10%": periodic profiles within 10% of the truth, and beside it how many an exact '
           'estimator would have in expectation: one that knew every object\'s liveness still counts only the '
           'sampled ones, a Horvitz-Thompson sum whose relative sd is sqrt(R / L) for a live set of L bytes '
-          'sampled at mean interval R (object sizes well below R): 5.2%% for the 190 MiB cache at 512 KiB, so '
-          'P(within 10%%) = 2 Phi(0.10 / 0.052) - 1 = 0.945 per profile, not 1. "inside its interval": profiles '
-          'whose 95%% interval (the site\'s "+-" in the text profile) holds the truth, of those that state one: '
-          'about 95%% for honest intervals. "rest of the view": what the periodic profile\'s (or screen\'s) '
+          'sampled at mean interval R (object sizes well below R): 5.2% for the 190 MiB cache at 512 KiB, so '
+          'P(within 10%) = 2 Phi(0.10 / 0.052) - 1 = 0.945 per profile, not 1. "inside its interval": profiles '
+          'whose 95% interval (the site\'s "+-" in the text profile) holds the truth, of those that state one: '
+          'about 95% for honest intervals. "rest of the view": what the periodic profile\'s (or screen\'s) '
           'whole live view counts outside the site, MiB, median [max] (heapprobe only): the JVM\'s own objects, '
           'a few MiB, when the estimate is right everywhere; the garbage site counted alive shows here.\n')
     print('| collector | JDK | build | periodic profiles (error each) | median [min, max] | within 10% (exact: expected) | inside its 95% interval | rest of the view (MiB) | exit (MiB at the dead caches) |')
