@@ -286,7 +286,15 @@ static bool after_drop(const struct hp_cohort_site *x, int64_t born_ns, int64_t 
 static void settle(struct hp_cohort *c, uint32_t site, bool may_split)
 {
 	struct hp_cohort_site *x = &c->sites[site];
-	bool split = may_split && x->j_dead >= MIN_DEAD && (x->j_dead == x->j_n || x->j_dead_max < x->j_alive_min) &&
+	if (x->last_ns == 0)
+		decay_to_now(c, x);
+	/* A first drop only at a site earlier markings judged (at least
+	 * MIN_AFTER of its samples): at the first marking of all, a site
+	 * whose every sample died (the start-up's) is no list dropped, and
+	 * none of its later samples would be known better for it. */
+	bool judged_before = x->last_ns != 0 || x->after_n >= MIN_AFTER;
+	bool split = may_split && judged_before && x->j_dead >= MIN_DEAD &&
+		     (x->j_dead == x->j_n || x->j_dead_max < x->j_alive_min) &&
 		     x->j_dead_max > x->last_ns && x->j_dead_max < x->j_start &&
 		     hp_cohort_is_drop(x->young_n, x->young_dead, x->j_n, x->j_dead);
 	if (split) {

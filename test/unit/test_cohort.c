@@ -330,12 +330,19 @@ Test(cohort, a_drop_a_marking_finds_moves_the_bound)
 	/* The list, 40 samples born 100 ms apart, dropped after the 30th;
 	 * the marking begins 100 ms after the 40th. */
 	int64_t step = 100000000, drop = t + 29 * step, start = t + 40 * step;
+	/* A marking before, that found the 40 born in the first 2 s alive. */
+	hp_cohort_marking(&c, t + 20 * step);
+	marking_judges(&c, 3, t, 40, step / 2, 0, t + 20 * step);
+	marking_judges(&c, 4, t, 40, step / 2, 0, t + 20 * step);
+	hp_cohort_judged_end(&c);
+	cr_expect_eq(c.drops_marked, 0u);
+	hp_cohort_marking(&c, start);
 	marking_judges(&c, 3, t, 40, step, drop, start);
 	marking_judges(&c, 4, t, 40, step, drop, start);
 	hp_cohort_judged_end(&c);
 	cr_expect_eq(c.drops_marked, 1u, "the list's, not the cache's");
 	cr_expect_eq(c.sites[3].last_ns, drop);
-	cr_expect(!hp_cohort_growing(&c, 3, drop + step), "no marking since has agreed");
+	cr_expect(hp_cohort_growing(&c, 3, drop + step), "the marking before found none of it dead: agreed");
 	cr_expect(!hp_cohort_dropped(&c, 3, drop), "the marking judged the list itself: none standing");
 	/* The next, two seconds later: the 10 and the 30 born since alive. */
 	int64_t start2 = start + 20 * step;
@@ -369,11 +376,13 @@ Test(cohort, a_drop_a_marking_finds_moves_the_bound)
 		marking_judges(&c, 6, s - life - 10 * step, 40, step, s - life, s);
 		hp_cohort_judged_end(&c);
 	}
-	cr_expect_eq(c.drops_marked - before, 10u);
+	cr_expect_eq(c.drops_marked - before, 9u, "the first marking judged none of it before: no drop of its");
 	cr_expect(!hp_cohort_growing(&c, 6, s - step), "a FIFO queue's young are read by the curve");
 	/* A marking's judgments made after it was settled (samples it covers
 	 * only since): not part of its whole, no drop of their own. */
 	before = c.drops_marked;
+	marking_judges(&c, 7, t, 40, step / 2, 0, t + 20 * step);
+	hp_cohort_judged_end(&c);
 	marking_judges(&c, 7, t, 40, step, drop, start);
 	hp_cohort_judged_end(&c);
 	cr_expect_eq(c.drops_marked, before + 1);
@@ -433,5 +442,22 @@ Test(cohort, a_list_that_never_lost_a_sample_counts_its_growth_alive_from_its_fi
 		hp_cohort_judged_end(&c);
 	}
 	cr_expect(!hp_cohort_growing(&c, 2, dead_to + step), "a FIFO queue: the curve again");
+	hp_cohort_free(&c);
+}
+
+/* At the first marking of all, a site whose every sample died (the
+ * start-up's) is no drop found: no marking had judged it before. */
+Test(cohort, no_first_drop_where_no_marking_judged_the_site_before)
+{
+	struct hp_cohort c;
+	cr_assert_eq(hp_cohort_init(&c, 8), 0);
+	int64_t t = 1000000000, step = 100000000;
+	for (int k = 0; k < 60; k++, t += step)
+		sweep(&c, 1, 8, 0, t, true);
+	hp_cohort_marking(&c, t + 40 * step);
+	marking_judges(&c, 1, t, 40, step, t + 40 * step, t + 40 * step);
+	hp_cohort_judged_end(&c);
+	cr_expect_eq(c.drops_marked, 0u);
+	cr_expect_eq(c.drops, 0u);
 	hp_cohort_free(&c);
 }
