@@ -201,8 +201,17 @@ static void remember(struct hp_cohort *c, uint32_t site, int64_t last_ns, int64_
 {
 	struct hp_cohort_site *x = &c->sites[site];
 	bool kept = x->last_ns != 0;
-	if (!kept)
-		decay_to_now(c, x);     /* the judgments before its first drop, as agreement */
+	if (!kept) {
+		/* The judgments before its first drop, as agreement, carried at
+		 * most as 2 MIN_AFTER: each marking judges every live sample
+		 * again, and a FIFO queue that splits at every marking since
+		 * would stay agreed for log2(n / MIN_AFTER) markings. */
+		decay_to_now(c, x);
+		if (x->after_n > 2 * MIN_AFTER) {
+			x->after_dead *= (float)(2 * MIN_AFTER) / x->after_n;
+			x->after_n = (float)(2 * MIN_AFTER);
+		}
+	}
 	if (!kept && c->nknown < MAX_KNOWN) {
 		c->known[c->nknown++] = site;
 		kept = true;
@@ -288,10 +297,12 @@ static void settle(struct hp_cohort *c, uint32_t site, bool may_split)
 	struct hp_cohort_site *x = &c->sites[site];
 	if (x->last_ns == 0)
 		decay_to_now(c, x);
-	/* A first drop only at a site earlier markings judged (at least
-	 * MIN_AFTER of its samples): at the first marking of all, a site
-	 * whose every sample died (the start-up's) is no list dropped, and
-	 * none of its later samples would be known better for it. */
+	/* A first drop only at a site earlier markings judged: their
+	 * judgments' decayed sum, re-judgments included, at least MIN_AFTER
+	 * (about 32 judged by the marking before, halved since). At the first
+	 * marking of all, a site whose every sample died (the start-up's) is
+	 * no list dropped, and none of its later samples would be known
+	 * better for it. */
 	bool judged_before = x->last_ns != 0 || x->after_n >= MIN_AFTER;
 	bool split = may_split && judged_before && x->j_dead >= MIN_DEAD &&
 		     (x->j_dead == x->j_n || x->j_dead_max < x->j_alive_min) &&
@@ -331,7 +342,11 @@ void hp_cohort_judged(struct hp_cohort *c, uint32_t site, int64_t born_ns, bool 
 		 * only since, or found dead only later) is not part of its
 		 * whole, and a split of a few would be no drop; or no room. */
 		if (x->j_settled == start_ns || c->njudged == MAX_TOUCHED) {
-			if (after_drop(x, born_ns, start_ns)) {
+			if (x->last_ns == 0) {          /* as settle counts them */
+				decay_to_now(c, x);
+				x->after_n += 1;
+				x->after_dead += !alive;
+			} else if (after_drop(x, born_ns, start_ns)) {
 				x->after_n += 1;
 				x->after_dead += !alive;
 			}

@@ -97,11 +97,13 @@ bool hp_cohort_dropped(const struct hp_cohort *c, uint32_t site, int64_t born_ns
 void hp_cohort_judged(struct hp_cohort *c, uint32_t site, int64_t born_ns, bool alive, int64_t start_ns);
 
 /* The judgments since the last call are the marking's whole (a sweep
- * ended): a site whose young seldom die, all of whose samples judged dead
- * were born before all of those judged alive, is found dropped by the
- * marking up to its latest dead birth (for what it grows since:
- * hp_cohort_growing); the others' judgments of the samples born after
- * their latest drop count toward the markings' agreement. */
+ * ended): a site whose young seldom die, that earlier markings judged (or
+ * with a drop before), all of whose samples judged dead were born before
+ * all of those judged alive (at least MIN_DEAD dead), is found dropped by
+ * the marking up to its latest dead birth (for what it grows since:
+ * hp_cohort_growing); the others' judgments count toward the markings'
+ * agreement: of the samples born after their latest drop, or before a
+ * site's first drop, of all it judged. */
 void hp_cohort_judged_end(struct hp_cohort *c);
 
 /* Whether a sample of `site` born at `born_ns` belongs to what the site

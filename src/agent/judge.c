@@ -63,7 +63,15 @@ void sweep_end(void)
 		return;
 	/* One counted meanwhile: not only young deaths. */
 	hp_cohort_sweep_end(&prof.cohort, markings_counted() == prof.cohort_markings);
-	hp_cohort_judged_end(&prof.cohort);     /* a marking's judgments are made in one sweep */
+	/* A marking's judgments are made in the first sweep after it is
+	 * counted, with its rings' at the catch-up before. Not a sweep while
+	 * a marking asked for runs: it judges nothing, and what a catch-up
+	 * just listed (an own G1 cycle counted before the request) is that
+	 * marking's rings alone, mostly dead; settled then, they would look
+	 * like a drop. They are settled, never split, when the next marking's
+	 * judgments come. */
+	if (!asking)
+		hp_cohort_judged_end(&prof.cohort);
 }
 
 /* A sample the sweep looked at: its site's young deaths (cohort.h). Young
@@ -180,10 +188,15 @@ void sweep_while_asking(void *ctx)
  * 200 dead in groups of 4 to 9). */
 static void cohort_judged(const struct hp_live_entry *e, bool alive, uint64_t m)
 {
-	if (!prof.cohort_on)
+	/* A marking counted while this sweep runs (G1's Cleanup, snapshot.c)
+	 * is not caught up yet: its start is not kept, and this sweep sees
+	 * only part of its judgments (a profile's walk only its dead). Not
+	 * handed on: the next sweep makes them all. */
+	if (!prof.cohort_on || !m || prof.surv_markings < m)
 		return;
-	int64_t start = m && prof.surv_markings >= m ? prof.mark_start_real[m % HP_MARK_STARTS] : 0;
-	hp_cohort_judged(&prof.cohort, e->site, e->time_ns, alive, start > 0 ? start : last_start_real());
+	int64_t start = prof.mark_start_real[m % HP_MARK_STARTS];
+	if (start > 0)
+		hp_cohort_judged(&prof.cohort, e->site, e->time_ns, alive, start);
 }
 
 /* The start of the marking survival_catch_up counts, for cohort_ring_judged. */

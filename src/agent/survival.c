@@ -93,7 +93,7 @@
 #define KEEP_PER_MARKING 0.8    /* weight of older judgments, per marking */
 
 #define PENDING_CAP 131072      /* 3 MiB at most, touched as used */
-#define GONE_CAP 65536          /* 1 MiB at most, likewise */
+#define GONE_CAP 65536          /* 1.5 MiB at most (24 bytes each), likewise */
 
 int hp_survival_init(struct hp_survival *s, uint32_t cap)
 {
@@ -362,7 +362,7 @@ void hp_survival_cleared(struct hp_survival *s, uint32_t site, double bytes, uin
 	if (s->ngone == s->gone_cap)
 		thin_gone(s);
 	if (s->ngone < s->gone_cap)
-		s->gone[s->ngone++] = (struct hp_survival_gone){ site, seen, found, born_ns, (float)bytes };
+		s->gone[s->ngone++] = (struct hp_survival_gone){ site, seen, found, (float)bytes, born_ns };
 }
 
 double hp_survival_cleared_since(const struct hp_survival *s, uint32_t site)

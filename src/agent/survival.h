@@ -80,8 +80,8 @@ struct hp_survival {
 	struct hp_survival_site pooled;
 	struct hp_survival_gone {       /* verified samples found cleared since the last marking */
 		uint32_t site, seen, found;     /* pause counts as in hp_survival_pending */
-		int64_t born_ns;                /* CLOCK_REALTIME */
 		float bytes;
+		int64_t born_ns;                /* CLOCK_REALTIME */
 	} *gone;
 	uint32_t gone_cap, ngone;
 	uint64_t gone_thinned;          /* likewise */

@@ -461,3 +461,34 @@ Test(cohort, no_first_drop_where_no_marking_judged_the_site_before)
 	cr_expect_eq(c.drops, 0u);
 	hp_cohort_free(&c);
 }
+
+/* What the markings judged before a first drop is carried into it at most
+ * as 2 x 16: a FIFO queue of hundreds of samples, each judged again at
+ * every marking while it filled, splits at every marking after and is
+ * read by the curve again two markings after its first split. */
+Test(cohort, the_agreement_before_a_first_drop_is_carried_capped)
+{
+	struct hp_cohort c;
+	cr_assert_eq(hp_cohort_init(&c, 8), 0);
+	int64_t t = 1000000000, ms = 1000000;
+	for (int k = 0; k < 60; k++, t += 100 * ms)
+		sweep(&c, 2, 8, 0, t, true);
+	/* 300 samples a second, markings a second apart, each object lives 3 s. */
+	int64_t s = t + 1000 * ms;
+	for (int m = 1; m <= 3; m++, s += 1000 * ms) {
+		hp_cohort_marking(&c, s);
+		marking_judges(&c, 2, t, 300 * m, 3 * ms + ms / 3, 0, s);
+		hp_cohort_judged_end(&c);
+	}
+	int64_t life = 3000 * ms;
+	for (int m = 0; m < 3; m++, s += 1000 * ms) {
+		hp_cohort_marking(&c, s);
+		marking_judges(&c, 2, s - life - 1000 * ms, 1200, 3 * ms + ms / 3, s - life, s);
+		hp_cohort_judged_end(&c);
+		if (m == 0)
+			cr_expect(hp_cohort_growing(&c, 2, s - ms), "agreed at its first split, from its filling");
+	}
+	cr_expect_eq(c.drops_marked, 3u);
+	cr_expect(!hp_cohort_growing(&c, 2, s - 2 * ms), "two markings after its first split: the curve again");
+	hp_cohort_free(&c);
+}
