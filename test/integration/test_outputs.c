@@ -497,6 +497,27 @@ static void stop_server(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
+/* The relay's log holds at least `ups` lines "up" and `downs` "down"
+ * within timeout_s. */
+static bool relay_said(const char *log, int ups, int downs, int timeout_s)
+{
+	for (int i = 0; i < timeout_s * 10; i++) {
+		FILE *f = fopen(log, "r");
+		char line[64];
+		int u = 0, d = 0;
+		while (f && fgets(line, sizeof(line), f)) {
+			u += strcmp(line, "up\n") == 0;
+			d += strcmp(line, "down\n") == 0;
+		}
+		if (f)
+			fclose(f);
+		if (u >= ups && d >= downs)
+			return true;
+		usleep(100000);
+	}
+	return false;
+}
+
 /* query.py's answer: the points "<ms> <value>" of a series, or one number. */
 static char *query(int port, const char *service, const char *type, const char *what, int64_t from, int64_t to,
 		   const char *frame)
@@ -525,10 +546,11 @@ TestSuite(upload, .timeout = 2400);
 /* A service uploading every second to a real Pyroscope server (built from
  * the Go module proxy by test/pyroscope/build.sh, started on loopback):
  * the server answers with the live site at the program's own construction
- * and allocations that add up to the profile's totals; the server is
- * stopped mid-run and the JVM goes on unaffected (its churn ends on time,
- * it exits 0), the periods of the outage are delivered once it is back,
- * and the agent's log counts what failed and what was delivered. */
+ * and allocations that add up to the profile's totals; the server goes
+ * out of reach mid-run (the relay in front of it goes down: connections
+ * refused) and the JVM goes on unaffected (its churn ends on time, it
+ * exits 0), the periods of the outage are delivered once it is back, and
+ * the agent's log counts what failed and what was delivered. */
 Test(upload, pyroscope_server_round_trip_and_outage)
 {
 	make_workdir();
@@ -547,6 +569,15 @@ Test(upload, pyroscope_server_round_trip_and_outage)
 	const char *server_argv[] = { "/bin/bash", runsh, bin, data, portstr, NULL };
 	pid_t server = spawn(server_argv, slog);
 	cr_assert(server_ready(port, 90), "the server did not come up; see %s", slog);
+	/* The agent uploads through a relay; the outage is the relay's
+	 * (relay.py says why the server itself is not stopped). */
+	char relaysh[600], rport[16], rlog[600];
+	snprintf(relaysh, sizeof(relaysh), "%s/test/pyroscope/relay.py", HP_SOURCE_DIR);
+	snprintf(rport, sizeof(rport), "%d", port + 3);
+	snprintf(rlog, sizeof(rlog), "%s/relay.log", workdir);
+	const char *relay_argv[] = { "/usr/bin/env", "python3", relaysh, rport, portstr, NULL };
+	pid_t relay = spawn(relay_argv, rlog);
+	cr_assert(relay_said(rlog, 1, 0, 30), "the relay did not start; see %s", rlog);
 
 	char agent[1500], service[64], jlog[600], base[600], stopfile[600];
 	snprintf(service, sizeof(service), "hp-test-%d", (int)getpid());
@@ -556,13 +587,13 @@ Test(upload, pyroscope_server_round_trip_and_outage)
 	snprintf(agent, sizeof(agent),
 		 "-agentpath:%s=interval=64k,period=1,upload=http://127.0.0.1:%d,app=%s,labels=env=ci;run=%d,"
 		 "format=collapsed,file=%s",
-		 HP_AGENT_PATH, port, service, (int)getpid(), base);
+		 HP_AGENT_PATH, port + 3, service, (int)getpid(), base);
 	const char *jvm_argv[] = { HP_JAVA, "-Xmx1g", agent, "-cp", HP_TEST_CLASSES, "SteadyState", "64", "25", stopfile,
 				   "8", NULL };
 	int64_t t0 = now_ms();
 	pid_t jvm = spawn(jvm_argv, jlog);
 
-	/* Wait for the first periods to arrive, then take the server down. */
+	/* Wait for the first periods to arrive, then take the server out of reach. */
 	int64_t first = 0;
 	for (int i = 0; i < 60 && !first; i++) {
 		sleep(1);
@@ -573,11 +604,12 @@ Test(upload, pyroscope_server_round_trip_and_outage)
 	}
 	cr_assert(first, "no period reached the server in 60 s; JVM log %s", jlog);
 	int64_t t_kill = now_ms();
-	stop_server(server);
-	sleep(5);       /* five periods with the server down */
+	kill(relay, SIGUSR1);
+	cr_assert(relay_said(rlog, 1, 1, 30), "the relay did not go down; see %s", rlog);
+	sleep(5);       /* five periods with the server out of reach */
 	int64_t t_back = now_ms();
-	server = spawn(server_argv, slog);
-	cr_assert(server_ready(port, 90), "the server did not come back; see %s", slog);
+	kill(relay, SIGUSR2);
+	cr_assert(relay_said(rlog, 2, 1, 30), "the relay did not come back; see %s", rlog);
 
 	/* The churn ends 25 s after start whatever the server did; then the
 	 * program idles until the stop file. */
@@ -664,8 +696,11 @@ Test(upload, pyroscope_server_round_trip_and_outage)
 	out = query(port, service, "alloc_space", "frame", t0 - 60000, now_ms() + 60000, "SteadyState.keep");
 	double server_alloc = atof(out);
 	free(out);
+	cr_log_info("alloc_space of SteadyState.keep: server %.0f, the profile at exit %.0f (%+.3f%%)", server_alloc,
+		    file_alloc, 100.0 * (server_alloc / file_alloc - 1));
 	cr_expect(server_alloc > 0.99 * file_alloc && server_alloc < 1.01 * file_alloc,
 		  "alloc_space of SteadyState.keep: server %.0f, the profile at exit %.0f", server_alloc, file_alloc);
+	stop_server(relay);
 	stop_server(server);
 }
 
