@@ -37,13 +37,12 @@ double hp_sample_rate_factor(uint64_t bytes, uint64_t estimated, uint64_t gaps, 
 	return fabs(m - 1) > HP_RATE_SDS / sqrt((double)gaps) ? m : 1;
 }
 
-double hp_sample_rate_thread_factor(double bytes, double estimated, double interval)
+double hp_sample_rate_thread_factor(double bytes, double estimated)
 {
-	double prior = HP_RATE_PRIOR_GAPS * interval;
-	if (!(interval > 0) || !(bytes >= 0) || !(estimated >= 0))
+	if (!(bytes >= 0) || !(estimated > 0))
 		return 1;
-	double k = (bytes + prior) / (estimated + prior);
-	return k < 0.5 ? 0.5 : k > 2 ? 2 : k;
+	double k = bytes / estimated;
+	return k < HP_RATE_MIN_FACTOR ? HP_RATE_MIN_FACTOR : k > HP_RATE_MAX_FACTOR ? HP_RATE_MAX_FACTOR : k;
 }
 
 double hp_sample_rate_note(struct hp_sample_rate *r, uint64_t allocated, int read, uint64_t size)
@@ -51,13 +50,16 @@ double hp_sample_rate_note(struct hp_sample_rate *r, uint64_t allocated, int rea
 	uint32_t gen = atomic_load_explicit(&r->generation, memory_order_relaxed) + 1;
 	double interval = (double)atomic_load_explicit(&r->interval, memory_order_relaxed);
 	if (sums_generation != gen) {
-		thread_bytes = thread_estimated = 0;    /* a new session: its own measure */
+		/* A new session: its own measure, begun with the prior's
+		 * gaps of a sampler that keeps the interval (they decay as
+		 * the thread's own gaps come). */
+		thread_bytes = thread_estimated = HP_RATE_PRIOR_GAPS * interval;
 		sums_generation = gen;
 	}
 	if (read < 0) {
 		atomic_fetch_add_explicit(&r->refused, 1, memory_order_relaxed);
 		last_generation = 0;    /* the next gap would span two */
-		return hp_sample_rate_thread_factor(thread_bytes, thread_estimated, interval);
+		return hp_sample_rate_thread_factor(thread_bytes, thread_estimated);
 	}
 	if (last_generation == gen && allocated > last_allocated && allocated - last_allocated < GAP_SANE_BYTES) {
 		double ht = (double)size / hp_sample_probability(size, interval);
@@ -70,5 +72,5 @@ double hp_sample_rate_note(struct hp_sample_rate *r, uint64_t allocated, int rea
 	}
 	last_allocated = allocated;
 	last_generation = gen;
-	return hp_sample_rate_thread_factor(thread_bytes, thread_estimated, interval);
+	return hp_sample_rate_thread_factor(thread_bytes, thread_estimated);
 }

@@ -35,24 +35,39 @@
  * fall in it, so with objects of 64..4159 bytes at 64k the gaps came out
  * 1.8% longer than the interval on 17 and 25, which keep it.) Per thread,
  * the factor is the exact bytes over the estimated ones, both decayed
- * over the thread's last HP_RATE_WINDOW gaps and each given
- * HP_RATE_PRIOR_GAPS gaps' worth of a sampler that keeps its interval
- * (so a thread's first samples weigh as asked, and a thread that samples
- * right carries sd about 1/sqrt(gaps + prior): 0.8% once it has had the
- * window). Each sample is weighed at interval * its thread's factor then:
- * a ratio estimator per thread, the thread's allocated bytes as HotSpot
- * counts them. The whole JVM's ratio is kept too, for `info` and the
- * profile's line.
+ * over the thread's last HP_RATE_WINDOW gaps (the one the sample closes
+ * included), both begun at HP_RATE_PRIOR_GAPS gaps' worth of a sampler
+ * that keeps its interval, which decay like the rest (so a thread's
+ * first samples weigh about as asked). Each sample is weighed at
+ * interval * its thread's factor then: a ratio estimator per thread, the
+ * thread's allocated bytes as HotSpot counts them.
+ *
+ * Why a window of 32 gaps, not thousands. The over-count is not steady:
+ * LoadService's list thread on Serial 17, in blocks of 40 samples, read
+ * 0.81-1.28 of its estimate in its first 200 samples and 0.34-0.73 in 7
+ * of its last 8 blocks (probably its TLAB, resized at each collection),
+ * so a factor carried over the whole run (16,384 gaps: longer than the
+ * run at that thread's ~40 samples a second) weighed the late samples at
+ * the early ratio: the list's allocated bytes +7..+12% over HotSpot's
+ * exact count in two runs (the factor replayed offline from every
+ * sample's reading; 32 gaps: +0.1..+1.9%, the two worker threads within
+ * 0.02% either way). The noise of a short window does not add to the
+ * sums: over any run of the thread's samples the weights add up to about
+ * the bytes it allocated in that run, whatever the count of samples in it
+ * (that is the point of a ratio estimator), and what survives of a random
+ * turnover (a cache) is read by its share of the samples, whose variance,
+ * sigma (1 - sigma) over n, is below Horvitz-Thompson's sigma over n. The
+ * prior decays with the rest for the same reason: kept constant beside
+ * the 32 gaps, 4 gaps of it held the list's thread (0.55 late) toward 1,
+ * +3.9% and +5.0% in the same replays.
+ * The whole JVM's ratio is kept too, for `info` and the profile's line.
  *
  * What it does not know: which sizes or sites a thread's extra samples
- * fall on; its factor is one for all its samples (the held set of
- * docs/sampler-rate.md, sizes below 2 KiB, reads as high as the whole;
- * LoadService's list on Serial keeps +10%, the list's own Object[]
- * outside the TLAB sampled less). The factor's own error (largest,
- * sqrt(n) / (n + prior) = 12%, at a thread's 16th gap; 0.8% once it has
- * had the window) is not in the intervals: it runs against the error of
- * the thread's samples' sum, which it corrects, but only for the gaps
- * before each sample. */
+ * fall on; its factor is one for all its samples at a time (the held set
+ * of docs/sampler-rate.md, sizes below 2 KiB, reads as high as the
+ * whole). The factor's own error (sd about 1/sqrt(32) on one sample) is
+ * not in the intervals: it runs against the error of the thread's
+ * samples' count, which it corrects. */
 #ifndef HP_AGENT_SAMPLERATE_H
 #define HP_AGENT_SAMPLERATE_H
 
@@ -61,8 +76,10 @@
 
 #define HP_RATE_MIN_GAPS 10000   /* the JVM's ratio described off 1 only past this many gaps */
 #define HP_RATE_SDS 5.0
-#define HP_RATE_WINDOW 16384.0   /* a thread's gaps its factor weighs (decayed) */
-#define HP_RATE_PRIOR_GAPS 16.0  /* gaps' worth of a sampler that keeps the interval */
+#define HP_RATE_WINDOW 32.0      /* a thread's gaps its factor weighs (decayed) */
+#define HP_RATE_PRIOR_GAPS 4.0   /* gaps' worth of a sampler that keeps the interval, at a thread's start */
+#define HP_RATE_MIN_FACTOR 0.25  /* a thread's factor, clamped: the list's thread read 0.34 over 40 gaps */
+#define HP_RATE_MAX_FACTOR 4.0
 
 struct hp_sample_rate {
 	_Atomic uint64_t bytes;         /* sum of the gaps, every thread */
@@ -84,9 +101,9 @@ void hp_sample_rate_reset(struct hp_sample_rate *r, uint64_t interval);
 double hp_sample_rate_note(struct hp_sample_rate *r, uint64_t allocated, int read, uint64_t size);
 
 /* Pure: a thread's factor from its decayed sums of gaps (`bytes`) and of
- * its samples' estimates of them, at `interval` (rule above), within
- * [0.5, 2]. */
-double hp_sample_rate_thread_factor(double bytes, double estimated, double interval);
+ * its samples' estimates of them (the prior in both), within
+ * [HP_RATE_MIN_FACTOR, HP_RATE_MAX_FACTOR]; 1 with no estimate. */
+double hp_sample_rate_thread_factor(double bytes, double estimated);
 
 /* Pure: the JVM's ratio, whether it is off 1: the factor for `bytes`
  * allocated over `gaps` that the samples estimated as `estimated`, 1 where
