@@ -51,15 +51,16 @@
  * the early ratio: the list's allocated bytes +7..+12% over HotSpot's
  * exact count in two runs (the factor replayed offline from every
  * sample's reading; 32 gaps: +0.1..+1.9%, the two worker threads within
- * 0.02% either way). The noise of a short window does not add to the
- * sums: over any run of the thread's samples the weights add up to about
- * the bytes it allocated in that run, whatever the count of samples in it
- * (that is the point of a ratio estimator), and what survives of a random
- * turnover (a cache) is read by its share of the samples, whose variance,
- * sigma (1 - sigma) over n, is below Horvitz-Thompson's sigma over n. The
- * prior decays with the rest for the same reason: kept constant beside
- * the 32 gaps, 4 gaps of it held the list's thread (0.55 late) toward 1,
- * +3.9% and +5.0% in the same replays.
+ * 0.02%; docs/load-rate-window.md). The noise of a short window does not
+ * add to the sums: over any run of the thread's samples the weights add
+ * up to about the bytes it allocated in that run, whatever the count of
+ * samples in it (that is the point of a ratio estimator), and what
+ * survives of a random turnover (a cache) is read by its share of the
+ * samples, whose variance, sigma (1 - sigma) over n, is below
+ * Horvitz-Thompson's sigma over n. The prior decays with the rest for
+ * the same reason: kept constant beside the 32 gaps, 4 gaps of it held
+ * the list's thread (0.55 late) toward 1, +3.9% and +5.0% in the same
+ * replays.
  * The whole JVM's ratio is kept too, for `info` and the profile's line.
  *
  * What it does not know: which sizes or sites a thread's extra samples
