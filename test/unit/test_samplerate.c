@@ -24,17 +24,25 @@ static double uniform(void)
  * over the bytes at mean `real`, an object sampled once if any point falls
  * in it. Each sample is noted with the bytes allocated so far; returns the
  * mean of the thread's factors over its last `tail` samples. */
+/* One object of `size` bytes past the sampler: sample points a Poisson
+ * process at mean `real` over the bytes (*next the next one, *pos the
+ * bytes so far); true where any point falls in it (one sample). */
+static bool sample_point(double *pos, double *next, double real, uint64_t size)
+{
+	bool sampled = *next < *pos + (double)size;
+	while (*next < *pos + (double)size)
+		*next += -real * log(uniform());
+	*pos += (double)size;
+	return sampled;
+}
+
 static double simulate_tail(struct hp_sample_rate *r, double real, int n, int tail)
 {
 	double pos = 0, next = -real * log(uniform()), sum = 0;
 	int samples = 0;
 	for (int i = 0; i < n; i++) {
 		uint64_t size = 64 + (uint64_t)(uniform() * 4096);
-		bool sampled = next < pos + (double)size;
-		while (next < pos + (double)size)
-			next += -real * log(uniform());
-		pos += (double)size;
-		if (!sampled)
+		if (!sample_point(&pos, &next, real, size))
 			continue;
 		double k = hp_sample_rate_note(r, (uint64_t)pos, 0, size);
 		if (i >= n - tail) {
@@ -155,11 +163,7 @@ static void simulate_drift(struct hp_sample_rate *r, int n, double *weighed, dou
 			half_pos = pos;
 		}
 		uint64_t size = 4080;
-		bool sampled = next < pos + (double)size;
-		while (next < pos + (double)size)
-			next += -real * log(uniform());
-		pos += (double)size;
-		if (!sampled)
+		if (!sample_point(&pos, &next, real, size))
 			continue;
 		double k = hp_sample_rate_note(r, (uint64_t)pos, 0, size);
 		if (i >= n / 2)
