@@ -56,10 +56,18 @@ double hp_sample_rate_note(struct hp_sample_rate *r, uint64_t allocated, int rea
 		thread_bytes = thread_estimated = HP_RATE_PRIOR_GAPS * interval;
 		sums_generation = gen;
 	}
+	/* The factor this sample weighs at: from the gaps before its own.
+	 * Its own gap would lift it where the object is large: a sampled
+	 * object of the interval's size or more ends a gap that holds it
+	 * and, about, an interval of other bytes, against its estimate of
+	 * about its size (large-object sites +1.4..+2.3% in a simulation,
+	 * 0 so). */
+	double k = interval > 0 ? hp_sample_rate_thread_factor(thread_bytes, thread_estimated)
+				: 1;    /* interval=0: every object sampled, each counts for itself */
 	if (read < 0) {
 		atomic_fetch_add_explicit(&r->refused, 1, memory_order_relaxed);
 		last_generation = 0;    /* the next gap would span two */
-		return hp_sample_rate_thread_factor(thread_bytes, thread_estimated);
+		return k;
 	}
 	if (last_generation == gen && allocated > last_allocated && allocated - last_allocated < GAP_SANE_BYTES) {
 		double ht = (double)size / hp_sample_probability(size, interval);
@@ -72,5 +80,5 @@ double hp_sample_rate_note(struct hp_sample_rate *r, uint64_t allocated, int rea
 	}
 	last_allocated = allocated;
 	last_generation = gen;
-	return hp_sample_rate_thread_factor(thread_bytes, thread_estimated);
+	return k;
 }

@@ -27,6 +27,7 @@ client sees the connection end with no answer, as from a server that
 went away, and has to send again.
 """
 import asyncio
+import os
 import signal
 import sys
 import time
@@ -64,11 +65,13 @@ class Relay:
                 data = await reader.read(65536)
                 if not data or c.closing:
                     break
-                writer.write(data)
-                await writer.drain()
+                # Marked before the write: while drain() waits, the
+                # connection is already not between requests.
                 c.moved = True
                 c.last_from_server = from_server
                 c.last_t = time.monotonic()
+                writer.write(data)
+                await writer.drain()
         except (ConnectionError, OSError):
             pass
         c.close()
@@ -78,6 +81,10 @@ class Relay:
             sr, sw = await asyncio.open_connection("127.0.0.1", self.server_port)
         except OSError:
             cw.close()
+            return
+        if self.down:   # accepted just before the relay went down
+            cw.close()
+            sw.close()
             return
         c = Conn(cw, sw)
         self.conns.add(c)
@@ -111,10 +118,21 @@ class Relay:
 
     async def main(self):
         loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGUSR1, lambda: loop.create_task(self.go_down()))
-        loop.add_signal_handler(signal.SIGUSR2, lambda: loop.create_task(self.up()))
+        tasks = set()   # referenced until done (asyncio keeps weak ones)
+
+        def start(coro):
+            t = loop.create_task(coro)
+            tasks.add(t)
+            t.add_done_callback(tasks.discard)
+
+        loop.add_signal_handler(signal.SIGUSR1, lambda: start(self.go_down()))
+        loop.add_signal_handler(signal.SIGUSR2, lambda: start(self.up()))
         await self.up()
-        await asyncio.Event().wait()
+        # Ends with the test that started it, even one that failed
+        # before stopping it.
+        parent = os.getppid()
+        while os.getppid() == parent:
+            await asyncio.sleep(1)
 
 
 if __name__ == "__main__":
