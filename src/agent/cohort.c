@@ -317,8 +317,7 @@ static void settle(struct hp_cohort *c, uint32_t site, bool may_split)
 	} else if (x->last_ns == 0) {
 		/* No drop yet: each of its samples this marking judged, dead
 		 * or alive, says whether the site's objects die other than in
-		 * drops (a list growing: none). */
-		decay_to_now(c, x);
+		 * drops (a list growing: none). Decayed to now above. */
 		x->after_n += (float)x->j_n;
 		x->after_dead += (float)x->j_dead;
 	} else {
@@ -342,11 +341,11 @@ void hp_cohort_judged(struct hp_cohort *c, uint32_t site, int64_t born_ns, bool 
 		 * only since, or found dead only later) is not part of its
 		 * whole, and a split of a few would be no drop; or no room. */
 		if (x->j_settled == start_ns || c->njudged == MAX_TOUCHED) {
-			if (x->last_ns == 0) {          /* as settle counts them */
-				decay_to_now(c, x);
-				x->after_n += 1;
-				x->after_dead += !alive;
-			} else if (after_drop(x, born_ns, start_ns)) {
+			/* As settle counts them: before a first drop every
+			 * judgment, after one those born since. */
+			if (x->last_ns == 0 || after_drop(x, born_ns, start_ns)) {
+				if (x->last_ns == 0)
+					decay_to_now(c, x);
 				x->after_n += 1;
 				x->after_dead += !alive;
 			}
