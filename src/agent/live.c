@@ -102,8 +102,10 @@ static struct hp_live_stripe *stripe_with_room(struct hp_live *l, struct hp_live
 }
 
 void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, uint64_t size, uint32_t pause_now,
-		 int64_t time_ns, uint32_t thread, double weight)
+		 int64_t time_ns, uint32_t thread, double weight, struct hp_live_handle *at)
 {
+	if (at)
+		at->ref = NULL;
 	struct hp_live_stripe *s = &l->stripes[hp_thread_stripe() % HP_LIVE_STRIPES];
 	/* The reference is made before the stripe is locked: NewWeakGlobalRef
 	 * takes HotSpot's own OopStorage lock and may wait out a safepoint,
@@ -144,6 +146,8 @@ void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, 
 	}
 	uint32_t k = target->free_list[--target->nfree];
 	target->entries[k] = (struct hp_live_entry){ ref, site, pause_now, size, thin_factor, time_ns, thread, 0 };
+	if (at)
+		*at = (struct hp_live_handle){ ref, (uint32_t)(target - l->stripes), k, time_ns };
 	ref = NULL;
 	atomic_fetch_add_explicit(&l->tracked, 1, memory_order_relaxed);
 drop:
@@ -152,6 +156,22 @@ drop:
 	pthread_mutex_unlock(&s->lock);
 	if (ref)
 		(*jni)->DeleteWeakGlobalRef(jni, ref);
+}
+
+int hp_live_scale(struct hp_live *l, const struct hp_live_handle *at, double factor)
+{
+	if (!at || !at->ref || at->stripe >= HP_LIVE_STRIPES || !(factor > 0))
+		return -ENOENT;
+	struct hp_live_stripe *s = &l->stripes[at->stripe];
+	int rc = -ENOENT;
+	pthread_mutex_lock(&s->lock);
+	if (s->entries && at->slot < s->cap && s->entries[at->slot].ref == at->ref &&
+	    s->entries[at->slot].time_ns == at->time_ns) {
+		s->entries[at->slot].thin *= factor;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
 }
 
 /* In chunks, so that a sampling thread never waits on its stripe for more

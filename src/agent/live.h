@@ -47,12 +47,27 @@ int hp_live_init(struct hp_live *l, uint32_t max_live);
 /* Deletes every weak reference (needs a JNIEnv) and frees the table. */
 void hp_live_free(struct hp_live *l, JNIEnv *jni);
 
+/* Where a tracked sample sits, to find it again (hp_live_scale): its
+ * stripe and slot, and what it held then, which a slot freed and taken
+ * again by another sample would not match. */
+struct hp_live_handle {
+	jweak ref;                  /* NULL: not tracked */
+	uint32_t stripe, slot;
+	int64_t time_ns;
+};
+
 /* Tracks `object`. Called from SampledObjectAlloc on the allocating
  * thread. `weight`: the sample's probability at the interval asked over
  * its probability as its thread was really sampled (samplerate.h; 1 for a
- * sampler that keeps the interval), a factor on its weight as thinning is. */
+ * sampler that keeps the interval), a factor on its weight as thinning is.
+ * `at` (if not NULL) gets where it went, ref NULL if not admitted. */
 void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, uint64_t size, uint32_t pause_now,
-		 int64_t time_ns, uint32_t thread, double weight);
+		 int64_t time_ns, uint32_t thread, double weight, struct hp_live_handle *at);
+
+/* Multiplies the weight of the sample `at` by `factor` (a thread's stretch
+ * after its last sample credited to it, samplerate.h) if it is still
+ * tracked: 0, or -ENOENT (it died, or was thinned away). */
+int hp_live_scale(struct hp_live *l, const struct hp_live_handle *at, double factor);
 
 typedef void (*hp_live_fn)(struct hp_live_entry *e, void *ctx);
 

@@ -293,6 +293,7 @@ uint64_t method_version(void *ctx, jmethodID id);
 int check_jmid(void *ctx, jmethodID id);
 bool overtaken(uint64_t redef_before, const uint64_t *key, const uintptr_t *aux, int nkey, const uint64_t *epoch,
 	       const jvmtiFrameInfo *asked, jint nasked);
+void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
 			      jlong size);
 void JNICALL on_gc_start(jvmtiEnv *jvmti);

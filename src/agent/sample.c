@@ -239,6 +239,17 @@ static void fast_path_mismatch(jvmtiEnv *jvmti, const char *what, const jvmtiFra
 			      what, got);
 }
 
+/* This thread's last sample, to credit it at the thread's end with the
+ * bytes allocated after it (samplerate.h): its session (the sampler
+ * rate's generation, 0: none), site, size, weight 1/p and live entry. */
+static __thread struct last_sample {
+	uint32_t generation;
+	uint32_t site;
+	uint64_t size;
+	double w;
+	struct hp_live_handle live;
+} last_sample;
+
 static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
 			  uint64_t size)
 {
@@ -371,8 +382,11 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 		clock_gettime(CLOCK_REALTIME_COARSE, &ts);
 		now_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	}
+	struct hp_live_handle at = { 0 };
 	if (prof.o.live)
-		hp_live_add(&prof.live, jni, object, slot, size, pauses_now(), now_ns, th, p_asked / p);
+		hp_live_add(&prof.live, jni, object, slot, size, pauses_now(), now_ns, th, p_asked / p, &at);
+	last_sample = (struct last_sample){ atomic_load_explicit(&prof.rate.generation, memory_order_relaxed) + 1,
+					    slot, size, w, at };
 	STEP_END(T_LIVE);
 #ifdef HP_SAMPLE_TIMING
 	atomic_fetch_add_explicit(&timed_samples, 1, memory_order_relaxed);
@@ -393,6 +407,43 @@ void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
 	if (atomic_load(&prof.running) && size > 0)
 		record_sample(jvmti, jni, thread, object, klass, (uint64_t)size);
 	atomic_fetch_sub(in, 1);
+}
+
+/* The calling thread ends: the bytes it allocated after its last sample,
+ * exactly (HotSpot's count), credited to that sample (samplerate.h, which
+ * says why and how much): to its site's allocated bytes, and to its live
+ * entry's weight while it is tracked. Not to format=jfr's events, which
+ * hold each sample's weight as it was sampled. */
+static void credit_thread_end(JNIEnv *jni)
+{
+	uint64_t allocated = 0;
+	int rd = hp_allocated_read(&prof.allocated, (uintptr_t)jni - (uintptr_t)prof.walk.env_offset, &allocated);
+	double own = hp_sample_rate_end(&prof.rate, allocated, rd);
+	struct last_sample last = last_sample;
+	last_sample.generation = 0;
+	double interval = sampling_interval();
+	if (!(own > 0) || !(interval > 0) ||
+	    last.generation != atomic_load_explicit(&prof.rate.generation, memory_order_relaxed) + 1 ||
+	    last.site >= atomic_load(&prof.sites.count) || !prof.sites.slots || !(last.w > 0) || !last.size)
+		return;
+	/* The last sample's share of the stretch: its Horvitz-Thompson
+	 * bytes at the interval asked over the interval. */
+	double credit = own * ((double)last.size / sample_probability(last.size)) / interval;
+	struct hp_site *site = &prof.sites.slots[last.site];
+	hp_atomic_add_double(&site->alloc_objects_bits, credit / (double)last.size);
+	hp_atomic_add_double(&site->alloc_bytes_bits, credit);
+	if (prof.o.live)
+		hp_live_scale(&prof.live, &last.live, 1.0 + credit / (last.w * (double)last.size));
+}
+
+void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+	(void)jvmti, (void)thread;
+	_Atomic int64_t *in = &prof.in_callbacks.s[hp_thread_stripe()].v;
+	atomic_fetch_add(in, 1);
+	if (atomic_load(&prof.running) && jni && atomic_load_explicit(&prof.rate_ready, memory_order_acquire))
+		credit_thread_end(jni);
+	atomic_fetch_add(in, -1);
 }
 
 /* GC callback rules: no JNI, no allocation, no blocking lock; sem_post is

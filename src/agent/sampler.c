@@ -53,6 +53,12 @@ void describe_rate(char *out, size_t cap)
 			 "weighed at its own ratio (its last %.0f gaps)", m, (unsigned long long)gaps,
 			 100 / sqrt((double)gaps), (unsigned long long)refused,
 			 f == 1 ? "within its sd" : "off it", HP_RATE_WINDOW);
+	uint64_t ended = atomic_load(&prof.rate.ended);
+	size_t at = strlen(out);
+	if (ended && atomic_load(&prof.rate_ready) && at < cap)
+		snprintf(out + at, cap - at, "; %llu threads ended, the %.1f MiB they allocated after their last "
+			 "sample (their own gaps' share) credited to it", (unsigned long long)ended,
+			 (double)atomic_load(&prof.rate.credited) / 1048576.0);
 }
 
 /* The interval asked: each sample's weight takes its thread's factor on
@@ -630,6 +636,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	cb.VMInit = on_vm_init;
 	cb.VMDeath = on_vm_death;
 	cb.ThreadStart = on_thread_start;
+	cb.ThreadEnd = on_thread_end;
 	cb.ClassPrepare = on_class_prepare;
 	(*j)->SetEventCallbacks(j, &cb, sizeof(cb));
 	if ((*j)->SetHeapSamplingInterval(j, (jint)o->interval) != JVMTI_ERROR_NONE) {
@@ -657,6 +664,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	} else {
 		(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
 	}
+	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_THREAD_END, NULL);     /* samplerate.h: a thread's last stretch */
 	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
 	return 0;
 }
@@ -667,6 +675,7 @@ int hp_profiler_stop(JNIEnv *jni, const struct hp_agent_options *dest, bool disc
 		return -ESRCH;
 	jvmtiEnv *j = prof.jvmti;
 	(*j)->SetEventNotificationMode(j, JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
+	(*j)->SetEventNotificationMode(j, JVMTI_DISABLE, JVMTI_EVENT_THREAD_END, NULL);
 	(*j)->SetEventNotificationMode(j, JVMTI_DISABLE, JVMTI_EVENT_CLASS_PREPARE, NULL);
 	atomic_store(&prof.running, 0);
 	/* Callbacks already inside must finish before the tables go. They

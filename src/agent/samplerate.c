@@ -11,6 +11,7 @@
 static __thread uint64_t last_allocated;
 static __thread uint32_t last_generation;
 static __thread double thread_bytes, thread_estimated;
+static __thread double thread_prior;            /* the prior's part of thread_estimated, decayed with it */
 static __thread uint32_t sums_generation;       /* the session the sums belong to */
 
 /* A gap this large is not one (a thread that allocated 16 GiB between two
@@ -24,6 +25,8 @@ void hp_sample_rate_reset(struct hp_sample_rate *r, uint64_t interval)
 	atomic_store(&r->estimated, 0);
 	atomic_store(&r->gaps, 0);
 	atomic_store(&r->refused, 0);
+	atomic_store(&r->ended, 0);
+	atomic_store(&r->credited, 0);
 	atomic_fetch_add(&r->generation, 1);
 }
 
@@ -53,7 +56,7 @@ double hp_sample_rate_note(struct hp_sample_rate *r, uint64_t allocated, int rea
 		/* A new session: its own measure, begun with the prior's
 		 * gaps of a sampler that keeps the interval (they decay as
 		 * the thread's own gaps come). */
-		thread_bytes = thread_estimated = HP_RATE_PRIOR_GAPS * interval;
+		thread_bytes = thread_estimated = thread_prior = HP_RATE_PRIOR_GAPS * interval;
 		sums_generation = gen;
 	}
 	/* The factor this sample weighs at: from the gaps before its own.
@@ -74,6 +77,7 @@ double hp_sample_rate_note(struct hp_sample_rate *r, uint64_t allocated, int rea
 		const double keep = 1.0 - 1.0 / HP_RATE_WINDOW;
 		thread_bytes = thread_bytes * keep + (double)(allocated - last_allocated);
 		thread_estimated = thread_estimated * keep + ht;
+		thread_prior *= keep;
 		atomic_fetch_add_explicit(&r->bytes, allocated - last_allocated, memory_order_relaxed);
 		atomic_fetch_add_explicit(&r->estimated, (uint64_t)llround(ht), memory_order_relaxed);
 		atomic_fetch_add_explicit(&r->gaps, 1, memory_order_relaxed);
@@ -81,4 +85,26 @@ double hp_sample_rate_note(struct hp_sample_rate *r, uint64_t allocated, int rea
 	last_allocated = allocated;
 	last_generation = gen;
 	return k;
+}
+
+double hp_sample_rate_own_share(double prior, double estimated)
+{
+	if (!(estimated > 0) || !(prior >= 0))
+		return 0;
+	double own = 1.0 - prior / estimated;
+	return own < 0 ? 0 : own > 1 ? 1 : own;
+}
+
+double hp_sample_rate_end(struct hp_sample_rate *r, uint64_t allocated, int read)
+{
+	uint32_t gen = atomic_load_explicit(&r->generation, memory_order_relaxed) + 1;
+	double credit = 0;
+	if (read >= 0 && last_generation == gen && sums_generation == gen && allocated >= last_allocated &&
+	    allocated - last_allocated < GAP_SANE_BYTES) {
+		credit = (double)(allocated - last_allocated) * hp_sample_rate_own_share(thread_prior, thread_estimated);
+		atomic_fetch_add_explicit(&r->ended, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&r->credited, (uint64_t)llround(credit), memory_order_relaxed);
+	}
+	last_generation = sums_generation = 0;
+	return credit;
 }

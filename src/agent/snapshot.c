@@ -467,7 +467,7 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 		nsamples++;
 	}
 
-	char c1[256], c2[2200], c3[640], c4[1536], c5[320], c6[1024];
+	char c1[256], c2[2200], c3[900], c4[1536], c5[320], c6[1024];
 	snprintf(c1, sizeof(c1), "heapprobe %s: %llu samples at interval %llu bytes, %llu sites, %llu live samples "
 		 "tracked, %llu dropped by thinning, %llu samples beyond the site table",
 		 why, (unsigned long long)hp_striped_sum(&prof.samples, memory_order_relaxed), (unsigned long long)prof.o.interval,
@@ -476,7 +476,7 @@ int write_snapshot(JNIEnv *jni, const char *why, bool periodic, bool final, cons
 	describe_live(c2, sizeof(c2), &ctx, scale, estimate);
 	char brief[256];
 	describe_live_short(brief, sizeof(brief), &ctx, scale);
-	char rate[400];
+	char rate[720];
 	describe_rate(rate, sizeof(rate));
 	snprintf(c3, sizeof(c3), "inuse intervals: 95%% Horvitz-Thompson sampling error per site; %s", rate);
 	describe_stacks(c4, sizeof(c4));

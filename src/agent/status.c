@@ -95,7 +95,7 @@ void hp_profiler_status(FILE *out)
 	static const char *const marks[] = { "concurrent", "full", "off" };
 	static const char *const stacks[] = { "cache", "verify", "jvmti" };
 	fprintf(out, "interval: %llu bytes\n", (unsigned long long)prof.o.interval);
-	char rate[400];
+	char rate[720];
 	describe_rate(rate, sizeof(rate));
 	fprintf(out, "%s\n", rate);
 	fprintf(out, "live: %s (mark=%s, min_age=%u, max_live=%u)\n", prof.o.live ? "on" : "off", marks[prof.o.mark],

@@ -3,6 +3,7 @@
  * sweeping the dead, a single thread using the whole table, and thinning
  * that keeps the Horvitz-Thompson sum unbiased. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -78,7 +79,7 @@ Test(live, tracks_then_sweeps_the_dead_and_frees_their_references, .init = fake_
 	static struct obj objs[300];
 	for (int i = 0; i < 300; i++) {
 		objs[i].alive = true;
-		hp_live_add(&l, jni, (jobject)&objs[i], (uint32_t)i % 7, 100, 0, i, 0, 1.0);
+		hp_live_add(&l, jni, (jobject)&objs[i], (uint32_t)i % 7, 100, 0, i, 0, 1.0, NULL);
 	}
 	cr_expect_eq(hp_live_count(&l), 300);
 	cr_expect_eq(weak_refs, 300);
@@ -107,7 +108,7 @@ Test(live, one_thread_fills_every_stripe_before_dropping_any, .init = fake_jni)
 	static struct obj objs[16 * 8];
 	for (int i = 0; i < 16 * 8; i++) {
 		objs[i].alive = true;
-		hp_live_add(&l, jni, (jobject)&objs[i], 0, 8, 0, 0, 0, 1.0);
+		hp_live_add(&l, jni, (jobject)&objs[i], 0, 8, 0, 0, 0, 1.0, NULL);
 	}
 	cr_expect_eq(hp_live_count(&l), 16 * 8);
 	cr_expect_eq(atomic_load(&l.dropped), 0);
@@ -137,7 +138,7 @@ Test(live, thinning_keeps_the_sum_unbiased, .init = fake_jni, .timeout = 120)
 		struct hp_live *l = &tables[r];
 		cr_assert_eq(hp_live_init(l, 64), 0);
 		for (int i = 0; i < N; i++)
-			hp_live_add(l, jni, (jobject)&alive, 0, SIZE, 0, 0, 0, 1.0);
+			hp_live_add(l, jni, (jobject)&alive, 0, SIZE, 0, 0, 0, 1.0, NULL);
 		struct sums s = { 0 };
 		hp_live_each(l, jni, add_up, NULL, &s);
 		mean += s.bytes / R;
@@ -156,4 +157,33 @@ Test(live, thinning_keeps_the_sum_unbiased, .init = fake_jni, .timeout = 120)
 		  want, 6 * se, (double)kept / R, N);
 	cr_expect_gt(dropped, 0, "the table was never thinned: the test tests nothing");
 	cr_expect_eq(weak_refs, 0, "every reference deleted, kept or dropped");
+}
+
+/* A thread's stretch after its last sample is credited to that sample
+ * (samplerate.h): hp_live_scale finds it by its handle, and refuses once
+ * it is gone or its slot holds another sample. */
+Test(live, scale_finds_the_sample_by_its_handle_and_not_another, .init = fake_jni)
+{
+	struct hp_live l;
+	cr_assert_eq(hp_live_init(&l, 64), 0);
+	struct obj a = { true }, b = { true };
+	struct hp_live_handle ha, hb;
+	hp_live_add(&l, jni, (jobject)&a, 1, 100, 0, 11, 0, 1.0, &ha);
+	cr_assert_not_null(ha.ref, "the sample was not tracked");
+	cr_expect_eq(hp_live_scale(&l, &ha, 2.5), 0);
+	struct sums s = { 0 };
+	hp_live_each(&l, jni, add_up, NULL, &s);
+	cr_expect_float_eq(s.bytes, 250.0, 1e-9, "scaled weight %g", s.bytes);
+	/* It dies; its slot goes to another sample (the free list is LIFO). */
+	a.alive = false;
+	hp_live_sweep(&l, jni, NULL, NULL, NULL);
+	cr_expect_eq(hp_live_scale(&l, &ha, 2.0), -ENOENT, "a freed sample was scaled");
+	hp_live_add(&l, jni, (jobject)&b, 1, 100, 0, 12, 0, 1.0, &hb);
+	cr_expect(hb.stripe == ha.stripe && hb.slot == ha.slot, "the slot was not reused: the test shows nothing");
+	cr_expect_eq(hp_live_scale(&l, &ha, 2.0), -ENOENT, "the slot's new sample was scaled by the old handle");
+	memset(&s, 0, sizeof(s));
+	hp_live_each(&l, jni, add_up, NULL, &s);
+	cr_expect_float_eq(s.bytes, 100.0, 1e-9, "the new sample's weight moved: %g", s.bytes);
+	cr_expect_eq(hp_live_scale(&l, NULL, 2.0), -ENOENT);
+	hp_live_free(&l, jni);
 }

@@ -217,6 +217,64 @@ Test(samplerate, large_objects_weigh_their_bytes)
 	cr_expect(fabs(weighed / large - 1) < 0.01, "the large objects weighed %.4f of their bytes", weighed / large);
 }
 
+/* Short threads: each allocates `n` intervals' worth of byte[1000] (1016
+ * bytes) and ends. A ratio leaves out what a thread allocates after its
+ * last sample; hp_sample_rate_end credits it (its own gaps' share, the
+ * prior's part being counted already as Horvitz-Thompson counts it).
+ * Returns the weights plus, with `credit`, the credits, over the bytes. */
+static double short_threads(int n, int threads, bool credit)
+{
+	static struct hp_sample_rate r;
+	hp_sample_rate_reset(&r, 65536);
+	const uint64_t size = 1016;
+	double weighed = 0, bytes = 0;
+	const double ht = (double)size / (1 - exp(-(double)size / 65536));
+	for (int t = 0; t < threads; t++) {
+		double pos = 0, next = -65536 * log(uniform()), lastw = 0;
+		while (pos < n * 65536.0) {
+			if (!sample_point(&pos, &next, 65536, size))
+				continue;
+			lastw = ht;
+			weighed += hp_sample_rate_note(&r, (uint64_t)pos, 0, size) * ht;
+		}
+		bytes += pos;
+		/* The credit to the last sample: its bytes over the interval
+		 * (sample.c credit_thread_end); the state starts over. */
+		double own = hp_sample_rate_end(&r, (uint64_t)pos, 0);
+		if (credit && lastw > 0)
+			weighed += own * lastw / 65536;
+	}
+	return weighed / bytes;
+}
+
+Test(samplerate, short_threads_are_counted_to_their_end)
+{
+	for (int n = 1; n <= 20; n *= 4) {
+		double with = short_threads(n, 160000 / n, true), without = short_threads(n, 160000 / n, false);
+		cr_log_info("threads of %d intervals: %+.2f%% with the credit at their end, %+.2f%% without",
+			    n, 100 * (with - 1), 100 * (without - 1));
+		/* Deterministic (a fixed seed); docs/test-bounds.md. */
+		cr_expect(fabs(with - 1) < 0.015, "threads of %d intervals weighed %.4f of their bytes", n, with);
+		if (n > 1)
+			cr_expect(without < 0.97, "without the credit threads of %d intervals weighed %.4f: the test "
+				  "shows nothing", n, without);
+	}
+	/* A second end, or an end with no sample, credits nothing. */
+	static struct hp_sample_rate r;
+	hp_sample_rate_reset(&r, 65536);
+	cr_expect_eq(hp_sample_rate_end(&r, 5000, 0), 0.0);
+	hp_sample_rate_note(&r, 1000, 0, 100);
+	hp_sample_rate_note(&r, 70000, 0, 100);
+	cr_expect_gt(hp_sample_rate_end(&r, 90000, 0), 0.0);
+	cr_expect_eq(hp_sample_rate_end(&r, 95000, 0), 0.0, "a thread's end credited twice");
+	hp_sample_rate_note(&r, 100000, 0, 100);
+	cr_expect_eq(hp_sample_rate_end(&r, 110000, -EAGAIN), 0.0, "a refused reading credited");
+	cr_expect_eq(atomic_load(&r.ended), 1);
+	cr_expect_eq(hp_sample_rate_own_share(1, 4), 0.75);
+	cr_expect_eq(hp_sample_rate_own_share(5, 4), 0.0);
+	cr_expect_eq(hp_sample_rate_own_share(0, 0), 0.0);
+}
+
 Test(samplerate, the_rule_needs_enough_gaps_and_a_clear_departure)
 {
 	double m;
