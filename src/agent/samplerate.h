@@ -64,7 +64,11 @@
  * the same reason: kept constant beside the 32 gaps, 4 gaps of it held
  * the list's thread (0.55 late) toward 1, +3.9% and +5.0% in the same
  * replays.
- * The whole JVM's ratio is kept too, for `info` and the profile's line.
+ * The whole JVM's ratio is kept too, for `info` and the profile's line,
+ * with each ended thread's stretch after its last sample in its bytes
+ * (without it, short threads' gaps read short of their estimate: a gap
+ * that would run past a thread's end is never closed; 0.79 with threads
+ * of ~5 samples, where the sampler keeps its interval).
  *
  * What it does not know: which sizes or sites a thread's extra samples
  * fall on; its factor is one for all its samples at a time (the held set
