@@ -571,11 +571,11 @@ Test(upload, pyroscope_server_round_trip_and_outage)
 	cr_assert(server_ready(port, 90), "the server did not come up; see %s", slog);
 	/* The agent uploads through a relay; the outage is the relay's
 	 * (relay.py says why the server itself is not stopped). */
-	char relaysh[600], rport[16], rlog[600];
-	snprintf(relaysh, sizeof(relaysh), "%s/test/pyroscope/relay.py", HP_SOURCE_DIR);
+	char relay_py[600], rport[16], rlog[600];
+	snprintf(relay_py, sizeof(relay_py), "%s/test/pyroscope/relay.py", HP_SOURCE_DIR);
 	snprintf(rport, sizeof(rport), "%d", port + 3);
 	snprintf(rlog, sizeof(rlog), "%s/relay.log", workdir);
-	const char *relay_argv[] = { "/usr/bin/env", "python3", relaysh, rport, portstr, NULL };
+	const char *relay_argv[] = { "/usr/bin/env", "python3", relay_py, rport, portstr, NULL };
 	pid_t relay = spawn(relay_argv, rlog);
 	cr_assert(relay_said(rlog, 1, 0, 30), "the relay did not start; see %s", rlog);
 
@@ -593,7 +593,8 @@ Test(upload, pyroscope_server_round_trip_and_outage)
 	int64_t t0 = now_ms();
 	pid_t jvm = spawn(jvm_argv, jlog);
 
-	/* Wait for the first periods to arrive, then take the server out of reach. */
+	/* Wait for the first periods to arrive, then take the server out of reach
+	 * (t_down: the moment the relay is told to go down). */
 	int64_t first = 0;
 	for (int i = 0; i < 60 && !first; i++) {
 		sleep(1);
@@ -603,7 +604,7 @@ Test(upload, pyroscope_server_round_trip_and_outage)
 		free(out);
 	}
 	cr_assert(first, "no period reached the server in 60 s; JVM log %s", jlog);
-	int64_t t_kill = now_ms();
+	int64_t t_down = now_ms();
 	kill(relay, SIGUSR1);
 	cr_assert(relay_said(rlog, 1, 1, 30), "the relay did not go down; see %s", rlog);
 	sleep(5);       /* five periods with the server out of reach */
@@ -660,7 +661,7 @@ Test(upload, pyroscope_server_round_trip_and_outage)
 	for (const char *p = out; *p;) {
 		long long ts = atoll(p);
 		points++;
-		during += ts >= t_kill && ts < t_back;
+		during += ts >= t_down && ts < t_back;
 		p = strchr(p, '\n');
 		if (!p)
 			break;
