@@ -147,7 +147,7 @@ void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, 
 	uint32_t k = target->free_list[--target->nfree];
 	target->entries[k] = (struct hp_live_entry){ ref, site, pause_now, size, thin_factor, time_ns, thread, 0 };
 	if (at)
-		*at = (struct hp_live_handle){ ref, (uint32_t)(target - l->stripes), k, time_ns };
+		*at = (struct hp_live_handle){ ref, (uint32_t)(target - l->stripes), k, time_ns, site, size };
 	ref = NULL;
 	atomic_fetch_add_explicit(&l->tracked, 1, memory_order_relaxed);
 drop:
@@ -165,8 +165,8 @@ int hp_live_scale(struct hp_live *l, const struct hp_live_handle *at, double fac
 	struct hp_live_stripe *s = &l->stripes[at->stripe];
 	int rc = -ENOENT;
 	pthread_mutex_lock(&s->lock);
-	if (s->entries && at->slot < s->cap && s->entries[at->slot].ref == at->ref &&
-	    s->entries[at->slot].time_ns == at->time_ns) {
+	const struct hp_live_entry *e = s->entries && at->slot < s->cap ? &s->entries[at->slot] : NULL;
+	if (e && e->ref == at->ref && e->time_ns == at->time_ns && e->site == at->site && e->size == at->size) {
 		s->entries[at->slot].thin *= factor;
 		rc = 0;
 	}

@@ -49,11 +49,14 @@ void hp_live_free(struct hp_live *l, JNIEnv *jni);
 
 /* Where a tracked sample sits, to find it again (hp_live_scale): its
  * stripe and slot, and what it held then, which a slot freed and taken
- * again by another sample would not match. */
+ * again by another sample would hardly match all of (HotSpot may hand the
+ * freed jweak out again, and the coarse clock's tick is milliseconds). */
 struct hp_live_handle {
 	jweak ref;                  /* NULL: not tracked */
 	uint32_t stripe, slot;
 	int64_t time_ns;
+	uint32_t site;
+	uint64_t size;
 };
 
 /* Tracks `object`. Called from SampledObjectAlloc on the allocating

@@ -356,8 +356,10 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	}
 	STEP_END(T_SITE);
 	atomic_fetch_add_explicit(&prof.samples.s[hp_thread_stripe()].v, 1, memory_order_relaxed);
-	if (!site)
+	if (!site) {
+		last_sample.generation = 0;     /* the stretch from here is no earlier sample's */
 		return;
+	}
 	if (!hit && have && cacheable && !site->invalid &&
 	    !atomic_load_explicit(&prof.stack_cache.disabled, memory_order_relaxed))
 		hp_stackcache_insert(&prof.stack_cache, key, (uint32_t)nkey, interpreted, epoch, redefs, site->ids,
@@ -412,8 +414,10 @@ void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
 /* The calling thread ends: the bytes it allocated after its last sample,
  * exactly (HotSpot's count), credited to that sample (samplerate.h, which
  * says why and how much): to its site's allocated bytes, and to its live
- * entry's weight while it is tracked. Not to format=jfr's events, which
- * hold each sample's weight as it was sampled. */
+ * entry's weight while it is tracked. format=jfr's allocation events keep
+ * each sample's weight as it was sampled (its live samples take the
+ * credit), so its allocated totals can differ from the other formats' by
+ * the credits (`status`: "credited"). */
 static void credit_thread_end(JNIEnv *jni)
 {
 	uint64_t allocated = 0;
@@ -426,9 +430,12 @@ static void credit_thread_end(JNIEnv *jni)
 	    last.generation != atomic_load_explicit(&prof.rate.generation, memory_order_relaxed) + 1 ||
 	    last.site >= atomic_load(&prof.sites.count) || !prof.sites.slots || !(last.w > 0) || !last.size)
 		return;
-	/* The last sample's share of the stretch: its Horvitz-Thompson
-	 * bytes at the interval asked over the interval. */
-	double credit = own * ((double)last.size / sample_probability(last.size)) / interval;
+	/* The whole stretch (its own gaps' share) to the last sample's site:
+	 * in expectation over which sample came last, each site gets it in
+	 * proportion to its share of the thread's samples (samplerate.h). */
+	double credit = own;
+	atomic_fetch_add_explicit(&prof.rate.ended, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&prof.rate.credited, (uint64_t)llround(credit), memory_order_relaxed);
 	struct hp_site *site = &prof.sites.slots[last.site];
 	hp_atomic_add_double(&site->alloc_objects_bits, credit / (double)last.size);
 	hp_atomic_add_double(&site->alloc_bytes_bits, credit);

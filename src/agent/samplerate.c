@@ -110,8 +110,6 @@ double hp_sample_rate_end(struct hp_sample_rate *r, uint64_t allocated, int read
 		 * thread's first are drawn afresh from it, so the bytes from
 		 * its first sample to its end are what they estimate. */
 		atomic_fetch_add_explicit(&r->bytes, allocated - last_allocated, memory_order_relaxed);
-		atomic_fetch_add_explicit(&r->ended, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&r->credited, (uint64_t)llround(credit), memory_order_relaxed);
 	}
 	last_generation = sums_generation = 0;
 	return credit;

@@ -876,40 +876,52 @@ Test(stacks, data_without_frame_slots_names_the_missing_key)
  * at a time, each allocating 20 KiB of byte[1000] at one site, all kept):
  * at 4k each thread takes ~5 samples, and a ratio estimator leaves out
  * what a thread allocates after its last sample (samplerate.h), about a
- * fifth of its bytes' worth of weight. The agent credits it at ThreadEnd.
- * The site's allocated and live bytes against the arrays' bytes. */
+ * sixth of its bytes' worth of weight. The agent credits it at ThreadEnd.
+ * The site's allocated and live bytes against the arrays' bytes, averaged
+ * over three JVMs: HotSpot's sampler draws the sample points of threads
+ * made at a reused address alike (docs/short-threads.md), so one run is
+ * worth few independent draws (sd ~1.6%, against 0.35% expected). */
 TestSuite(threads, .timeout = 300);
 Test(threads, short_lived_threads_are_counted_to_their_end)
 {
 	make_workdir();
-	char agent[1024], path[512], alloc_path[600], text_path[600];
-	snprintf(path, sizeof(path), "%s/short.collapsed", workdir);
-	snprintf(alloc_path, sizeof(alloc_path), "%s.alloc", path);
-	snprintf(text_path, sizeof(text_path), "%s/short.txt", workdir);
-	snprintf(agent, sizeof(agent), "-agentpath:%s=interval=4k,format=collapsed+text,file=%s/short", HP_AGENT_PATH,
-		 workdir);
-	const char *argv[] = { java(), "-Xmx1g", agent, "-cp", HP_TEST_CLASSES, "ShortThreads", "16000", "20", "2",
-			       NULL };
-	struct jvm_result r = jvm_run(argv, NULL, 240);
-	cr_assert_eq(r.exit_code, 0, "java exited %d\n%s", r.exit_code, r.output);
-	double t = truth(&r, "truth.keep"), arrays = truth(&r, "truth.arrays");
-	cr_assert_eq(truth(&r, "truth.alloc"), t, "every list is kept: allocated and kept differ\n%s", r.output);
-	/* The threads' own counts are the arrays (16 + 1000 bytes each). */
-	cr_assert(t > 0.99 * arrays * 1016 && t < 1.01 * arrays * 1016, "truth.keep %.0f for %.0f arrays\n%s", t, arrays,
-		  r.output);
-	char *text = jvm_slurp(text_path);
-	cr_expect(text && strstr(text, "threads ended, the "), "%s names no credit at the threads' end\n%s", text_path,
-		  text ? text : "(missing)");
-	free(text);
-	double alloc = collapsed_sum(alloc_path, "ShortThreads.keep", NULL), live = collapsed_sum(path, "ShortThreads.keep", NULL);
-	cr_log_info("short threads: allocated %+.2f%%, live %+.2f%% of the arrays' bytes", 100 * (alloc / t - 1),
-		    100 * (live / t - 1));
-	/* false failure ~4e-5 per run: JDK 17, +0.5..+3.3% in 15 runs (sd ~0.9%
-	 * about +1.9%), 4.5 sd above, 7 below; the build before -5.2..-7.5%;
-	 * docs/test-bounds.md. */
-	cr_expect(alloc > 0.955 * t && alloc < 1.06 * t, "allocated at keep %.0f vs the arrays' %.0f\n%s", alloc, t,
-		  r.output);
-	cr_expect(live > 0.955 * t && live < 1.06 * t, "live at keep %.0f vs the arrays' %.0f (all kept)\n%s", live,
-		  t, r.output);
-	jvm_result_free(&r);
+	enum { RUNS = 3 };
+	double alloc = 0, live = 0;
+	for (int run = 0; run < RUNS; run++) {
+		char agent[1024], path[512], alloc_path[600], text_path[600];
+		snprintf(path, sizeof(path), "%s/short%d.collapsed", workdir, run);
+		snprintf(alloc_path, sizeof(alloc_path), "%s.alloc", path);
+		snprintf(text_path, sizeof(text_path), "%s/short%d.txt", workdir, run);
+		snprintf(agent, sizeof(agent), "-agentpath:%s=interval=4k,format=collapsed+text,file=%s/short%d",
+			 HP_AGENT_PATH, workdir, run);
+		const char *argv[] = { java(), "-Xmx1g", agent, "-cp", HP_TEST_CLASSES, "ShortThreads", "16000", "20", "2",
+				       NULL };
+		struct jvm_result r = jvm_run(argv, NULL, 80);
+		cr_assert_eq(r.exit_code, 0, "java exited %d\n%s", r.exit_code, r.output);
+		double t = truth(&r, "truth.keep"), arrays = truth(&r, "truth.arrays");
+		cr_assert_eq(truth(&r, "truth.alloc"), t, "every list is kept: allocated and kept differ\n%s", r.output);
+		/* The threads' own counts are the arrays (16 + 1000 bytes each). */
+		cr_assert(t > 0.99 * arrays * 1016 && t < 1.01 * arrays * 1016, "truth.keep %.0f for %.0f arrays\n%s", t,
+			  arrays, r.output);
+		char *text = jvm_slurp(text_path);
+		cr_expect(text && strstr(text, "threads ended, the "), "%s names no credit at the threads' end\n%s",
+			  text_path, text ? text : "(missing)");
+		free(text);
+		double a = collapsed_sum(alloc_path, "ShortThreads.keep", NULL) / t;
+		double l = collapsed_sum(path, "ShortThreads.keep", NULL) / t;
+		cr_log_info("short threads, run %d: allocated %+.2f%%, live %+.2f%% of the arrays' bytes", run + 1,
+			    100 * (a - 1), 100 * (l - 1));
+		alloc += a / RUNS;
+		live += l / RUNS;
+		jvm_result_free(&r);
+	}
+	cr_log_info("short threads, mean of %d: allocated %+.2f%%, live %+.2f%%", RUNS, 100 * (alloc - 1),
+		    100 * (live - 1));
+	/* false failure ~1e-4 per test: JDK 17, one run +0.9% mean, sd 1.6%
+	 * (16 runs), three 0.92%: -2.7%..+4.5% is 3.9 sd either side; the build
+	 * before, -6.3% sd 0.9% a run, fails it; docs/test-bounds.md. */
+	cr_expect(alloc > 0.973 && alloc < 1.045, "allocated at keep, mean of %d runs: %.4f of the arrays' bytes", RUNS,
+		  alloc);
+	cr_expect(live > 0.973 && live < 1.045, "live at keep, mean of %d runs: %.4f of the arrays' bytes (all kept)",
+		  RUNS, live);
 }

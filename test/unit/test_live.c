@@ -185,5 +185,19 @@ Test(live, scale_finds_the_sample_by_its_handle_and_not_another, .init = fake_jn
 	hp_live_each(&l, jni, add_up, NULL, &s);
 	cr_expect_float_eq(s.bytes, 100.0, 1e-9, "the new sample's weight moved: %g", s.bytes);
 	cr_expect_eq(hp_live_scale(&l, NULL, 2.0), -ENOENT);
+	/* HotSpot may hand a freed jweak out again: the same reference in
+	 * the same slot in the same clock tick, at another site, is not the
+	 * sample the handle names. */
+	struct obj c = { true };
+	struct hp_live_handle hc, hc2;
+	hp_live_add(&l, jni, (jobject)&c, 3, 100, 0, 13, 0, 1.0, &hc);
+	c.alive = false;
+	hp_live_sweep(&l, jni, NULL, NULL, NULL);
+	c.alive = true;
+	hp_live_add(&l, jni, (jobject)&c, 4, 100, 0, 13, 0, 1.0, &hc2);
+	cr_expect(hc2.ref == hc.ref && hc2.slot == hc.slot && hc2.stripe == hc.stripe,
+		  "the reference and slot were not reused: the test shows nothing");
+	cr_expect_eq(hp_live_scale(&l, &hc, 2.0), -ENOENT, "another site's sample in a reused reference was scaled");
+	cr_expect_eq(hp_live_scale(&l, &hc2, 2.0), 0);
 	hp_live_free(&l, jni);
 }

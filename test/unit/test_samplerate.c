@@ -219,32 +219,29 @@ Test(samplerate, large_objects_weigh_their_bytes)
 
 /* Short threads: each allocates `n` intervals' worth of byte[1000] (1016
  * bytes) and ends. A ratio leaves out what a thread allocates after its
- * last sample; hp_sample_rate_end credits it (its own gaps' share, the
- * prior's part being counted already as Horvitz-Thompson counts it).
- * Returns the weights plus, with `credit`, the credits, over the bytes. */
-static double measured(const struct hp_sample_rate *r);
-
-static double short_threads(int n, int threads, bool credit, double *jvm)
+ * last sample; hp_sample_rate_end gives it (its own gaps' share, the
+ * prior's part being counted already as Horvitz-Thompson counts it), and
+ * sample.c credits it whole to the last sample's site. Returns the weights
+ * plus, with `credit`, the credits, over the bytes; *jvm the JVM's ratio. */
+static double short_threads(int n, int threads, double interval, bool credit, double *jvm)
 {
 	static struct hp_sample_rate r;
-	hp_sample_rate_reset(&r, 65536);
+	hp_sample_rate_reset(&r, (uint64_t)interval);
 	const uint64_t size = 1016;
 	double weighed = 0, bytes = 0;
-	const double ht = (double)size / (1 - exp(-(double)size / 65536));
+	const double ht = (double)size / (1 - exp(-(double)size / interval));
 	for (int t = 0; t < threads; t++) {
-		double pos = 0, next = -65536 * log(uniform()), lastw = 0;
-		while (pos < n * 65536.0) {
-			if (!sample_point(&pos, &next, 65536, size))
+		double pos = 0, next = -interval * log(uniform());
+		while (pos < n * interval) {
+			if (!sample_point(&pos, &next, interval, size))
 				continue;
-			lastw = ht;
 			weighed += hp_sample_rate_note(&r, (uint64_t)pos, 0, size) * ht;
 		}
 		bytes += pos;
-		/* The credit to the last sample: its bytes over the interval
-		 * (sample.c credit_thread_end); the state starts over. */
+		/* The state starts over at the end. */
 		double own = hp_sample_rate_end(&r, (uint64_t)pos, 0);
-		if (credit && lastw > 0)
-			weighed += own * lastw / 65536;
+		if (credit)
+			weighed += own;
 	}
 	*jvm = measured(&r);
 	return weighed / bytes;
@@ -253,7 +250,8 @@ static double short_threads(int n, int threads, bool credit, double *jvm)
 Test(samplerate, short_threads_are_counted_to_their_end)
 {
 	for (int n = 1; n <= 20; n *= 4) {
-		double jvm, with = short_threads(n, 160000 / n, true, &jvm), without = short_threads(n, 160000 / n, false, &jvm);
+		double jvm, with = short_threads(n, 160000 / n, 65536, true, &jvm);
+		double without = short_threads(n, 160000 / n, 65536, false, &jvm);
 		cr_log_info("threads of %d intervals: %+.2f%% with the credit at their end, %+.2f%% without; the JVM's "
 			    "ratio %.4f", n, 100 * (with - 1), 100 * (without - 1), jvm);
 		/* The JVM's ratio counts each thread's stretch too: its gaps
@@ -265,7 +263,15 @@ Test(samplerate, short_threads_are_counted_to_their_end)
 			cr_expect(without < 0.97, "without the credit threads of %d intervals weighed %.4f: the test "
 				  "shows nothing", n, without);
 	}
-	/* A second end, or an end with no sample, credits nothing. */
+	/* Objects not small beside the interval (byte[1000] at 4k, as the
+	 * suite's JVM test): the own gaps' share holds there too (a credit
+	 * scaled by the last sample's Horvitz-Thompson bytes over the
+	 * interval, as 94d961e's sample.c had it, read +0.55% here against
+	 * -0.24%; within the bound, so the JVM test is what watches that). */
+	double jvm, at4k = short_threads(4, 40000, 4096, true, &jvm);
+	cr_log_info("threads of 4 intervals at 4k: %+.2f%%, the JVM's ratio %.4f", 100 * (at4k - 1), jvm);
+	cr_expect(fabs(at4k - 1) < 0.01, "threads of 4 intervals at 4k weighed %.4f of their bytes", at4k);
+	/* A second end, or an end with no sample, gives nothing. */
 	static struct hp_sample_rate r;
 	hp_sample_rate_reset(&r, 65536);
 	cr_expect_eq(hp_sample_rate_end(&r, 5000, 0), 0.0);
@@ -275,7 +281,6 @@ Test(samplerate, short_threads_are_counted_to_their_end)
 	cr_expect_eq(hp_sample_rate_end(&r, 95000, 0), 0.0, "a thread's end credited twice");
 	hp_sample_rate_note(&r, 100000, 0, 100);
 	cr_expect_eq(hp_sample_rate_end(&r, 110000, -EAGAIN), 0.0, "a refused reading credited");
-	cr_expect_eq(atomic_load(&r.ended), 1);
 	cr_expect_eq(hp_sample_rate_own_share(1, 4), 0.75);
 	cr_expect_eq(hp_sample_rate_own_share(5, 4), 0.0);
 	cr_expect_eq(hp_sample_rate_own_share(0, 0), 0.0);
