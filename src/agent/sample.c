@@ -414,10 +414,9 @@ void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
 /* The calling thread ends: the bytes it allocated after its last sample,
  * exactly (HotSpot's count), credited to that sample (samplerate.h, which
  * says why and how much): to its site's allocated bytes, and to its live
- * entry's weight while it is tracked. format=jfr's allocation events keep
- * each sample's weight as it was sampled (its live samples take the
- * credit), so its allocated totals can differ from the other formats' by
- * the credits (`status`: "credited"). */
+ * entry's weight while it is tracked. format=jfr's kept allocation
+ * samples keep their weight as sampled; the credit reaches its per-site
+ * remainder event (events.c), so its sums stay the other formats'. */
 static void credit_thread_end(JNIEnv *jni)
 {
 	uint64_t allocated = 0;
