@@ -878,9 +878,9 @@ Test(stacks, data_without_frame_slots_names_the_missing_key)
  * what a thread allocates after its last sample (samplerate.h), about a
  * sixth of its bytes' worth of weight. The agent credits it at ThreadEnd.
  * The site's allocated and live bytes against the arrays' bytes, averaged
- * over three JVMs: HotSpot's sampler draws the sample points of threads
- * made at a reused address alike (docs/short-threads.md), so one run is
- * worth few independent draws (sd ~1.6%, against 0.35% expected). */
+ * over three JVMs: HotSpot's sampler does not draw short threads' sample
+ * points independently (docs/short-threads.md), so one run is worth few
+ * independent draws (sd ~1.6%, against 0.35% expected). */
 TestSuite(threads, .timeout = 300);
 Test(threads, short_lived_threads_are_counted_to_their_end)
 {
