@@ -8,7 +8,7 @@
 # leaves out what a thread allocates after its last sample; this shows
 # what crediting it at ThreadEnd does, beside an OLD build in the same run.
 #
-#   OLD=/path/to/old/libheapprobe.so bash bench/threads/run.sh   # ~10 min on 2 cores
+#   OLD=/path/to/old/libheapprobe.so bash bench/threads/run.sh   # ~6 min on 2 cores
 #
 # Knobs: JDKS [11 17 21 25 26], REPS [3], OLD [none], OUT
 # [docs/short-threads.md], CONFIGS (lines "interval threads KiB concurrent

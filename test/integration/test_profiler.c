@@ -919,7 +919,7 @@ Test(threads, short_lived_threads_are_counted_to_their_end)
 		    100 * (live - 1));
 	/* false failure ~1e-4 per test: JDK 17, one run +0.9% mean, sd 1.6%
 	 * (16 runs), three 0.92%: -2.7%..+4.5% is 3.9 sd either side; the build
-	 * before, -6.3% sd 0.9% a run, fails it; docs/test-bounds.md. */
+	 * before, -6.8% sd 1.0% a run, fails it; docs/test-bounds.md. */
 	cr_expect(alloc > 0.973 && alloc < 1.045, "allocated at keep, mean of %d runs: %.4f of the arrays' bytes", RUNS,
 		  alloc);
 	cr_expect(live > 0.973 && live < 1.045, "live at keep, mean of %d runs: %.4f of the arrays' bytes (all kept)",

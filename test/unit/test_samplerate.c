@@ -255,7 +255,7 @@ Test(samplerate, short_threads_are_counted_to_their_end)
 		cr_log_info("threads of %d intervals: %+.2f%% with the credit at their end, %+.2f%% without; the JVM's "
 			    "ratio %.4f", n, 100 * (with - 1), 100 * (without - 1), jvm);
 		/* The JVM's ratio counts each thread's stretch too: its gaps
-		 * alone read ~0.8 at 4 intervals a thread (samplerate.c). */
+		 * alone read ~0.7 at 4 intervals a thread (samplerate.c). */
 		cr_expect(fabs(jvm - 1) < 0.01, "threads of %d intervals: the JVM's ratio %.4f", n, jvm);
 		/* Deterministic (a fixed seed); docs/test-bounds.md. */
 		cr_expect(fabs(with - 1) < 0.015, "threads of %d intervals weighed %.4f of their bytes", n, with);
