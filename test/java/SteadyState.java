@@ -25,7 +25,10 @@ import java.util.SplittableRandom;
  * written at exit are the ones compared). With ATTACH_FILE it first builds the
  * live set, prints "attach", and starts churning only once ATTACH_FILE
  * exists (the test attaches the agent meanwhile): the live set built before
- * then is never sampled (truth.before_attach).
+ * then is never sampled (truth.before_attach). With -DminFresh=F as well,
+ * the churn goes on past SECONDS until at least F of the live set's bytes
+ * were allocated since the attach point, for at most 4 x SECONDS: a slow
+ * machine churns longer instead of replacing too little to judge.
  */
 public class SteadyState {
     static long[][] slots;
@@ -93,7 +96,9 @@ public class SteadyState {
         long end = System.nanoTime() + seconds * 1_000_000_000L;
         int r = 0;
         long step = 0;
-        while (System.nanoTime() < end) {
+        double minFresh = attach != null ? Double.parseDouble(System.getProperty("minFresh", "0")) : 0;
+        long latest = System.nanoTime() + 4 * seconds * 1_000_000_000L;
+        while (System.nanoTime() < end || (keptSinceAttach < minFresh * keptBytes && System.nanoTime() < latest)) {
             for (int k = 0; k < 1000; k++, step++) {
                 if (step % turnover == 0) keep(rnd.nextInt(n), 16 + rnd.nextInt(2 * avgLen - 32), sampled);
                 midlife(r, 256 + rnd.nextInt(512));
