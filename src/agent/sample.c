@@ -449,7 +449,7 @@ void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 	atomic_fetch_add(in, 1);
 	if (atomic_load(&prof.running) && jni && atomic_load_explicit(&prof.rate_ready, memory_order_acquire))
 		credit_thread_end(jni);
-	atomic_fetch_add(in, -1);
+	atomic_fetch_sub(in, 1);
 }
 
 /* GC callback rules: no JNI, no allocation, no blocking lock; sem_post is
