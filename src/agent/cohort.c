@@ -66,7 +66,10 @@
  * found it. A marking's judgments of a site whose young seldom die, all
  * of the dead born before all of the alive (at least MIN_DEAD dead, the
  * same test as a sweep's run), are taken as a drop up to the latest dead
- * birth, found when the marking began (hp_cohort_judged_end); only for
+ * birth, found when the marking began (hp_cohort_judged_end); a first
+ * drop only where the markings before found the site's samples alive (a
+ * list growing loses none; a cache's first fill, replaced at random,
+ * loses some at every marking until one finds the last of it dead); only for
  * what the site grows since: the marking itself judged the list. Its
  * judgments are then no agreement either way (the deaths are the drop's,
  * the living chosen by the split). A FIFO queue splits so at every
@@ -290,6 +293,19 @@ static bool after_drop(const struct hp_cohort_site *x, int64_t born_ns, int64_t 
 	return x->last_ns != 0 && born_ns > x->last_ns && x->found_ns < start_ns && born_ns < start_ns;
 }
 
+/* Before a site's first drop: the markings judged at least MIN_AFTER of
+ * its samples (decayed) and found at most MAX_SHARE of them dead, as they
+ * find a list growing. A site whose objects die one by one (a cache's
+ * first fill, replaced at random) showed deaths at the markings before;
+ * when one marking then finds the last of them dead, or those born first
+ * dead and the rest alive, that is no list dropped (Serial and Parallel
+ * under load: a start-up site found dropped at times, in a service that
+ * drops nothing). */
+static bool agreed_before(const struct hp_cohort_site *x)
+{
+	return x->after_n >= MIN_AFTER && (x->after_dead + 0.5) / (x->after_n + 1.0) <= MAX_SHARE;
+}
+
 /* The site's judgments kept since it was listed: a drop the marking found,
  * or toward the markings' agreement; then none kept. */
 static void settle(struct hp_cohort *c, uint32_t site, bool may_split)
@@ -297,13 +313,14 @@ static void settle(struct hp_cohort *c, uint32_t site, bool may_split)
 	struct hp_cohort_site *x = &c->sites[site];
 	if (x->last_ns == 0)
 		decay_to_now(c, x);
-	/* A first drop only at a site earlier markings judged: their
-	 * judgments' decayed sum, re-judgments included, at least MIN_AFTER
-	 * (about 32 judged by the marking before, halved since). At the first
+	/* A first drop only at a site earlier markings judged, and found
+	 * alive: their judgments' decayed sum, re-judgments included, at
+	 * least MIN_AFTER (about 32 judged by the marking before, halved
+	 * since), at most MAX_SHARE of it dead (agreed_before). At the first
 	 * marking of all, a site whose every sample died (the start-up's) is
 	 * no list dropped, and none of its later samples would be known
 	 * better for it. */
-	bool judged_before = x->last_ns != 0 || x->after_n >= MIN_AFTER;
+	bool judged_before = x->last_ns != 0 || agreed_before(x);
 	bool split = may_split && judged_before && x->j_dead >= MIN_DEAD &&
 		     (x->j_dead == x->j_n || x->j_dead_max < x->j_alive_min) &&
 		     x->j_dead_max > x->last_ns && x->j_dead_max < x->j_start &&
