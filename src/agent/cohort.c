@@ -23,7 +23,10 @@
  * sweep, its young samples in the order of their births; a run of r of
  * them found dead one after the other: if deaths were independent at q,
  * a run of r among n has chance at most n q^r. A drop is found where r
- * >= MIN_DEAD and n q^r < FALSE_RATE: a list whose young samples never
+ * >= MIN_DEAD and n q^r < FALSE_RATE, and no young death of the site in
+ * that sweep outside the run (a list dropped loses none otherwise; a
+ * site whose young began dying at random, a cache's first fill once its
+ * replacements start, has deaths beside any run): a list whose young samples never
  * died (q ~ 0.002 after a few hundred) is found from 4 young samples; a
  * cache turning over at random (q ~ 0.5), garbage (q ~ 1), a FIFO cache
  * (young samples do not die) or a site whose young die now and then (q
@@ -254,17 +257,24 @@ void hp_cohort_sweep_end(struct hp_cohort *c, bool young_only)
 	if (!c->young_full && c->nyoung) {
 		qsort(c->young, c->nyoung, sizeof(*c->young), by_site_birth);
 		for (uint32_t i = 0; i < c->nyoung;) {
-			uint32_t site = c->young[i].site, run = 0, best = 0;
+			uint32_t site = c->young[i].site, run = 0, best = 0, dead = 0;
 			int64_t best_ns = 0;
 			for (; i < c->nyoung && c->young[i].site == site; i++) {
 				run = c->young[i].dead ? run + 1 : 0;
+				dead += c->young[i].dead;
 				if (run && run >= best) {        /* the latest of equal runs */
 					best = run;
 					best_ns = c->young[i].born_ns;
 				}
 			}
+			/* And every young death of the site in the run: a list
+			 * dropped loses none of its young otherwise, where a
+			 * site whose young began to die at random (a cache's
+			 * first fill, once its replacements start: its share
+			 * still that of the fill) has dead ones beside a run
+			 * its chance made. */
 			const struct hp_cohort_site *x = &c->sites[site];
-			if (hp_cohort_is_drop(x->young_n, x->young_dead, x->n, best))
+			if (dead == best && hp_cohort_is_drop(x->young_n, x->young_dead, x->n, best))
 				found(c, site, best_ns);
 		}
 	}

@@ -124,6 +124,28 @@ Test(cohort, the_run_in_birth_order_not_all_the_young)
 	hp_cohort_free(&c);
 }
 
+/* A cache's first fill: its young never died while it filled (q ~ 0),
+ * then its replacements began and its young died at random, 60% of them
+ * in one sweep. A run of 6 among them (1e-14 at the fill's share) is
+ * chance, not a drop: deaths beside it. */
+Test(cohort, a_fill_whose_young_began_dying_at_random_is_no_drop)
+{
+	struct hp_cohort c;
+	cr_assert_eq(hp_cohort_init(&c, 8), 0);
+	int64_t t = 1000000000;
+	for (int k = 0; k < 40; k++, t += 100000000)
+		sweep(&c, 1, 10, 0, t, true);
+	sweep_of(&c, 1, "dadaddddddadad", t, true);
+	cr_expect_eq(c.drops, 0u, "deaths beside the run");
+	cr_expect(!hp_cohort_dropped(&c, 1, t));
+	t += 100000000;
+	/* Its share now ~0.03 (9 of the 14 dead): a run of 8 among 10 is
+	 * 10 x 0.03^8 = 3e-12, and every death. */
+	sweep_of(&c, 1, "adddddddda", t, true);
+	cr_expect_eq(c.drops, 1u, "the run is every death: a drop");
+	hp_cohort_free(&c);
+}
+
 Test(cohort, sweeps_a_marking_may_have_cleared_are_not_looked_at)
 {
 	struct hp_cohort c;
