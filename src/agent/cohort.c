@@ -23,10 +23,11 @@
  * sweep, its young samples in the order of their births; a run of r of
  * them found dead one after the other: if deaths were independent at q,
  * a run of r among n has chance at most n q^r. A drop is found where r
- * >= MIN_DEAD and n q^r < FALSE_RATE, and no young death of the site in
- * that sweep outside the run (a list dropped loses none otherwise; a
- * site whose young began dying at random, a cache's first fill once its
- * replacements start, has deaths beside any run): a list whose young samples never
+ * >= MIN_DEAD and n q^r < FALSE_RATE, q the higher of the site's past
+ * share and this sweep's outside the run (a list dropped loses none of
+ * its young otherwise, or a stray one; a site whose young began dying at
+ * random, a cache's first fill once its replacements start, has deaths
+ * beside any run its chance made): a list whose young samples never
  * died (q ~ 0.002 after a few hundred) is found from 4 young samples; a
  * cache turning over at random (q ~ 0.5), garbage (q ~ 1), a FIFO cache
  * (young samples do not die) or a site whose young die now and then (q
@@ -70,16 +71,19 @@
  * of the dead born before all of the alive (at least MIN_DEAD dead, the
  * same test as a sweep's run), are taken as a drop up to the latest dead
  * birth, found when the marking began (hp_cohort_judged_end); a first
- * drop only where the markings before found the site's samples alive (a
+ * drop only where the marking before found the site's samples alive (a
  * list growing loses none; a cache's first fill, replaced at random,
  * loses some at every marking until one finds the last of it dead); only for
  * what the site grows since: the marking itself judged the list. Its
  * judgments are then no agreement either way (the deaths are the drop's,
  * the living chosen by the split). A FIFO queue splits so at every
- * marking: those judgments never count, and it keeps the curve by age.
+ * marking: no first drop where the marking before saw its oldest die;
+ * where a marking saw its filling whole, drops whose judgments never
+ * count; either way it keeps the curve by age.
  *
  * What is not known: a site that keeps old objects while a young batch
- * of it dies together reads its old ones dead until the next marking; deaths in batches (request-scoped objects, all of a
+ * of it dies together reads its old ones dead until the next marking;
+ * deaths in batches (request-scoped objects, all of a
  * sweep's young ones gone at times) break the independence the test
  * assumes and are found dropped at times, their older samples then
  * counted dead (the survival curve gives such a site little past its
@@ -171,12 +175,17 @@ void hp_cohort_seen(struct hp_cohort *c, uint32_t site, bool dead, int64_t born_
 		c->young[c->nyoung++] = (struct hp_cohort_young){ site, dead, born_ns };
 }
 
-bool hp_cohort_is_drop(double young_n, double young_dead, uint32_t n, uint32_t run)
+/* A run of `run` dead among `n` young at a share `q` of young deaths. */
+static bool run_is_drop(double young_n, double q, uint32_t n, uint32_t run)
 {
 	if (run < MIN_DEAD || run > n || !(young_n >= MIN_YOUNG))
 		return false;
-	double q = (young_dead + 0.5) / (young_n + 1.0);
 	return q <= MAX_SHARE && log((double)n) + run * log(q) < log(FALSE_RATE);
+}
+
+bool hp_cohort_is_drop(double young_n, double young_dead, uint32_t n, uint32_t run)
+{
+	return run_is_drop(young_n, (young_dead + 0.5) / (young_n + 1.0), n, run);
 }
 
 static int by_site_birth(const void *a, const void *b)
@@ -257,24 +266,29 @@ void hp_cohort_sweep_end(struct hp_cohort *c, bool young_only)
 	if (!c->young_full && c->nyoung) {
 		qsort(c->young, c->nyoung, sizeof(*c->young), by_site_birth);
 		for (uint32_t i = 0; i < c->nyoung;) {
-			uint32_t site = c->young[i].site, run = 0, best = 0, dead = 0;
+			uint32_t site = c->young[i].site, run = 0, best = 0, dead = 0, n = 0;
 			int64_t best_ns = 0;
 			for (; i < c->nyoung && c->young[i].site == site; i++) {
 				run = c->young[i].dead ? run + 1 : 0;
 				dead += c->young[i].dead;
+				n++;
 				if (run && run >= best) {        /* the latest of equal runs */
 					best = run;
 					best_ns = c->young[i].born_ns;
 				}
 			}
-			/* And every young death of the site in the run: a list
-			 * dropped loses none of its young otherwise, where a
-			 * site whose young began to die at random (a cache's
-			 * first fill, once its replacements start: its share
-			 * still that of the fill) has dead ones beside a run
-			 * its chance made. */
+			/* The share the run is tested at: the site's past one,
+			 * or this sweep's outside the run where that is higher.
+			 * A site whose young began to die at random (a cache's
+			 * first fill, once its replacements start: its past
+			 * share still the fill's ~0) has deaths beside the run
+			 * its chance made; a list dropped loses none of its
+			 * young otherwise, or a stray one. */
 			const struct hp_cohort_site *x = &c->sites[site];
-			if (dead == best && hp_cohort_is_drop(x->young_n, x->young_dead, x->n, best))
+			double q = share_of(x);
+			if (n > best && (double)(dead - best) / (double)(n - best) > q)
+				q = (double)(dead - best) / (double)(n - best);
+			if (run_is_drop(x->young_n, q, x->n, best))
 				found(c, site, best_ns);
 		}
 	}
@@ -303,17 +317,21 @@ static bool after_drop(const struct hp_cohort_site *x, int64_t born_ns, int64_t 
 	return x->last_ns != 0 && born_ns > x->last_ns && x->found_ns < start_ns && born_ns < start_ns;
 }
 
-/* Before a site's first drop: the markings judged at least MIN_AFTER of
- * its samples (decayed) and found at most MAX_SHARE of them dead, as they
- * find a list growing. A site whose objects die one by one (a cache's
- * first fill, replaced at random) showed deaths at the markings before;
- * when one marking then finds the last of them dead, or those born first
- * dead and the rest alive, that is no list dropped (Serial and Parallel
- * under load: a start-up site found dropped at times, in a service that
- * drops nothing). */
+/* Before a site's first drop: the marking before, settled, judged at
+ * least MIN_AFTER of its samples and found at most MAX_SHARE of them
+ * dead, as a marking finds a list growing. A site whose objects die one
+ * by one (a cache's first fill, replaced at random) showed deaths at the
+ * marking before; when one then finds the last of them dead, or those
+ * born first dead and the rest alive, that is no list dropped (Serial
+ * and Parallel under load: a start-up site found dropped at times, in a
+ * service that drops nothing). The marking before alone, not the decayed
+ * sums: a list whose first drop was missed (too few judged yet) had its
+ * dropped part counted dead there, and with drops a few markings apart
+ * the sums would never agree again; the marking after a missed drop
+ * judges only what grew since, alive. */
 static bool agreed_before(const struct hp_cohort_site *x)
 {
-	return x->after_n >= MIN_AFTER && (x->after_dead + 0.5) / (x->after_n + 1.0) <= MAX_SHARE;
+	return x->prev_n >= MIN_AFTER && (x->prev_dead + 0.5) / (x->prev_n + 1.0) <= MAX_SHARE;
 }
 
 /* The site's judgments kept since it was listed: a drop the marking found,
@@ -323,13 +341,11 @@ static void settle(struct hp_cohort *c, uint32_t site, bool may_split)
 	struct hp_cohort_site *x = &c->sites[site];
 	if (x->last_ns == 0)
 		decay_to_now(c, x);
-	/* A first drop only at a site earlier markings judged, and found
-	 * alive: their judgments' decayed sum, re-judgments included, at
-	 * least MIN_AFTER (about 32 judged by the marking before, halved
-	 * since), at most MAX_SHARE of it dead (agreed_before). At the first
-	 * marking of all, a site whose every sample died (the start-up's) is
-	 * no list dropped, and none of its later samples would be known
-	 * better for it. */
+	/* A first drop only at a site the marking before judged, and found
+	 * alive: at least MIN_AFTER judged, at most MAX_SHARE of them dead
+	 * (agreed_before). At the first marking of all, a site whose every
+	 * sample died (the start-up's) is no list dropped, and none of its
+	 * later samples would be known better for it. */
 	bool judged_before = x->last_ns != 0 || agreed_before(x);
 	bool split = may_split && judged_before && x->j_dead >= MIN_DEAD &&
 		     (x->j_dead == x->j_n || x->j_dead_max < x->j_alive_min) &&
@@ -347,6 +363,8 @@ static void settle(struct hp_cohort *c, uint32_t site, bool may_split)
 		 * drops (a list growing: none). Decayed to now above. */
 		x->after_n += (float)x->j_n;
 		x->after_dead += (float)x->j_dead;
+		x->prev_n = x->j_n;
+		x->prev_dead = x->j_dead;
 	} else {
 		x->after_n += (float)x->j_after_n;
 		x->after_dead += (float)x->j_after_dead;

@@ -40,6 +40,10 @@ struct hp_cohort_site {
 	int64_t j_start, j_dead_max, j_alive_min;
 	int64_t j_settled;              /* the start of the marking last settled */
 	uint32_t j_n, j_dead, j_after_n, j_after_dead;
+	/* Before the site's first drop: the last settled marking's
+	 * judgments of it, how many, how many dead (a first drop needs
+	 * that marking to have found it alive). */
+	uint32_t prev_n, prev_dead;
 };
 
 /* A young sample of a site looked at, kept for the sweep's end. */
@@ -97,8 +101,8 @@ bool hp_cohort_dropped(const struct hp_cohort *c, uint32_t site, int64_t born_ns
 void hp_cohort_judged(struct hp_cohort *c, uint32_t site, int64_t born_ns, bool alive, int64_t start_ns);
 
 /* The judgments since the last call are the marking's whole (a sweep
- * ended): a site whose young seldom die, that earlier markings judged (or
- * with a drop before), all of whose samples judged dead were born before
+ * ended): a site whose young seldom die, that the marking before judged
+ * and found alive (or with a drop before), all of whose samples judged dead were born before
  * all of those judged alive (at least MIN_DEAD dead), is found dropped by
  * the marking up to its latest dead birth (for what it grows since:
  * hp_cohort_growing); the others' judgments count toward the markings'

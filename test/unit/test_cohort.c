@@ -51,6 +51,9 @@ static void sweep(struct hp_cohort *c, uint32_t site, int n, int dead, int64_t b
 	sweep_of(c, site, p, born0, young_only);
 }
 
+static void marking_judges(struct hp_cohort *c, uint32_t site, int64_t born0, int n, int64_t step, int64_t dead_to,
+			   int64_t start);
+
 /* `sweeps` sweeps 100 ms apart from `t` in which the site's 8 young
  * samples all live (a list growing), then one at the next 100 ms in which
  * the first `dead` of them are found cleared; returns that one's time. */
@@ -125,8 +128,8 @@ Test(cohort, the_run_in_birth_order_not_all_the_young)
 }
 
 /* A cache's first fill: its young never died while it filled (q ~ 0),
- * then its replacements began and its young died at random, 60% of them
- * in one sweep. A run of 6 among them (1e-14 at the fill's share) is
+ * then its replacements began and its young died at random, 10 of 14 in
+ * one sweep. A run of 6 among them (1e-14 at the fill's share) is
  * chance, not a drop: deaths beside it. */
 Test(cohort, a_fill_whose_young_began_dying_at_random_is_no_drop)
 {
@@ -136,13 +139,59 @@ Test(cohort, a_fill_whose_young_began_dying_at_random_is_no_drop)
 	for (int k = 0; k < 40; k++, t += 100000000)
 		sweep(&c, 1, 10, 0, t, true);
 	sweep_of(&c, 1, "dadaddddddadad", t, true);
-	cr_expect_eq(c.drops, 0u, "deaths beside the run");
+	cr_expect_eq(c.drops, 0u, "deaths beside the run (4 of 8 outside it: 14 x 0.5^6 = 0.2)");
 	cr_expect(!hp_cohort_dropped(&c, 1, t));
 	t += 100000000;
-	/* Its share now ~0.03 (9 of the 14 dead): a run of 8 among 10 is
-	 * 10 x 0.03^8 = 3e-12, and every death. */
+	/* Its share now ~0.03 (10 of the 14 dead): a run of 8 among 10 is
+	 * 10 x 0.03^8 = 7e-12, and every death. */
 	sweep_of(&c, 1, "adddddddda", t, true);
 	cr_expect_eq(c.drops, 1u, "the run is every death: a drop");
+	hp_cohort_free(&c);
+}
+
+/* A list dropped whose young had one stray death beside the run (one of
+ * 31, a share of 0.03 outside it): a run of 10 is still a drop (41 x
+ * 0.03^10 = 4e-14). */
+Test(cohort, a_drop_with_a_stray_death_beside_it_is_found)
+{
+	struct hp_cohort c;
+	cr_assert_eq(hp_cohort_init(&c, 8), 0);
+	int64_t t = 1000000000;
+	for (int k = 0; k < 60; k++, t += 100000000)
+		sweep(&c, 1, 8, 0, t, true);
+	sweep_of(&c, 1, "aaaaaaaaaaaaaadaaaaaaaaaaaaaaaadddddddddd", t, true);
+	cr_expect_eq(c.drops, 1u);
+	cr_expect(hp_cohort_dropped(&c, 1, t + 40 * 1000000));
+	hp_cohort_free(&c);
+}
+
+/* A list dropped every two markings, its first drop missed (the first
+ * marking of all: none judged it before) and counted as deaths: the
+ * marking after judges only what grew since, alive, and the next drop is
+ * found. With the decayed sums (the build before) the missed drop's
+ * deaths kept every later first drop from being found. */
+Test(cohort, a_missed_first_drop_does_not_keep_the_next_from_being_found)
+{
+	struct hp_cohort c;
+	cr_assert_eq(hp_cohort_init(&c, 8), 0);
+	int64_t t = 1000000000, step = 100000000;
+	for (int k = 0; k < 60; k++)
+		sweep(&c, 1, 8, 0, t - 60 * step + k * step, true);
+	int64_t s = t + 20 * step;
+	hp_cohort_marking(&c, s);
+	marking_judges(&c, 1, t, 20, step, t + 14 * step, s);  /* dropped after the 15th */
+	hp_cohort_judged_end(&c);
+	cr_expect_eq(c.drops_marked, 0u, "the first marking of all: missed");
+	s += 20 * step;
+	hp_cohort_marking(&c, s);
+	marking_judges(&c, 1, t + 15 * step, 25, step, 0, s);  /* grown since, alive */
+	hp_cohort_judged_end(&c);
+	s += 10 * step;
+	hp_cohort_marking(&c, s);
+	marking_judges(&c, 1, t + 15 * step, 35, step, t + 44 * step, s);
+	hp_cohort_judged_end(&c);
+	cr_expect_eq(c.drops_marked, 1u, "the marking before found it alive: a drop");
+	cr_expect_eq(c.sites[1].last_ns, t + 44 * step);
 	hp_cohort_free(&c);
 }
 
