@@ -40,9 +40,10 @@ struct hp_cohort_site {
 	int64_t j_start, j_dead_max, j_alive_min;
 	int64_t j_settled;              /* the start of the marking last settled */
 	uint32_t j_n, j_dead, j_after_n, j_after_dead;
-	/* Before the site's first drop: the last settled marking's
-	 * judgments of it, how many, how many dead (a first drop needs
-	 * that marking to have found it alive). */
+	/* Before the site's first drop: the latest marking's judgments of
+	 * it (that began at prev_start), how many, how many dead (a first
+	 * drop needs the marking before to have found it alive). */
+	int64_t prev_start;
 	uint32_t prev_n, prev_dead;
 };
 
