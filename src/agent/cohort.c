@@ -309,18 +309,6 @@ static bool after_drop(const struct hp_cohort_site *x, int64_t born_ns, int64_t 
 	return x->last_ns != 0 && born_ns > x->last_ns && x->found_ns < start_ns && born_ns < start_ns;
 }
 
-/* Before a site's first drop: the marking before, settled, judged at
- * least MIN_AFTER of its samples and found at most MAX_SHARE of them
- * dead, as a marking finds a list growing. A site whose objects die one
- * by one (a cache's first fill, replaced at random) showed deaths at the
- * marking before; when one then finds the last of them dead, or those
- * born first dead and the rest alive, that is no list dropped (Serial
- * and Parallel under load: a start-up site found dropped at times, in a
- * service that drops nothing). The marking before alone, not the decayed
- * sums: a list whose first drop was missed (too few judged yet) had its
- * dropped part counted dead there, and with drops a few markings apart
- * the sums would never agree again; the marking after a missed drop
- * judges only what grew since, alive. */
 /* A marking's judgments of a site before its first drop, however they
  * come (settled, or one by one past a full list or after it settled):
  * summed per marking, the latest marking's kept. */
@@ -336,6 +324,18 @@ static void prev_add(struct hp_cohort_site *x, int64_t start_ns, uint32_t n, uin
 	x->prev_dead += dead;
 }
 
+/* Before a site's first drop: the marking before (all its judgments of
+ * the site, prev_add) judged at least MIN_AFTER of its samples and found
+ * at most MAX_SHARE of them dead, as a marking finds a list growing. A site whose objects die one
+ * by one (a cache's first fill, replaced at random) showed deaths at the
+ * marking before; when one then finds the last of them dead, or those
+ * born first dead and the rest alive, that is no list dropped (Serial
+ * and Parallel under load: a start-up site found dropped at times, in a
+ * service that drops nothing). The marking before alone, not the decayed
+ * sums: a list whose first drop was missed (too few judged yet) had its
+ * dropped part counted dead there, and with drops a few markings apart
+ * the sums would never agree again; the marking after a missed drop
+ * judges only what grew since, alive. */
 static bool agreed_before(const struct hp_cohort_site *x)
 {
 	return x->prev_n >= MIN_AFTER && (x->prev_dead + 0.5) / (x->prev_n + 1.0) <= MAX_SHARE;
