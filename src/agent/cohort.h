@@ -104,8 +104,9 @@ void hp_cohort_judged(struct hp_cohort *c, uint32_t site, int64_t born_ns, bool 
 /* The judgments since the last call are the marking's whole (a sweep
  * ended): a site whose young seldom die, that the marking before judged
  * and found alive (or with a drop before), all of whose samples judged
- * dead were born before all of those judged alive (at least MIN_DEAD dead), is found dropped by
- * the marking up to its latest dead birth (for what it grows since:
+ * dead were born before all of those judged alive (at least MIN_DEAD
+ * dead), is found dropped by the marking up to its latest dead birth
+ * (for what it grows since:
  * hp_cohort_growing); the others' judgments count toward the markings'
  * agreement: of the samples born after their latest drop, or before a
  * site's first drop, of all it judged. */
