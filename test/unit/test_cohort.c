@@ -53,6 +53,8 @@ static void sweep(struct hp_cohort *c, uint32_t site, int n, int dead, int64_t b
 
 static void marking_judges(struct hp_cohort *c, uint32_t site, int64_t born0, int n, int64_t step, int64_t dead_to,
 			   int64_t start);
+static void one_marking(struct hp_cohort *c, uint32_t site, int64_t born0, int n, int64_t step, int64_t dead_to,
+			int64_t start);
 
 /* `sweeps` sweeps 100 ms apart from `t` in which the site's 8 young
  * samples all live (a list growing), then one at the next 100 ms in which
@@ -127,6 +129,17 @@ Test(cohort, the_run_in_birth_order_not_all_the_young)
 	hp_cohort_free(&c);
 }
 
+/* A cohort whose site 1 grew like a list for 60 sweeps 100 ms apart,
+ * `young` young samples each, none dead; returns the time after them. */
+static int64_t list_grown(struct hp_cohort *c, int young)
+{
+	cr_assert_eq(hp_cohort_init(c, 8), 0);
+	int64_t t = 1000000000;
+	for (int k = 0; k < 60; k++, t += 100000000)
+		sweep(c, 1, young, 0, t, true);
+	return t;
+}
+
 /* A list dropped on G1 at 64k under load, as a debug print saw it: 15
  * dead, 5 alive (promoted, or a tick's order), 32 dead, then those born
  * after it alive; 0.12 of the deaths outside the run. A drop: the run is
@@ -135,10 +148,7 @@ Test(cohort, the_run_in_birth_order_not_all_the_young)
 Test(cohort, a_drop_with_living_samples_inside_it_is_found)
 {
 	struct hp_cohort c;
-	cr_assert_eq(hp_cohort_init(&c, 8), 0);
-	int64_t t = 1000000000;
-	for (int k = 0; k < 60; k++, t += 100000000)
-		sweep(&c, 1, 40, 0, t, true);
+	int64_t t = list_grown(&c, 40);
 	char p[256];
 	int m = 0;
 	for (int i = 0; i < 15; i++)
@@ -157,16 +167,12 @@ Test(cohort, a_drop_with_living_samples_inside_it_is_found)
 	hp_cohort_free(&c);
 }
 
-/* A list dropped whose young had one stray death beside the run (one of
- * 31, a share of 0.03 outside it): a run of 10 is still a drop (41 x
- * 0.03^10 = 4e-14). */
+/* A list dropped whose young had one stray death beside the run: a run
+ * of 10 at the site's past share (~0.002) is a drop. */
 Test(cohort, a_drop_with_a_stray_death_beside_it_is_found)
 {
 	struct hp_cohort c;
-	cr_assert_eq(hp_cohort_init(&c, 8), 0);
-	int64_t t = 1000000000;
-	for (int k = 0; k < 60; k++, t += 100000000)
-		sweep(&c, 1, 8, 0, t, true);
+	int64_t t = list_grown(&c, 8);
 	sweep_of(&c, 1, "aaaaaaaaaaaaaadaaaaaaaaaaaaaaaadddddddddd", t, true);
 	cr_expect_eq(c.drops, 1u);
 	cr_expect(hp_cohort_dropped(&c, 1, t + 40 * 1000000));
@@ -178,10 +184,7 @@ Test(cohort, a_drop_with_a_stray_death_beside_it_is_found)
 Test(cohort, a_drop_boundary_inside_one_clock_tick_keeps_the_run)
 {
 	struct hp_cohort c;
-	cr_assert_eq(hp_cohort_init(&c, 8), 0);
-	int64_t t = 1000000000;
-	for (int k = 0; k < 60; k++, t += 100000000)
-		sweep(&c, 1, 8, 0, t, true);
+	int64_t t = list_grown(&c, 8);
 	hp_cohort_sweep_begin(&c, true, t + SWEEP_AFTER);
 	for (int i = 0; i < 8; i++)
 		hp_cohort_seen(&c, 1, true, t + i * 1000000);
@@ -201,25 +204,16 @@ Test(cohort, a_drop_boundary_inside_one_clock_tick_keeps_the_run)
 Test(cohort, judgments_after_a_marking_settled_count_toward_it)
 {
 	struct hp_cohort c;
-	cr_assert_eq(hp_cohort_init(&c, 8), 0);
-	int64_t t = 1000000000, step = 10000000;
-	for (int k = 0; k < 60; k++)
-		sweep(&c, 1, 8, 0, t - 600 * step + k * 8 * step, true);
+	int64_t t = list_grown(&c, 8), step = 10000000;
 	int64_t s = t + 200 * step;
-	hp_cohort_marking(&c, s);
-	marking_judges(&c, 1, t, 40, step, 0, s);
-	hp_cohort_judged_end(&c);
+	one_marking(&c, 1, t, 40, step, 0, s);
 	s += 100 * step;
-	hp_cohort_marking(&c, s);
-	marking_judges(&c, 1, t + 40 * step, 20, step, 0, s);
-	hp_cohort_judged_end(&c);
+	one_marking(&c, 1, t + 40 * step, 20, step, 0, s);
 	for (int i = 0; i < 30; i++)                    /* found dead only after it settled */
 		hp_cohort_judged(&c, 1, t + i * step, false, s);
 	hp_cohort_judged_end(&c);
 	s += 100 * step;
-	hp_cohort_marking(&c, s);
-	marking_judges(&c, 1, t + 30 * step, 30, step, s, s);  /* the rest, all dead */
-	hp_cohort_judged_end(&c);
+	one_marking(&c, 1, t + 30 * step, 30, step, s, s);  /* the rest, all dead */
 	cr_expect_eq(c.drops_marked, 0u, "the marking before found 30 of 50 dead");
 	hp_cohort_free(&c);
 }
@@ -232,23 +226,14 @@ Test(cohort, judgments_after_a_marking_settled_count_toward_it)
 Test(cohort, a_missed_first_drop_does_not_keep_the_next_from_being_found)
 {
 	struct hp_cohort c;
-	cr_assert_eq(hp_cohort_init(&c, 8), 0);
-	int64_t t = 1000000000, step = 100000000;
-	for (int k = 0; k < 60; k++)
-		sweep(&c, 1, 8, 0, t - 60 * step + k * step, true);
+	int64_t t = list_grown(&c, 8), step = 100000000;
 	int64_t s = t + 20 * step;
-	hp_cohort_marking(&c, s);
-	marking_judges(&c, 1, t, 20, step, t + 14 * step, s);  /* dropped after the 15th */
-	hp_cohort_judged_end(&c);
+	one_marking(&c, 1, t, 20, step, t + 14 * step, s);  /* dropped after the 15th */
 	cr_expect_eq(c.drops_marked, 0u, "the first marking of all: missed");
 	s += 20 * step;
-	hp_cohort_marking(&c, s);
-	marking_judges(&c, 1, t + 15 * step, 25, step, 0, s);  /* grown since, alive */
-	hp_cohort_judged_end(&c);
+	one_marking(&c, 1, t + 15 * step, 25, step, 0, s);  /* grown since, alive */
 	s += 10 * step;
-	hp_cohort_marking(&c, s);
-	marking_judges(&c, 1, t + 15 * step, 35, step, t + 44 * step, s);
-	hp_cohort_judged_end(&c);
+	one_marking(&c, 1, t + 15 * step, 35, step, t + 44 * step, s);
 	cr_expect_eq(c.drops_marked, 1u, "the marking before found it alive: a drop");
 	cr_expect_eq(c.sites[1].last_ns, t + 44 * step);
 	hp_cohort_free(&c);
@@ -257,10 +242,7 @@ Test(cohort, a_missed_first_drop_does_not_keep_the_next_from_being_found)
 Test(cohort, sweeps_a_marking_may_have_cleared_are_not_looked_at)
 {
 	struct hp_cohort c;
-	cr_assert_eq(hp_cohort_init(&c, 8), 0);
-	int64_t t = 1000000000;
-	for (int k = 0; k < 60; k++, t += 100000000)
-		sweep(&c, 1, 8, 0, t, true);
+	int64_t t = list_grown(&c, 8);
 	sweep(&c, 1, 8, 8, t, false);
 	cr_expect_eq(c.drops, 0u);
 	cr_expect(!hp_cohort_dropped(&c, 1, t));
@@ -436,6 +418,15 @@ static void marking_judges(struct hp_cohort *c, uint32_t site, int64_t born0, in
 		int64_t born = born0 + (int64_t)i * step;
 		hp_cohort_judged(c, site, born, born > dead_to, start);
 	}
+}
+
+/* A marking that began at `start` and judged one site (marking_judges). */
+static void one_marking(struct hp_cohort *c, uint32_t site, int64_t born0, int n, int64_t step, int64_t dead_to,
+			int64_t start)
+{
+	hp_cohort_marking(c, start);
+	marking_judges(c, site, born0, n, step, dead_to, start);
+	hp_cohort_judged_end(c);
 }
 
 /* Full collections as often as young ones (Parallel, Serial under load):
