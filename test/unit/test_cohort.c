@@ -179,25 +179,6 @@ Test(cohort, a_drop_with_a_stray_death_beside_it_is_found)
 	hp_cohort_free(&c);
 }
 
-/* Births on one clock tick: a dead and a living sample born at once at
- * the drop's boundary sort dead first, and the run stays whole. */
-Test(cohort, a_drop_boundary_inside_one_clock_tick_keeps_the_run)
-{
-	struct hp_cohort c;
-	int64_t t = list_grown(&c, 8);
-	hp_cohort_sweep_begin(&c, true, t + SWEEP_AFTER);
-	for (int i = 0; i < 8; i++)
-		hp_cohort_seen(&c, 1, true, t + i * 1000000);
-	hp_cohort_seen(&c, 1, false, t + 8 * 1000000);  /* the tick of the last dead */
-	hp_cohort_seen(&c, 1, true, t + 8 * 1000000);
-	for (int i = 9; i < 13; i++)
-		hp_cohort_seen(&c, 1, false, t + i * 1000000);
-	hp_cohort_sweep_end(&c, true);
-	cr_expect_eq(c.drops, 1u);
-	cr_expect(hp_cohort_dropped(&c, 1, t + 8 * 1000000));
-	hp_cohort_free(&c);
-}
-
 /* A marking's judgments that come after it settled count toward what it
  * found: a cache fill the marking before judged 20 alive at settling and
  * 30 dead after is no list the next marking finds dropped. */
