@@ -335,9 +335,16 @@ static void prev_add(struct hp_cohort_site *x, int64_t start_ns, uint32_t n, uin
  * dropped part counted dead there, and with drops a few markings apart
  * the sums would never agree again; the marking after a missed drop
  * judges only what grew since, alive. */
+/* Markings' judgments that agree a site's objects live: at least
+ * MIN_AFTER judged, at most MAX_SHARE of them dead. */
+static bool judged_alive(double n, double dead)
+{
+	return n >= MIN_AFTER && (dead + 0.5) / (n + 1.0) <= MAX_SHARE;
+}
+
 static bool agreed_before(const struct hp_cohort_site *x)
 {
-	return x->prev_n >= MIN_AFTER && (x->prev_dead + 0.5) / (x->prev_n + 1.0) <= MAX_SHARE;
+	return judged_alive(x->prev_n, x->prev_dead);
 }
 
 /* The site's judgments kept since it was listed: a drop the marking found,
@@ -432,7 +439,7 @@ void hp_cohort_judged_end(struct hp_cohort *c)
 
 static bool agreed(const struct hp_cohort_site *x)
 {
-	return x->last_ns != 0 && x->after_n >= MIN_AFTER && (x->after_dead + 0.5) / (x->after_n + 1.0) <= MAX_SHARE;
+	return x->last_ns != 0 && judged_alive(x->after_n, x->after_dead);
 }
 
 bool hp_cohort_growing(const struct hp_cohort *c, uint32_t site, int64_t born_ns)
