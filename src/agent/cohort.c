@@ -66,7 +66,13 @@
  * found it. A marking's judgments of a site whose young seldom die, all
  * of the dead born before all of the alive (at least MIN_DEAD dead, the
  * same test as a sweep's run), are taken as a drop up to the latest dead
- * birth, found when the marking began (hp_cohort_judged_end); a first
+ * birth, found when the marking began (hp_cohort_judged_end); where
+ * markings judge only the promoted (generational ZGC's majors,
+ * promoted_only) and it found every one it judged dead, up to its start:
+ * the drop came before it, and the samples born between may be the
+ * list's, not judged (one that began 0.1 s after a drop found the list
+ * dead up to 2.5 s before the drop: those 2.5 s of the dropped list would
+ * count alive until the next major; read by the curve instead); a first
  * drop only where the marking before found the site's samples alive (a
  * list growing loses none; a cache's first fill, replaced at random,
  * loses some at every marking until one finds the last of it dead); only for
@@ -193,10 +199,15 @@ static int by_site_birth(const void *a, const void *b)
 
 /* The site's agreement sums decayed to the markings counted by now (a
  * site not in known[], which hp_cohort_marking decays, is decayed when
- * touched). */
+ * touched). Where markings judge only the promoted, by the markings that
+ * judged the site instead (settle): generational ZGC's majors, some
+ * under a second apart, judged none of what a list grew since its drop
+ * (born in the last ~2 s), and two of them halved the agreement carried
+ * into the drop below MIN_AFTER: the growth read by the curve, -53% at
+ * 106 MiB. */
 static void decay_to_now(struct hp_cohort *c, struct hp_cohort_site *x)
 {
-	uint32_t k = c->markings - x->after_marking;
+	uint32_t k = c->promoted_only ? 0 : c->markings - x->after_marking;
 	if (k) {
 		float f = k >= 64 ? 0.0f : powf(AFTER_DECAY, (float)k);
 		x->after_n *= f;
@@ -258,7 +269,7 @@ void hp_cohort_sweep_end(struct hp_cohort *c, bool young_only)
 	}
 	/* The looked-at sites' young in the order of their births: the
 	 * longest run found dead, per site. */
-	if (!c->young_full && c->nyoung) {
+	if (!c->promoted_only && !c->young_full && c->nyoung) {
 		qsort(c->young, c->nyoung, sizeof(*c->young), by_site_birth);
 		for (uint32_t i = 0; i < c->nyoung;) {
 			uint32_t site = c->young[i].site, run = 0, best = 0;
@@ -354,6 +365,10 @@ static void settle(struct hp_cohort *c, uint32_t site, bool may_split)
 	struct hp_cohort_site *x = &c->sites[site];
 	if (x->last_ns == 0)
 		decay_to_now(c, x);
+	if (c->promoted_only && (x->last_ns == 0 ? x->j_n : x->j_after_n)) {
+		x->after_n *= AFTER_DECAY;      /* a marking that judged it (decay_to_now) */
+		x->after_dead *= AFTER_DECAY;
+	}
 	/* A first drop only at a site the marking before judged, and found
 	 * alive: at least MIN_AFTER judged, at most MAX_SHARE of them dead
 	 * (agreed_before). At the first marking of all, a site whose every
@@ -368,7 +383,10 @@ static void settle(struct hp_cohort *c, uint32_t site, bool may_split)
 		/* Its judgments of the samples born after the drop before are
 		 * this drop's deaths, or alive by the split itself: not
 		 * evidence either way. */
-		remember(c, site, x->j_dead_max, x->j_start);
+		/* All it judged dead, where markings judge only the promoted:
+		 * what it did not judge, born up to its start, may be the
+		 * list's too (the header). */
+		remember(c, site, c->promoted_only && x->j_dead == x->j_n ? x->j_start : x->j_dead_max, x->j_start);
 		c->drops_marked++;
 	} else if (x->last_ns == 0) {
 		/* No drop yet: each of its samples this marking judged, dead

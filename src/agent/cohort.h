@@ -60,6 +60,8 @@ struct hp_cohort {
 	uint32_t sweep;                 /* the sweep under way, from 1 (0 skipped) */
 	int64_t sweep_ns;               /* when it began, CLOCK_REALTIME */
 	bool counting;                  /* this sweep's deaths are young collections' */
+	bool promoted_only;             /* generational ZGC: young collections clear no weak reference, and
+					 * markings judge only the promoted (hp_cohort_sweep_end, settle) */
 	uint32_t *touched, ntouched;    /* sites with young samples this sweep */
 	struct hp_cohort_young *young;  /* the looked-at sites' young samples this sweep */
 	uint32_t nyoung;
@@ -88,8 +90,9 @@ void hp_cohort_seen(struct hp_cohort *c, uint32_t site, bool dead, int64_t born_
 
 /* The sweep ended: each site whose young samples died together, where its
  * young samples have not died before, is marked dropped up to the latest
- * birth among them. `young_only` false (a marking counted while it ran)
- * leaves what it saw unused. */
+ * birth among them (not where promoted_only: the young sums are kept for
+ * the markings' test alone). `young_only` false (a marking counted while
+ * it ran) leaves what it saw unused. */
 void hp_cohort_sweep_end(struct hp_cohort *c, bool young_only);
 
 /* Whether a sample of `site` born at `born_ns` died in a drop found since

@@ -798,18 +798,19 @@ Test(load, no_suspect_shenandoah_generational)
 	check_suspects_gen_shenandoah(false);
 }
 
-/* `heapprobe status`'s count of drops found (cohort.c) after 13 s of
- * LoadService under `gc`, a 20 MiB/s list dropped every 4 s beside the
- * cache when `grow`; -1 when status did not say. */
-static long drops_found(const char *gc, bool grow)
+/* `heapprobe status`'s count of drops found (cohort.c) one second before
+ * the end of `secs` s of LoadService (a `cache_mib` MiB cache, heap
+ * `xmx`) under `gc`, a 20 MiB/s list dropped every 4 s beside the cache
+ * when `grow`; -1 when status did not say. */
+static long drops_found_in(const char *java, const char *gc, bool grow, const char *xmx, int cache_mib, int secs)
 {
 	char dir[] = "/tmp/hp-load-drops-XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
 	struct jvm_result r = jvm_sh(
-		"cd %s && (%s -Xmx2g %s %s -agentpath:%s=period=4,file=%s/p-%%t.txt -cp %s LoadService 96 14 %s/truth "
-		"> %s/out 2>&1 & jp=$!; sleep 13; %s --lib %s $jp status > %s/status.txt 2>&1; wait $jp; echo java=$?)",
-		dir, test_java(), gc, grow ? "-Dgrow=20 -Dshrink=4" : "", HP_AGENT_PATH, dir, HP_TEST_CLASSES, dir, dir,
-		HP_CLI, HP_AGENT_PATH, dir);
+		"cd %s && (%s %s %s %s -agentpath:%s=period=4,file=%s/p-%%t.txt -cp %s LoadService %d %d %s/truth "
+		"> %s/out 2>&1 & jp=$!; sleep %d; %s --lib %s $jp status > %s/status.txt 2>&1; wait $jp; echo java=$?)",
+		dir, java, xmx, gc, grow ? "-Dgrow=20 -Dshrink=4" : "", HP_AGENT_PATH, dir, HP_TEST_CLASSES, cache_mib,
+		secs, dir, dir, secs - 1, HP_CLI, HP_AGENT_PATH, dir);
 	cr_assert(strstr(r.output, "java=0"), "%s: %s", gc, r.output);
 	jvm_result_free(&r);
 	char sp[256];
@@ -820,6 +821,11 @@ static long drops_found(const char *gc, bool grow)
 	cr_assert(n >= 0, "%s: no drop count in heapprobe status:\n%s", gc, st ? st : "");
 	free(st);
 	return n;
+}
+
+static long drops_found(const char *java, const char *gc, bool grow)
+{
+	return drops_found_in(java, gc, grow, "-Xmx2g", 96, 14);
 }
 
 /* A list dropped at once is found by the young collection that clears
@@ -837,7 +843,7 @@ Test(load, drops_found_not_invented, .timeout = 400)
 {
 	const char *gcs[] = { "-XX:+UseG1GC", "-XX:+UseParallelGC", "-XX:+UseSerialGC" };
 	for (int i = 0; i < 3; i++) {
-		long with = drops_found(gcs[i], true), without = drops_found(gcs[i], false);
+		long with = drops_found(test_java(), gcs[i], true), without = drops_found(test_java(), gcs[i], false);
 		cr_log_info("%s: %ld drops found with the list, %ld without", gcs[i], with, without);
 		cr_expect(with >= 1, "%s: no drop found of a list dropped every 4 s", gcs[i]);
 		cr_expect(without == 0, "%s: %ld drops found in a service that drops nothing", gcs[i], without);
@@ -890,19 +896,41 @@ static bool truth_line_ends(const char *l)
 
 /* The grow site's bytes by construction at `when` (LoadService's truth
  * file: "epoch_ms cache grow leak" every 100 ms): the last line at or
- * before it; -1 if none. */
-static double grow_truth_at(const char *truth, double when)
+ * before it; -1 if none. `drop` (if not NULL): its latest drop by then,
+ * the first line showing the list smaller than the line before (< 0 if
+ * none). */
+static double grow_truth_at(const char *truth, double when, double *drop)
 {
-	double v = -1;
+	double v = -1, prev = 0;
+	if (drop)
+		*drop = -1;
 	for (const char *l = truth; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
 		long long ms, cache, grow;
 		if (sscanf(l, "%lld %lld %lld", &ms, &cache, &grow) != 3 || truth_line_ends(l))
 			continue;
 		if ((double)ms / 1000 > when)
 			break;
-		v = (double)grow;
+		if (drop && (double)grow < prev)
+			*drop = (double)ms / 1000;
+		v = prev = (double)grow;
 	}
 	return v;
+}
+
+/* The start of the latest marking a text profile's "live view:" line
+ * names ("... a marking 1.8 s before"), in seconds since the epoch given
+ * the profile's moment `when`; < 0 if it names none. */
+static double last_marking_start(const char *t, double when)
+{
+	const char *l = strstr(t, "\nlive view:");
+	const char *eol = l ? strchr(l + 1, '\n') : NULL;
+	const char *b = l ? strstr(l, " s before") : NULL;
+	if (!b || (eol && b > eol))
+		return -1;
+	const char *n = b;
+	while (n > l && ((n[-1] >= '0' && n[-1] <= '9') || n[-1] == '.'))
+		n--;
+	return n < b ? when - atof(n) : -1;
 }
 
 /* A list growing at 20 MiB/s on LoadService's main thread, dropped every
@@ -919,8 +947,10 @@ static double grow_truth_at(const char *truth, double when)
 /* LoadService's 190 MiB cache and a list growing at 20 MiB/s dropped
  * every 6 s, on the collector `gc` at 64k: each periodic profile after
  * the first drop with the list at 20 MiB or more within 30% of the list
- * at its moment, and one names a site counted alive since its drop. */
-static void grown_list_read_whole(const char *gc)
+ * at its moment, and one names a site counted alive since its drop.
+ * `seen`: only the profiles whose latest marking began after the list's
+ * latest drop (where drops are found by markings alone). */
+static void grown_list_read_whole(const char *java, const char *gc, bool seen)
 {
 	char dir[] = "/tmp/hp-load-grow-XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
@@ -928,7 +958,7 @@ static void grown_list_read_whole(const char *gc)
 		"cd %s && %s -Xmx3g %s -Dgrow=20 -Dshrink=6 "
 		"-agentpath:%s=period=4,interval=64k,format=text,file=%s/p-%%t.txt,log=%s/log -cp %s LoadService 190 18 "
 		"%s/truth > %s/out 2>&1; echo java=$?",
-		dir, test_java(), gc, HP_AGENT_PATH, dir, dir, HP_TEST_CLASSES, dir, dir);
+		dir, java, gc, HP_AGENT_PATH, dir, dir, HP_TEST_CLASSES, dir, dir);
 	cr_assert(strstr(r.output, "java=0"), "%s", r.output);
 	jvm_result_free(&r);
 	char tp[256];
@@ -968,8 +998,11 @@ static void grown_list_read_whole(const char *gc)
 			continue;
 		}
 		named += strstr(t, "sites whose samples born since their last drop count alive") != NULL;
-		double want = grow_truth_at(truth, when), view = text_site_bytes(t, "LoadService.grow (");
-		if (when > first_drop && want >= 20 * MiB) {
+		double drop, want = grow_truth_at(truth, when, &drop), view = text_site_bytes(t, "LoadService.grow (");
+		if (seen && !(last_marking_start(t, when) > drop)) {
+			snprintf(all + strlen(all), sizeof(all) - strlen(all), " (%.1f/%.1f before a marking saw the drop)",
+				 view / MiB, want / MiB);
+		} else if (when > first_drop && want >= 20 * MiB) {
 			checked++;
 			snprintf(all + strlen(all), sizeof(all) - strlen(all), " %.1f/%.1f", view / MiB, want / MiB);
 			/* empirical: 24 periodic profiles at 64k and 512k on G1 17 within -16..+9% (docs/load-grow-sampler.md); docs/test-bounds.md */
@@ -980,7 +1013,8 @@ static void grown_list_read_whole(const char *gc)
 	}
 	closedir(d);
 	cr_log_info("the grown list, view/truth MiB after the first drop:%s", all);
-	cr_expect(checked >= 2, "%d periodic profiles after the first drop with the list at 20 MiB or more", checked);
+	cr_expect(checked >= (seen ? 1 : 2), "%d periodic profiles after the first drop with the list at 20 MiB or more",
+		  checked);
 	/* the markings agree by the second marking after the first drop (every run of the bench on G1); docs/test-bounds.md */
 	cr_expect(named >= 1, "no periodic profile names a site counted alive since its drop");
 	free(truth);
@@ -989,7 +1023,7 @@ static void grown_list_read_whole(const char *gc)
 
 Test(load, a_list_grown_since_its_drop_is_read_whole, .timeout = 240)
 {
-	grown_list_read_whole("-XX:+UseG1GC");
+	grown_list_read_whole(test_java(), "-XX:+UseG1GC", false);
 }
 
 /* Parallel's full collections, a second apart under this load, judge a
@@ -997,5 +1031,41 @@ Test(load, a_list_grown_since_its_drop_is_read_whole, .timeout = 240)
  * the marking's judgments (cohort.c). */
 Test(load, a_list_grown_since_a_drop_a_full_collection_found_is_read_whole, .timeout = 240)
 {
-	grown_list_read_whole("-XX:+UseParallelGC");
+	grown_list_read_whole(test_java(), "-XX:+UseParallelGC", false);
+}
+
+/* Generational ZGC (JDK 25): its young collections leave weak
+ * references to its majors, and a major judges the list, those born
+ * before the drop dead, those since alive, and finds the drop (cohort.c,
+ * judge.c markings_tick). Before, with no drop looked for, the list late
+ * in its growth read by the curve between majors: -19..-53% at 512k
+ * (docs/load-grow-zgen-drops.md). Only the profiles whose latest major
+ * began after the latest drop: before one does, nothing tells a dropped
+ * list from a growing one, and it reads as the list before the drop
+ * (+263..+454% here in 3 of 4 runs, the build before too). */
+Test(load, a_list_grown_since_a_drop_a_generational_zgc_major_found_is_read_whole, .timeout = 240)
+{
+	char java[1024];
+	jdk_java(java, sizeof(java), 25);
+	grown_list_read_whole(java, "-XX:+UseZGC", true);
+}
+
+/* No drop found in the service that drops nothing on generational ZGC
+ * (JDK 21's, -XX:+ZGenerational), where its majors alone find them, on
+ * the bench's 190 MiB cache and 3 GiB heap for 16 s (0 in 9 runs by
+ * hand). That drops are found with the list there is
+ * a_list_grown_since_a_drop_a_generational_zgc_major_found_is_read_whole's
+ * (a site counted alive since its drop); a list dropped every 4 s, as
+ * here, is found at times only (by hand 3, 3, 2, 0, 1, 0 drops: a major
+ * judges the samples promoted, born ~2 s before it, and one finding a
+ * drop needs the major before to have found the list alive). */
+Test(load, no_drop_invented_generational_zgc, .timeout = 120)
+{
+	char java[1024];
+	jdk_java(java, sizeof(java), 21);
+	const char *gc = "-XX:+UseZGC -XX:+ZGenerational";
+	long without = drops_found_in(java, gc, false, "-Xmx3g", 190, 16);
+	cr_log_info("%s: %ld drops found in a service that drops nothing", gc, without);
+	/* 0 in 9 runs by hand and in the tests; docs/test-bounds.md */
+	cr_expect(without == 0, "%s: %ld drops found in a service that drops nothing", gc, without);
 }

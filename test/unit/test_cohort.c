@@ -631,3 +631,87 @@ Test(cohort, the_agreement_before_a_first_drop_is_carried_capped)
 	cr_expect(!hp_cohort_growing(&c, 2, s - 2 * ms), "two markings after its first split: the curve again");
 	hp_cohort_free(&c);
 }
+
+/* A marking that found every sample of the site it judged dead (generational
+ * ZGC's majors judge only what was promoted: the list's young part, born
+ * up to the major's start, is not judged): the drop happened before the
+ * marking began, but the samples born between the last one it found dead
+ * and its start may be the dropped list's, not judged. Only those born
+ * after its start count alive; the ones between are the curve's. Before,
+ * the drop ended at the last death found, and the young part of a list
+ * dropped just before a major counted alive with what grew since
+ * (generational ZGC at 64k: a major 0.1 s after a drop found the list
+ * dead up to 2.5 s before it). */
+/* list_grown's site 1 where markings judge only the promoted (generational
+ * ZGC), and a marking that found 40 of its samples alive; returns the
+ * time list_grown did. */
+static int64_t promoted_list_judged(struct hp_cohort *c)
+{
+	int64_t t = list_grown(c, 8);
+	c->promoted_only = true;
+	one_marking(c, 1, t, 40, 50000000, 0, t + 2000000000);
+	return t;
+}
+
+Test(cohort, a_marking_that_found_all_it_judged_dead_bounds_the_growth_at_its_start)
+{
+	struct hp_cohort c;
+	int64_t t = promoted_list_judged(&c), step = 100000000;
+	/* 40 born up to t + 39 step, the first 30 promoted and judged dead,
+	 * the last 10 young, not judged; the marking begins at t + 45 step. */
+	int64_t start = t + 45 * step;
+	one_marking(&c, 1, t, 30, step, start, start);
+	cr_expect_eq(c.drops_marked, 1u);
+	cr_expect_eq(c.sites[1].last_ns, start, "the drop is known to lie before the marking's start only");
+	cr_expect(!hp_cohort_growing(&c, 1, t + 35 * step), "not judged, maybe dropped: the curve");
+	cr_expect(hp_cohort_growing(&c, 1, start + step), "born after the marking began: grown since the drop");
+	/* A split (dead, then alive) still bounds it at the last death. */
+	int64_t start2 = start + 40 * step, drop2 = start + 20 * step;
+	one_marking(&c, 1, start + step, 30, step, drop2, start2);
+	cr_expect_eq(c.drops_marked, 2u);
+	cr_expect_eq(c.sites[1].last_ns, drop2);
+	hp_cohort_free(&c);
+}
+
+/* Where young collections leave weak references to the markings
+ * (generational ZGC), a sweep's run of deaths is a marking's, never a
+ * drop; the young sums are kept for the markings' test, which still finds
+ * one. */
+Test(cohort, no_drop_from_a_sweep_where_young_collections_do_not_clear)
+{
+	struct hp_cohort c;
+	cr_assert_eq(hp_cohort_init(&c, 8), 0);
+	c.promoted_only = true;
+	int64_t t = 1000000000, step = 100000000;
+	t = grow_then_drop(&c, 3, t, 60, 8);
+	cr_expect_eq(c.drops, 0u, "a sweep's run where young collections do not clear");
+	one_marking(&c, 3, t - 40 * step, 40, step / 2, 0, t);
+	int64_t start = t + 50 * step, drop = t + 20 * step;
+	one_marking(&c, 3, t, 40, step, drop, start);
+	cr_expect_eq(c.drops_marked, 1u, "the marking's judgments find it");
+	cr_expect(hp_cohort_growing(&c, 3, drop + step));
+	hp_cohort_free(&c);
+}
+
+/* Where markings judge only the promoted, the agreement a list carries
+ * into its drop is decayed by the markings that judged its growth since,
+ * not by every marking: generational ZGC's majors, some under a second
+ * apart, judged only the dropped list's older samples (all dead), and two
+ * of them halved the agreement below MIN_AFTER (the growth read by the
+ * curve, -53% at 106 MiB, at 64k). */
+Test(cohort, markings_that_judged_none_of_the_growth_leave_its_agreement)
+{
+	struct hp_cohort c;
+	int64_t t = promoted_list_judged(&c), step = 100000000;
+	int64_t drop = t + 40 * step, start = t + 45 * step;
+	one_marking(&c, 1, t, 40, step, drop, start);                   /* the 40 born before it dead */
+	cr_expect_eq(c.drops_marked, 1u);
+	cr_expect(hp_cohort_growing(&c, 1, start + step));
+	/* Three majors, 0.8 s apart, judging only the dropped list's samples
+	 * promoted since (all dead, born before the drop). */
+	for (int m = 1; m <= 3; m++)
+		one_marking(&c, 1, drop - 5 * step, 5, step, drop, start + m * 8 * step);
+	cr_expect_eq(c.drops_marked, 1u);
+	cr_expect(hp_cohort_growing(&c, 1, start + step), "none of its growth judged: the agreement stands");
+	hp_cohort_free(&c);
+}
