@@ -169,8 +169,8 @@ void hp_cohort_seen(struct hp_cohort *c, uint32_t site, bool dead, int64_t born_
 	}
 	x->n++;
 	x->dead += dead;
-	if (!x->looked)
-		return;
+	if (!x->looked || c->promoted_only)
+		return;         /* no run looked for (hp_cohort_sweep_end) */
 	if (c->nyoung == MAX_YOUNG)
 		c->young_full = true;
 	else
@@ -200,7 +200,7 @@ static int by_site_birth(const void *a, const void *b)
 /* The site's agreement sums decayed to the markings counted by now (a
  * site not in known[], which hp_cohort_marking decays, is decayed when
  * touched). Where markings judge only the promoted, by the markings that
- * judged the site instead (settle): generational ZGC's majors, some
+ * judged the site instead (judged_decay): generational ZGC's majors, some
  * under a second apart, judged none of what a list grew since its drop
  * (born in the last ~2 s), and two of them halved the agreement carried
  * into the drop below MIN_AFTER: the growth read by the curve, -53% at
@@ -214,6 +214,18 @@ static void decay_to_now(struct hp_cohort *c, struct hp_cohort_site *x)
 		x->after_dead *= f;
 	}
 	x->after_marking = c->markings;
+}
+
+/* Where markings judge only the promoted: the sums halved once for each
+ * marking that brings judgments of the site (settled, or one by one past
+ * a full list or after it settled), however they come. */
+static void judged_decay(const struct hp_cohort *c, struct hp_cohort_site *x, int64_t start_ns)
+{
+	if (!c->promoted_only || start_ns == x->after_start)
+		return;
+	x->after_n *= AFTER_DECAY;
+	x->after_dead *= AFTER_DECAY;
+	x->after_start = start_ns;
 }
 
 /* A drop of `site` up to the birth `last_ns`, found by what began at
@@ -299,7 +311,12 @@ void hp_cohort_sweep_end(struct hp_cohort *c, bool young_only)
 		if (x->sweep != c->sweep)
 			continue;       /* a drop found */
 		x->young_n = x->young_n * DECAY + (float)x->n;
-		x->young_dead = x->young_dead * DECAY + (float)x->dead;
+		/* Where young collections clear no reference, the deaths a
+		 * sweep sees are a major's (counted only when the next begins),
+		 * a drop's among them: not the young's. Folded in, a list
+		 * dropped every 21 sweeps would reach q 0.053, past MAX_SHARE,
+		 * and no marking would find its drops (a review). */
+		x->young_dead = x->young_dead * DECAY + (c->promoted_only ? 0.0f : (float)x->dead);
 	}
 	c->counting = false;
 }
@@ -365,10 +382,8 @@ static void settle(struct hp_cohort *c, uint32_t site, bool may_split)
 	struct hp_cohort_site *x = &c->sites[site];
 	if (x->last_ns == 0)
 		decay_to_now(c, x);
-	if (c->promoted_only && (x->last_ns == 0 ? x->j_n : x->j_after_n)) {
-		x->after_n *= AFTER_DECAY;      /* a marking that judged it (decay_to_now) */
-		x->after_dead *= AFTER_DECAY;
-	}
+	if (x->last_ns == 0 ? x->j_n : x->j_after_n)
+		judged_decay(c, x, x->j_start);         /* a marking that judged it (decay_to_now's comment) */
 	/* A first drop only at a site the marking before judged, and found
 	 * alive: at least MIN_AFTER judged, at most MAX_SHARE of them dead
 	 * (agreed_before). At the first marking of all, a site whose every
@@ -423,6 +438,7 @@ void hp_cohort_judged(struct hp_cohort *c, uint32_t site, int64_t born_ns, bool 
 					decay_to_now(c, x);
 					prev_add(x, start_ns, 1, !alive);
 				}
+				judged_decay(c, x, start_ns);
 				x->after_n += 1;
 				x->after_dead += !alive;
 			}

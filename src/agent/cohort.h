@@ -32,6 +32,7 @@ struct hp_cohort_site {
 	 * its samples a marking judged (decayed from after_marking on). */
 	float after_n, after_dead;
 	uint32_t after_marking;         /* hp_cohort's markings when the sums were last decayed */
+	int64_t after_start;            /* promoted_only: the start of the marking that last decayed them */
 	/* The marking under way's judgments of the site (hp_cohort_judged),
 	 * settled by hp_cohort_judged_end: the marking's start, how many,
 	 * how many dead, the latest dead birth and the earliest alive one,

@@ -1052,7 +1052,7 @@ Test(load, a_list_grown_since_a_drop_a_generational_zgc_major_found_is_read_whol
 
 /* No drop found in the service that drops nothing on generational ZGC
  * (JDK 21's, -XX:+ZGenerational), where its majors alone find them, on
- * the bench's 190 MiB cache and 3 GiB heap for 16 s (0 in 9 runs by
+ * the bench's 190 MiB cache and 3 GiB heap for 16 s (0 in 12 runs by
  * hand). That drops are found with the list there is
  * a_list_grown_since_a_drop_a_generational_zgc_major_found_is_read_whole's
  * (a site counted alive since its drop); a list dropped every 4 s, as
@@ -1066,6 +1066,6 @@ Test(load, no_drop_invented_generational_zgc, .timeout = 120)
 	const char *gc = "-XX:+UseZGC -XX:+ZGenerational";
 	long without = drops_found_in(java, gc, false, "-Xmx3g", 190, 16);
 	cr_log_info("%s: %ld drops found in a service that drops nothing", gc, without);
-	/* 0 in 9 runs by hand and in the tests; docs/test-bounds.md */
+	/* 0 in 12 runs by hand and in the tests; docs/test-bounds.md */
 	cr_expect(without == 0, "%s: %ld drops found in a service that drops nothing", gc, without);
 }

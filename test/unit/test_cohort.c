@@ -683,8 +683,13 @@ Test(cohort, no_drop_from_a_sweep_where_young_collections_do_not_clear)
 	cr_assert_eq(hp_cohort_init(&c, 8), 0);
 	c.promoted_only = true;
 	int64_t t = 1000000000, step = 100000000;
-	t = grow_then_drop(&c, 3, t, 60, 8);
+	for (int k = 0; k < 6; k++)
+		t = grow_then_drop(&c, 3, t, 20, 8) + step;
 	cr_expect_eq(c.drops, 0u, "a sweep's run where young collections do not clear");
+	/* Not in its share of young deaths either: six drops 21 sweeps apart
+	 * would have raised it to ~0.05, and no marking would find the next. */
+	cr_expect(c.sites[3].young_dead == 0.0f && c.sites[3].young_n > 32, "young %.1f, dead %.1f",
+		  c.sites[3].young_n, c.sites[3].young_dead);
 	one_marking(&c, 3, t - 40 * step, 40, step / 2, 0, t);
 	int64_t start = t + 50 * step, drop = t + 20 * step;
 	one_marking(&c, 3, t, 40, step, drop, start);
@@ -713,5 +718,30 @@ Test(cohort, markings_that_judged_none_of_the_growth_leave_its_agreement)
 		one_marking(&c, 1, drop - 5 * step, 5, step, drop, start + m * 8 * step);
 	cr_expect_eq(c.drops_marked, 1u);
 	cr_expect(hp_cohort_growing(&c, 1, start + step), "none of its growth judged: the agreement stands");
+	hp_cohort_free(&c);
+}
+
+/* The agreement's decay by the markings that judged the growth holds
+ * however their judgments come: those a marking makes after it settled
+ * (samples it covers only since) halve the sums once for it too. Not
+ * halved, the 32 carried into the drop outweighed 2 deaths in 20 of the
+ * growth (2.5 / 53 <= 0.05): the growth kept counting alive. */
+Test(cohort, judgments_after_a_promoted_only_marking_settled_decay_the_agreement)
+{
+	struct hp_cohort c;
+	int64_t t = promoted_list_judged(&c), step = 100000000;
+	one_marking(&c, 1, t, 80, step / 2, 0, t + 41 * step);         /* 80 alive: 32 carried into the drop */
+	int64_t drop = t + 40 * step, start = t + 45 * step;
+	one_marking(&c, 1, t, 40, step, drop, start);
+	cr_expect_eq(c.drops_marked, 1u);
+	cr_expect(hp_cohort_growing(&c, 1, start + step));
+	/* The next marking settles with the dropped list's older samples
+	 * alone, then judges 20 of the growth, 2 of them dead. */
+	int64_t s2 = start + 40 * step;
+	one_marking(&c, 1, drop - 5 * step, 5, step, drop, s2);
+	for (int i = 0; i < 20; i++)
+		hp_cohort_judged(&c, 1, start + (i + 1) * step, i >= 2, s2);
+	hp_cohort_judged_end(&c);
+	cr_expect(!hp_cohort_growing(&c, 1, start + step), "2 of 20 dead after the agreement halved: the curve");
 	hp_cohort_free(&c);
 }
