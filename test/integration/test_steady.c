@@ -454,9 +454,11 @@ Test(steady, parallel_default_says_what_is_unverified)
 	struct outcome out = profile_and_walk(&t);
 	cr_expect(strstr(out.out, "parallel has no concurrent marking"), "no reason given\n%s", out.out);
 	cr_expect_gt(out.recent, 0.0, "nothing reported as recent\n%s", out.out);
-	/* What is in inuse is verified: never above the truth beyond noise. */
-	/* false failure < 3e-6 per run: one-sided 4.5 sd (sd 2.2%), and the view reads 30-45% low here; docs/test-bounds.md */
-	cr_expect_lt(out.keep, 1.10 * out.keep_truth, "inuse %.0f above the truth %.0f\n%s", out.keep,
+	cr_log_info("parallel default: the kept set %+.1f%% of the truth%s", 100 * (out.keep / out.keep_truth - 1),
+		    strstr(out.out, "died together since the last marking") ? " (a drop standing)" : "");
+	/* inuse is verified, and estimated between markings (the survival curve): no gross over-count. */
+	/* empirical: 16 runs -3.0..+4.2% (sd 2.3%), one of a fresh clone's +11.5%; docs/test-bounds.md */
+	cr_expect_lt(out.keep, 1.20 * out.keep_truth, "inuse %.0f above the truth %.0f\n%s", out.keep,
 		     out.keep_truth, out.out);
 	free(out.out);
 }
