@@ -351,6 +351,13 @@ static void prev_add(struct hp_cohort_site *x, int64_t start_ns, uint32_t n, uin
 	x->prev_dead += dead;
 }
 
+/* Markings' judgments that agree a site's objects live: at least
+ * MIN_AFTER judged, at most MAX_SHARE of them dead. */
+static bool judged_alive(double n, double dead)
+{
+	return n >= MIN_AFTER && (dead + 0.5) / (n + 1.0) <= MAX_SHARE;
+}
+
 /* Before a site's first drop: the marking before (all its judgments of
  * the site, prev_add) judged at least MIN_AFTER of its samples and found
  * at most MAX_SHARE of them dead, as a marking finds a list growing. A site whose objects die one
@@ -363,13 +370,6 @@ static void prev_add(struct hp_cohort_site *x, int64_t start_ns, uint32_t n, uin
  * dropped part counted dead there, and with drops a few markings apart
  * the sums would never agree again; the marking after a missed drop
  * judges only what grew since, alive. */
-/* Markings' judgments that agree a site's objects live: at least
- * MIN_AFTER judged, at most MAX_SHARE of them dead. */
-static bool judged_alive(double n, double dead)
-{
-	return n >= MIN_AFTER && (dead + 0.5) / (n + 1.0) <= MAX_SHARE;
-}
-
 static bool agreed_before(const struct hp_cohort_site *x)
 {
 	return judged_alive(x->prev_n, x->prev_dead);
