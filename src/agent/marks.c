@@ -110,6 +110,12 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	atomic_store(&m->g1_exact, 0);
 	m->young_first = m->young_seen = hp_gc_count(probe);
 	atomic_store(&m->z_pending, false);
+	m->z_p0_set = false;
+	m->z_end_run = 0;
+	atomic_store(&m->z_end, 0);
+	m->z_end_step = 0;
+	m->z_ended = 0;
+	atomic_store(&m->z_requesting, false);
 	m->canary_markings = 0;
 	__atomic_store_n(&m->last_completion, pauses_now, __ATOMIC_RELAXED);
 	__atomic_store_n(&m->last_completion_ns, hp_mono_ns(), __ATOMIC_RELAXED);
@@ -193,8 +199,11 @@ void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 		return;
 	if (__atomic_load_n(&m->g1_count_starts, __ATOMIC_ACQUIRE))
 		hp_marks_observe_g1_start(m, mk.starts, mk.full, now, pauses_before);
-	else
-		hp_marks_observe_starts(m, mk.starts, hp_gc_count(probe), now, pauses_before);
+	else {
+		uint64_t starts_was = m->starts_seen, young = hp_gc_count(probe);
+		hp_marks_observe_starts(m, mk.starts, young, now, pauses_before);
+		hp_marks_observe_z_end(m, young, m->starts_seen != starts_was, pauses_before);
+	}
 	hp_marks_observe_explicit(m, mk.explicit_cycle, now, pauses_before);
 	hp_marks_observe_marked(m, mk.marked, pauses_before);
 	hp_marks_observe(m, mk.full, mk.concurrent, pauses_before);
@@ -234,6 +243,56 @@ void hp_marks_observe_starts(struct hp_marks *m, uint64_t starts, uint64_t young
 		if (z_own)
 			z_major_began(m, young, now, pauses_before);
 	}
+}
+
+void hp_marks_observe_z_end(struct hp_marks *m, uint64_t young, bool began, uint32_t pauses_before)
+{
+	if (!__atomic_load_n(&m->z_own, __ATOMIC_ACQUIRE) || atomic_load(&m->z_end) < 0)
+		return;
+	if (began) {
+		/* The previous major's old pauses: all it had, its young
+		 * collections and those since being done. */
+		if (m->z_p0_set && young > m->z_y0) {
+			int64_t old = (int64_t)(uint32_t)(pauses_before - m->z_p0) - 3 * (int64_t)(young - m->z_y0);
+			if (old < 2) {
+				m->z_end_step = old;
+				atomic_store(&m->z_end, -1);
+				return;
+			}
+			/* More (a Mark End repeated): that major may have been
+			 * counted a pause early; learn again. */
+			m->z_end_run = old == 2 ? m->z_end_run + 1 : 0;
+			atomic_store(&m->z_end, m->z_end_run >= HP_Z_END_STEPS ? 1 : 0);
+		}
+		m->z_p0 = pauses_before;
+		m->z_y0 = young;
+		m->z_p0_set = true;
+		return;
+	}
+	if (atomic_load(&m->z_end) != 1 || !m->z_p0_set || young < m->z_y0)
+		return;
+	/* The old pauses done at least (the young collection under way
+	 * counted whole): at two, its Relocate Start. */
+	int64_t old = (int64_t)(uint32_t)(pauses_before + 1 - m->z_p0) - 3 * (int64_t)(young - m->z_y0 + 1);
+	if (old >= 2 && !atomic_load(&m->z_requesting) && atomic_exchange(&m->z_pending, false)) {
+		hp_marks_ring_push(&m->seen, m->z_cover, atomic_load(&m->z_start_ns), pauses_before + 1);
+		m->canary_markings++;    /* shown beside canary_state */
+		m->z_ended++;
+	}
+}
+
+void hp_marks_z_end_text(const struct hp_marks *m, char *buf, size_t len)
+{
+	int e = atomic_load(&m->z_end);
+	if (e > 0)
+		snprintf(buf, len, "each counted at its old Relocate Start pause (%llu so; %u majors in a row with "
+			 "two old pauses)", (unsigned long long)m->z_ended, m->z_end_run);
+	else if (e < 0)
+		snprintf(buf, len, "each counted when the next begins (%lld old pauses in a major, not two: its "
+			 "end not looked for)", (long long)m->z_end_step);
+	else
+		snprintf(buf, len, "each counted when the next begins until %d majors in a row show two old "
+			 "pauses (%u so far)", HP_Z_END_STEPS, m->z_end_run);
 }
 
 void hp_marks_arm_explicit(struct hp_marks *m)
@@ -467,11 +526,13 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags,
 	hp_marks_arm_explicit(m);
 	int64_t request_ns = hp_mono_ns();
 	uint64_t t0 = (uint64_t)request_ns;
+	atomic_store(&m->z_requesting, true);
 	int rc = m->g1_mode && watch ? request_watched(probe, flags, why, sizeof(why), watch)
 				     : hp_request_marking(probe, flags, why, sizeof(why));
 	uint64_t dt = (uint64_t)hp_mono_ns() - t0;
 	m->requests++;
 	if (rc) {
+		atomic_store(&m->z_requesting, false);
 		atomic_store(&m->explicit_armed, false);
 		snprintf(m->last_request, sizeof(m->last_request), "not requested: %.180s", why);
 		return rc;
@@ -483,6 +544,7 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags,
 	if (dt > m->request_ns_max)
 		m->request_ns_max = dt;
 	marks_requested_at(m, at_request, seen_before, (uint32_t)atomic_load(pauses), request_ns);
+	atomic_store(&m->z_requesting, false);
 	snprintf(m->last_request, sizeof(m->last_request), "%.120s requested before this profile (%.0f ms)", why,
 		 (double)dt / 1e6);
 	return 0;

@@ -116,8 +116,9 @@ struct hp_marks {
 	 * count before that collection's first pause (young_start, by
 	 * CollectedHeap::_total_collections, which each Mark Start pause
 	 * bumps). The major driver runs one cycle at a time: a major is seen
-	 * complete when the next one begins (or consumed by the request that
-	 * asked for it). GC callback writes; z_pending is exchanged with the
+	 * complete at its old Relocate Start pause (z_end below), else when
+	 * the next one begins (or consumed by the request that asked for
+	 * it). GC callback writes; z_pending is exchanged with the
 	 * requester. */
 #define HP_Z_PROMOTED_AFTER 16
 #define HP_YOUNG_RING 64
@@ -127,6 +128,32 @@ struct hp_marks {
 	_Atomic bool z_pending;                 /* a major began that no one has pushed yet */
 	uint32_t z_cover;                       /* ... its cover */
 	_Atomic int64_t z_start_ns;             /* ... when it began */
+	/* A major counted at its end rather than when the next one begins
+	 * (0.5-1 s later under load). Its old Relocate Start pause comes after
+	 * the old marking cleared the weak references it found dead. Each
+	 * young collection has three pauses (Mark Start, which bumps
+	 * _total_collections, Mark End, Relocate Start), one at a time, and
+	 * the old generation's two (Mark End, Relocate Start) fall among them:
+	 * so the pauses since the Major Mark Start, less three for each young
+	 * collection begun since (its own included, the one under way counted
+	 * whole), are the old ones done, at least; at two the major has
+	 * ended. (Not the perfdata count of major pauses: it counts an old
+	 * pause as a minor one when a young collection is under way, 3 to 5
+	 * a major on JDK 25.) Trusted once HP_Z_END_STEPS majors in a row
+	 * began exactly two such pauses apart (a Mark End repeated adds one,
+	 * and would count a major one pause early: learnt again from there);
+	 * off for good at fewer than two. Not while a request is in flight
+	 * (z_requesting): its major is the requester's. GC callback writes
+	 * (z_requesting: the requester). */
+#define HP_Z_END_STEPS 3
+	bool z_p0_set;
+	uint32_t z_p0;                          /* pauses before the latest Major Mark Start seen */
+	uint64_t z_y0;                          /* ... and the young collections then, its own included */
+	unsigned z_end_run;                     /* majors in a row whose old pauses came to two */
+	_Atomic int z_end;                      /* 0 learning, 1 counted at their end, -1 off */
+	int64_t z_end_step;                     /* the count that turned it off */
+	uint64_t z_ended;                       /* majors counted at their end */
+	_Atomic bool z_requesting;
 	/* Requests (under the dump lock). */
 	uint64_t requests, requests_ok;
 	uint64_t request_ns_total, request_ns_max;
@@ -249,6 +276,14 @@ void hp_marks_observe_starts(struct hp_marks *m, uint64_t starts, uint64_t young
  * and `full`. */
 void hp_marks_observe_g1_start(struct hp_marks *m, uint64_t starts, uint64_t full, int64_t now,
 			       uint32_t pauses_before);
+/* Generational ZGC (z_end above), at each GC event: `young` the
+ * collections begun (hp_gc_count), `began` whether it is a Major Mark
+ * Start (hp_marks_observe_starts saw `starts` move). Pushes the pending
+ * major at its old Relocate Start once trusted. GC callback. */
+void hp_marks_observe_z_end(struct hp_marks *m, uint64_t young, bool began, uint32_t pauses_before);
+
+/* What z_end says, for info, status and the profile. */
+void hp_marks_z_end_text(const struct hp_marks *m, char *buf, size_t len);
 
 /* Records a requested marking that completed: it covers the samples
  * allocated at or before `at_request` (the pause count when it was asked

@@ -128,6 +128,11 @@ void hp_profiler_status(FILE *out)
 	fprintf(out, "collector's own cycles: %s (%llu seen)\n",
 		prof.marks.canary_state[0] ? prof.marks.canary_state : "not looked at yet (after the first collection)",
 		(unsigned long long)prof.marks.canary_markings);
+	if (__atomic_load_n(&prof.marks.z_own, __ATOMIC_ACQUIRE)) {
+		char z[200];
+		hp_marks_z_end_text(&prof.marks, z, sizeof(z));
+		fprintf(out, "generational ZGC's own majors: %s\n", z);
+	}
 	if (prof.marks.own_waits)
 		fprintf(out, "periodic profiles that waited for the collector's own cycle instead of asking: %llu of %llu "
 			"(%.0f ms waited in all)\n", (unsigned long long)prof.marks.own_waits_ok,
