@@ -283,16 +283,22 @@ void hp_marks_observe_z_end(struct hp_marks *m, uint64_t young, bool began, uint
 
 void hp_marks_z_end_text(const struct hp_marks *m, char *buf, size_t len)
 {
+	/* Written by the GC callback: relaxed loads, a status line. */
 	int e = atomic_load(&m->z_end);
+	unsigned run = __atomic_load_n(&m->z_end_run, __ATOMIC_RELAXED);
+	unsigned long long ended = __atomic_load_n(&m->z_ended, __ATOMIC_RELAXED);
+	int n;
 	if (e > 0)
-		snprintf(buf, len, "each counted at its old Relocate Start pause (%llu so; %u majors in a row with "
-			 "two old pauses)", (unsigned long long)m->z_ended, m->z_end_run);
+		n = snprintf(buf, len, "each counted at its old Relocate Start pause (%u majors in a row with two old "
+			     "pauses)", run);
 	else if (e < 0)
-		snprintf(buf, len, "each counted when the next begins (%lld old pauses in a major, not two: its "
-			 "end not looked for)", (long long)m->z_end_step);
+		n = snprintf(buf, len, "each counted when the next begins (%lld old pauses in a major, not two: its "
+			     "end not looked for)", (long long)__atomic_load_n(&m->z_end_step, __ATOMIC_RELAXED));
 	else
-		snprintf(buf, len, "each counted when the next begins until %d majors in a row show two old "
-			 "pauses (%u so far)", HP_Z_END_STEPS, m->z_end_run);
+		n = snprintf(buf, len, "each counted when the next begins until %d majors in a row show two old "
+			     "pauses (%u so far)", HP_Z_END_STEPS, run);
+	if (n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, "; majors counted at their end: %llu", ended);
 }
 
 void hp_marks_arm_explicit(struct hp_marks *m)

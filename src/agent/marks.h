@@ -140,11 +140,16 @@ struct hp_marks {
 	 * ended. (Not the perfdata count of major pauses: it counts an old
 	 * pause as a minor one when a young collection is under way, 3 to 5
 	 * a major on JDK 25.) Trusted once HP_Z_END_STEPS majors in a row
-	 * began exactly two such pauses apart (a Mark End repeated adds one,
-	 * and would count a major one pause early: learnt again from there);
-	 * off for good at fewer than two. Not while a request is in flight
-	 * (z_requesting): its major is the requester's. GC callback writes
-	 * (z_requesting: the requester). */
+	 * began exactly two such pauses apart; off for good at fewer than
+	 * two. A Mark End repeated (ZGC retries one that finds marking not
+	 * done) adds a pause: a major so counted early by as many pauses as
+	 * repeats came before its old Mark End succeeded, its dead samples
+	 * not yet cleared judged alive (two repeats: still marking); not seen
+	 * under the load benches (0 in their -Xlog:gc+phases), and learnt
+	 * again from the next major on. Not while a request is in flight
+	 * (z_requesting): its major is the requester's (an own major under
+	 * way then is counted when the next begins, as before). GC callback
+	 * writes (z_requesting: the requester). */
 #define HP_Z_END_STEPS 3
 	bool z_p0_set;
 	uint32_t z_p0;                          /* pauses before the latest Major Mark Start seen */

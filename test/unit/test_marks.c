@@ -387,6 +387,83 @@ Test(marks, generational_z_major_counted_at_its_old_relocate_start)
 	cr_expect_eq(atomic_load(&m.seen.n), before + 1);
 }
 
+/* Trusted, as after generational_z_major_counted_at_its_old_relocate_start's
+ * first part, from pause count `from`. */
+static void z_trusted_from(uint32_t from)
+{
+	z_fresh();
+	z_pause = from;
+	for (int c = 1; c <= 20; c++)
+		z_young_collection(false);
+	for (int k = 0; k <= HP_Z_END_STEPS; k++)
+		z_major_cycle(0, NULL);
+	cr_assert_eq(atomic_load(&m.z_end), 1);
+}
+
+/* The old Mark End inside a young collection (between its Mark Start and
+ * Mark End, as under load): that young collection is counted whole, so
+ * the old Relocate Start after it is still where the major is counted,
+ * and not a pause before; likewise where the pause count wraps. */
+Test(marks, generational_z_major_end_with_an_old_pause_inside_a_young_collection)
+{
+	for (int w = 0; w < 2; w++) {
+		z_trusted_from(w ? UINT32_MAX - 150 : 0);      /* w: the count wraps in the second of these majors */
+		for (int k = 0; k < 3; k++) {
+			uint64_t before = atomic_load(&m.seen.n);
+			z_young_collection(true);
+			z_event(true, false);   /* a young Mark Start */
+			z_event(false, false);  /* old Mark End */
+			cr_expect_eq(atomic_load(&m.seen.n), before, "not at its old Mark End (wrap %d)", w);
+			z_event(false, false);  /* young Mark End */
+			z_event(false, false);  /* young Relocate Start */
+			z_young_collection(false);
+			cr_expect_eq(atomic_load(&m.seen.n), before, "not before its old Relocate Start (wrap %d)", w);
+			z_event(false, false);  /* old Relocate Start */
+			cr_expect_eq(atomic_load(&m.seen.n), before + 1, "at its old Relocate Start (wrap %d)", w);
+			z_young_collection(false);
+		}
+		cr_expect_eq(atomic_load(&m.z_end), 1, "still trusted (wrap %d)", w);
+	}
+}
+
+/* A requested major while trusted: the requester's, counted once (its
+ * entry in the requested ring, none in the seen ring); and an own major
+ * held back by the request is counted when the next one begins. */
+Test(marks, generational_z_requested_major_counted_once_while_trusted)
+{
+	z_trusted_from(0);
+	uint64_t seen_before = atomic_load(&m.seen.n), req_before = atomic_load(&m.requested.n);
+	uint32_t at_request = z_pause;
+	atomic_store(&m.z_requesting, true);
+	z_young_collection(false);      /* the preclean */
+	z_major_cycle(0, NULL);
+	hp_marks_requested(&m, at_request, seen_before, z_pause);
+	atomic_store(&m.z_requesting, false);
+	cr_expect_eq(atomic_load(&m.seen.n), seen_before, "not an own major");
+	cr_expect_eq(atomic_load(&m.requested.n), req_before + 1, "the request's own entry");
+	z_young_collection(true);       /* the next major begins: nothing held */
+	cr_expect_eq(atomic_load(&m.seen.n), seen_before);
+	/* An own major under way when a request begins: held, then counted
+	 * when the next (the requested one) begins. */
+	z_young_collection(false);
+	z_event(false, false);
+	z_young_collection(false);
+	z_event(false, false);          /* its old Relocate Start: trusted, counted */
+	cr_expect_eq(atomic_load(&m.seen.n), seen_before + 1);
+	z_young_collection(false);
+	z_young_collection(true);       /* an own major */
+	atomic_store(&m.z_requesting, true);
+	z_young_collection(false);
+	z_event(false, false);
+	z_young_collection(false);
+	z_event(false, false);
+	cr_expect_eq(atomic_load(&m.seen.n), seen_before + 1, "held while a request is in flight");
+	z_young_collection(false);      /* the preclean */
+	z_young_collection(true);       /* the requested major begins: the held one counted */
+	cr_expect_eq(atomic_load(&m.seen.n), seen_before + 2);
+	atomic_store(&m.z_requesting, false);
+}
+
 /* Shenandoah: a requested cycle begins at the first pause whose cause is
  * System.gc() after the request (a young cycle under way runs first), and
  * judges what was allocated before that pause; without the cause
