@@ -144,9 +144,9 @@ struct hp_marks {
 	 * two. A Mark End repeated (ZGC retries one that finds marking not
 	 * done) adds a pause: a major so counted early by as many pauses as
 	 * repeats came before its old Mark End succeeded, its dead samples
-	 * not yet cleared judged alive (two repeats: still marking); not seen
-	 * under the load benches (0 in their -Xlog:gc+phases), and learnt
-	 * again from the next major on. Not while a request is in flight
+	 * not yet cleared judged alive (two repeats: still marking); none in
+	 * two runs of the load bench's service under -Xlog:gc+phases, and
+	 * learnt again from the next major on. Not while a request is in flight
 	 * (z_requesting): its major is the requester's (an own major under
 	 * way then is counted when the next begins, as before). GC callback
 	 * writes (z_requesting: the requester). */
