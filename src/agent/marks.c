@@ -122,6 +122,8 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	m->last_full_pause = 0;
 	m->requests = m->requests_ok = 0;
 	m->request_ns_total = m->request_ns_max = 0;
+	m->request_live = 0;
+	m->request_live_source = NULL;
 	m->own_waits = m->own_waits_ok = m->own_wait_ns_total = 0;
 	snprintf(m->last_request, sizeof(m->last_request), "none yet");
 }
@@ -551,6 +553,13 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags,
 		m->request_ns_max = dt;
 	marks_requested_at(m, at_request, seen_before, (uint32_t)atomic_load(pauses), request_ns);
 	atomic_store(&m->z_requesting, false);
+	/* Its live figure, read now: the heap's is rewritten by the next
+	 * cycle's mark end, and a cycle of the collector's own may come
+	 * before the profile is written (estimate.c, marking_figure). */
+	struct hp_marking mk = { .sz = sizeof(mk) };
+	bool have = hp_marking(probe, &mk) == 0 && mk.live;
+	m->request_live = have ? mk.live : 0;
+	m->request_live_source = have ? mk.live_source : NULL;
 	snprintf(m->last_request, sizeof(m->last_request), "%.120s requested before this profile (%.0f ms)", why,
 		 (double)dt / 1e6);
 	return 0;

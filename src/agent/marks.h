@@ -165,6 +165,8 @@ struct hp_marks {
 	uint64_t last_ns, last_end_ns;          /* the last completed request: its wall time, when it ended */
 	double budget;                          /* share of the wall clock for periodic requests (0: 1/50) */
 	uint32_t request_cover, request_end_pause;      /* ... its cover, the pause count when it ended */
+	uint64_t request_live;                  /* ... the collector's live figure read when it returned, 0 none */
+	const char *request_live_source;        /* ... where that figure is read (hp_marking's live_source) */
 	char last_request[200];                 /* what the last request did, or why it did not */
 	uint64_t own_waits, own_waits_ok;       /* hp_marks_await_own: waits, own cycles that came */
 	uint64_t own_wait_ns_total;
