@@ -357,11 +357,10 @@ void setup_estimate(struct snap_ctx *c)
  * Shenandoah's concurrent markings keep theirs per region: none. */
 static bool marking_figure(uint64_t *live, char *what, size_t len)
 {
-	uint32_t horizon, now = pauses_now();
+	uint32_t horizon;
 	if (!hp_marks_horizon(&prof.marks, &horizon))
 		return false;
-	if (prof.marks.request_live && prof.marks.requests_ok && prof.marks.request_cover == horizon &&
-	    (int32_t)(now - prof.marks.request_end_pause) >= 0) {
+	if (prof.marks.request_live && prof.marks.requests_ok && prof.marks.request_cover == horizon) {
 		*live = prof.marks.request_live;
 		snprintf(what, len, "%s", prof.marks.request_live_source ? prof.marks.request_live_source : "?");
 		return true;

@@ -176,12 +176,20 @@ void hp_marks_observe(struct hp_marks *m, uint64_t full, uint64_t concurrent, ui
 
 /* Generational ZGC (marks.h): a major began at this pause (young: the
  * collections so far, this one's included); the one before it has ended. */
+/* Generational ZGC: the pending major, if no one took it yet, counted
+ * complete at this pause. */
+static bool z_push_pending(struct hp_marks *m, uint32_t pauses_before)
+{
+	if (!atomic_exchange(&m->z_pending, false))
+		return false;
+	hp_marks_ring_push(&m->seen, m->z_cover, atomic_load(&m->z_start_ns), pauses_before + 1);
+	m->canary_markings++;    /* shown beside canary_state */
+	return true;
+}
+
 static void z_major_began(struct hp_marks *m, uint64_t young, int64_t now, uint32_t pauses_before)
 {
-	if (atomic_exchange(&m->z_pending, false)) {
-		hp_marks_ring_push(&m->seen, m->z_cover, atomic_load(&m->z_start_ns), pauses_before + 1);
-		m->canary_markings++;    /* shown beside canary_state */
-	}
+	z_push_pending(m, pauses_before);
 	/* Its cover: the collection HP_Z_PROMOTED_AFTER back, if this callback
 	 * saw that one begin (after the reset, and still in the ring). */
 	if (young <= m->young_first + HP_Z_PROMOTED_AFTER)
@@ -276,11 +284,8 @@ void hp_marks_observe_z_end(struct hp_marks *m, uint64_t young, bool began, uint
 	/* The old pauses done at least (the young collection under way
 	 * counted whole): at two, its Relocate Start. */
 	int64_t old = (int64_t)(uint32_t)(pauses_before + 1 - m->z_p0) - 3 * (int64_t)(young - m->z_y0 + 1);
-	if (old >= 2 && !atomic_load(&m->z_requesting) && atomic_exchange(&m->z_pending, false)) {
-		hp_marks_ring_push(&m->seen, m->z_cover, atomic_load(&m->z_start_ns), pauses_before + 1);
-		m->canary_markings++;    /* shown beside canary_state */
+	if (old >= 2 && !atomic_load(&m->z_requesting) && z_push_pending(m, pauses_before))
 		m->z_ended++;
-	}
 }
 
 void hp_marks_z_end_text(const struct hp_marks *m, char *buf, size_t len)
