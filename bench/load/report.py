@@ -8,6 +8,8 @@ row DIR NAME JDK LIB REP [SITE INTERVAL]: one CSV row per profile in DIR
   0 for the cache in the exit profile, written after the workers ended).
 phase INTERVAL DIR...: periodic profiles of the new and old builds split
   by the markings counted before each (phase's docstring).
+since INTERVAL DIR...: the same split by the time since the marking the
+  view rests on (since's docstring).
 table RAW COMMIT COMMAND [SITE]: the markdown report: per configuration
   and library, every periodic profile's error against the truth, the
   median with its min-max, how many within 10%, and the exit profile's
@@ -212,13 +214,9 @@ def table(raw, commit, command, site='cache'):
         print('| %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (k[0], k[1], k[2], each, med, within, inside,
                                                                 rest, ', '.join(ex) or '-'))
 
-def phase(interval, *dirs):
+def split(interval, dirs, part_of):
     """heapprobe's periodic profiles in run directories (CONFIG-JDK-LIB-REP,
-    LIB new or old), split by how many markings each profile had counted
-    (its "markings: N"): at most 2 (the first requested marking and maybe
-    one more: on G1 under this load, before the collector's own cycles
-    begin) or more (the collector's own cycles counted too). Per build and
-    part: profiles, within 10%, median error, sd, mean |error|."""
+    LIB new or old), each error (%) filed under (build, part_of(its text))."""
     parts = {}
     for d in dirs:
         for r in sorted(glob.glob(os.path.join(d, '*-*-*-*'))):
@@ -229,9 +227,22 @@ def phase(interval, *dirs):
             for c in rows(r, m.group(1), m.group(2), m.group(3), m.group(4), 'cache', interval):
                 if c[5] != 'periodic' or c[7] <= 0 or c[4] >= len(files):
                     continue
-                mk = re.search(r'markings: (\d+) \(source', open(files[c[4]]).read())
-                part = 'after at most 2 markings' if not mk or int(mk.group(1)) <= 2 else 'after 3 or more'
+                part = part_of(open(files[c[4]]).read())
                 parts.setdefault((m.group(3), part), []).append(100.0 * (c[6] / c[7] - 1))
+    return parts
+
+
+def phase(interval, *dirs):
+    """heapprobe's periodic profiles in run directories (split), split by
+    how many markings each profile had counted (its "markings: N"): at most
+    2 (the first requested marking and maybe one more: on G1 under this
+    load, before the collector's own cycles begin) or more (the collector's
+    own cycles counted too). Per build and part: profiles, within 10%,
+    median error, sd, mean |error|."""
+    def part_of(text):
+        mk = re.search(r'markings: (\d+) \(source', text)
+        return 'after at most 2 markings' if not mk or int(mk.group(1)) <= 2 else 'after 3 or more'
+    parts = split(interval, dirs, part_of)
     print('| build | profiles | n | within 10% | median | sd | mean abs error |')
     print('|---|---|---|---|---|---|---|')
     for k in sorted(parts):
@@ -240,10 +251,35 @@ def phase(interval, *dirs):
               statistics.median(e), statistics.pstdev(e), statistics.mean(abs(x) for x in e)))
 
 
+def since(interval, *dirs):
+    """heapprobe's periodic profiles in run directories (split), split by
+    the time since the last marking began that each states ("verified
+    alive by a marking S s before", or "survival since a marking S s
+    before" where none of the view is counted as verified): under 1 s, or 1 s and more (the view
+    then rests on the survival curves carried far from the last marking:
+    a collector whose own cycles paused, or requests held to the budget).
+    Per build and part: profiles, within 10%, beyond 15% and 25%, median
+    error, the largest |error|."""
+    def part_of(text):
+        mk = re.search(r'(?:verified alive by|survival since) a marking ([\d.]+) s before', text)
+        return 'no marking yet' if not mk else 'marking 1 s or more before' if float(mk.group(1)) >= 1 \
+            else 'marking under 1 s before'
+    parts = split(interval, dirs, part_of)
+    print('| build | profiles | n | within 10% | beyond 15% | beyond 25% | median | largest abs error |')
+    print('|---|---|---|---|---|---|---|---|')
+    for k in sorted(parts):
+        e = parts[k]
+        print('| %s | %s | %d | %d | %d | %d | %+.1f%% | %.1f%% |' % (
+            k[0], k[1], len(e), sum(abs(x) <= 10 for x in e), sum(abs(x) > 15 for x in e),
+            sum(abs(x) > 25 for x in e), statistics.median(e), max(abs(x) for x in e)))
+
+
 if __name__ == '__main__':
     if sys.argv[1] == 'row':
         row(*sys.argv[2:9])
     elif sys.argv[1] == 'phase':
         phase(*sys.argv[2:])
+    elif sys.argv[1] == 'since':
+        since(*sys.argv[2:])
     else:
         table(*sys.argv[2:6])

@@ -267,17 +267,20 @@ static double curve_at(const struct hp_surv_memo *cp, double age, bool span, dou
 	if (u) {
 		u->n = 0;
 		u->youngest = 0;
+		u->oldest = 0;
 	}
 	int nb = cp->nb;
 	if (!nb || cp->total < min_n)
 		return -1;
 	const double *share = cp->share, *weight = cp->weight, *at = cp->at, *bs = cp->bs, *bw = cp->bw;
 	const int *block_of = cp->block_of;
-	if (u)
+	if (u) {
 		u->youngest = at[0];
+		u->oldest = at[nb - 1];
+	}
 	/* Interpolate between the buckets' (mean age, share); past the last,
-	 * on at the last decline's hazard (ages) or flat (spans, and sites
-	 * that do not decline). Before the first (younger than any judgment:
+	 * on at the last decline's hazard (ages; spans where it is clear) or
+	 * flat (sites that do not decline). Before the first (younger than any judgment:
 	 * a marking that begins well after the request, as generational
 	 * ZGC's after a young collection that promotes everything, judges
 	 * nothing younger than that delay), the youngest buckets' fit carried
@@ -348,7 +351,13 @@ static double curve_at(const struct hp_surv_memo *cp, double age, bool span, dou
 	 * ever it errs low by the kept share of those older samples, the
 	 * lesser error: bounded, where flat grows with the allocation). A
 	 * site flat at its end (a leak, a cache that outlives the judgments)
-	 * stays flat; so do the spans (the verified samples, bounded). */
+	 * stays flat. So do the spans (the verified samples, a bounded set)
+	 * unless their last two buckets decline by more than twice their
+	 * error: flat, a cache's verified samples kept their oldest span's
+	 * share (12-27% where markings had come 0.2 s apart) for as long as
+	 * no marking came, G1's periodic profiles +25% for 6 s when its own
+	 * cycles paused (test_load's g1_own_cycles by hand); a leak's spans
+	 * (0.99 then 0.98) decline by noise only and stay flat. */
 	int l = nb - 1;
 	/* Judged at one age only: every bucket within a factor of 2 (one
 	 * marking's judgments of samples allocated together, as a start-up
@@ -367,7 +376,10 @@ static double curve_at(const struct hp_surv_memo *cp, double age, bool span, dou
 		unc_set(u, block_of, bw, bs, l, c, -1, 0);
 		return pow(share[l], c);
 	}
-	if (!span && l > 0 && share[l] > 0 && share[l] < share[l - 1] && at[l] > at[l - 1] &&
+	bool sure = !span || (l > 0 && share[l] > 0 && share[l] < share[l - 1] &&
+			      log(share[l - 1] / share[l]) > 2 * sqrt(var_log_share(share[l - 1], weight[l - 1]) +
+								   var_log_share(share[l], weight[l])));
+	if (sure && l > 0 && share[l] > 0 && share[l] < share[l - 1] && at[l] > at[l - 1] &&
 	    weight[l] >= HP_SURV_SLOPE_MIN && weight[l - 1] >= HP_SURV_SLOPE_MIN) {
 		/* Carried on: its uncertainty grows with the distance. */
 		double t = chord_t(at, l, age);
@@ -426,4 +438,93 @@ double hp_survival_by_span_unc(const struct hp_survival *s, uint32_t site, doubl
 			       struct hp_surv_unc *u)
 {
 	return curve(s, site, since, true, min_n, u);
+}
+
+/* A sample the last marking verified and no marking before it (`once`):
+ * alive at that marking's start at age a (`then`), alive now with
+ * S(a + since) / S(a) on its site's curve by age, which the first
+ * judgments measure over the very ages such a sample had then (0 to
+ * about one gap). Used where the time since the marking lies outside the
+ * spans judged. The span curve (alive at a marking, alive at the next) is
+ * measured at the gaps between markings only.
+ * - Shorter than any: where markings are rare (generational Shenandoah
+ *   under load, one per ~20 s within the requests' budget), a cache whose
+ *   entries live 0.25 s has all its spans dead, and carried back from
+ *   20 s to the 0.2 s since the marking that read the verified part 0
+ *   (the view 43% low), or, with no span of its own, the pooled span
+ *   curve of the long-lived sites, 1 (+49%).
+ * - Longer than any: the span curve stays flat past its oldest span (the
+ *   verified set is bounded, and a leak's spans must not be carried down
+ *   by noise), which counts a short-lived site's verified samples at the
+ *   share of its oldest span for as long as no marking comes. G1 with its
+ *   own cycles close together as the program starts, then none for 2 s:
+ *   a cache's spans judged to 0.6 s (12% alive there) counted 12% of its
+ *   verified samples alive 2 s after the marking, where none were
+ *   (exp(-8)); periodic profiles of test_load's g1_own_cycles read
+ *   +25% to +32% so, by hand (and likely the +44% of a fresh clone, 19%
+ *   of its view verified 2.0 s before). The curve by age reaches further (the
+ *   first judgments span a gap and the samples' own ages) and carries a
+ *   declining site's hazard on past its end (curve_at).
+ * (Past the oldest span: where it reads lower than the span curve;
+ * hp_survival_verified.) Where spans as long as `since` were judged (ZGC's
+ * own cycles, 0.2 s apart) the span curve stays: it was measured there,
+ * and the ratio of two readings of another curve adds their errors. -1
+ * where the age curve cannot say. */
+static double verified_once(const struct hp_survival *s, uint32_t site, double a, double since,
+			    struct hp_surv_unc *u)
+{
+	struct hp_surv_unc ut, un;
+	double then = hp_survival_by_age_unc(s, site, a, &ut);
+	double now = hp_survival_by_age_unc(s, site, a + since, &un);
+	if (!(then > 0) || now < 0)
+		return -1;
+	/* The error of log(now / then): each block's coefficient in the one
+	 * less that in the other. Read close together (an idle program ages
+	 * nothing), the two rest on the same blocks and their errors cancel;
+	 * the numerator's alone made an idle G1, Parallel or ZGC view's
+	 * interval nearly twice as wide as its sampling error (test_steady). */
+	unsigned blk[4];
+	double coef[4], var[4];
+	unsigned n = 0;
+	for (unsigned j = 0; j < un.n + ut.n; j++) {
+		bool from_now = j < un.n;
+		unsigned b = from_now ? un.block[j] : ut.block[j - un.n];
+		double k = from_now ? un.coef[j] : -ut.coef[j - un.n];
+		double v = from_now ? un.var_log[j] : ut.var_log[j - un.n];
+		unsigned i = 0;
+		while (i < n && blk[i] != b)
+			i++;
+		if (i == n) {
+			blk[n] = b, coef[n] = 0, var[n] = v;
+			n++;
+		}
+		coef[i] += k;
+	}
+	double v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v += coef[i] * coef[i] * var[i];
+	if (u)
+		*u = (struct hp_surv_unc){ .n = n ? 1 : 0, .block = { n ? blk[0] : 0 }, .coef = { 1 }, .var_log = { v } };
+	return fmin(1, now / then);
+}
+
+double hp_survival_verified(const struct hp_survival *s, uint32_t site, bool once, double then, double since,
+			    struct hp_surv_unc *u)
+{
+	struct hp_surv_unc us, ua;
+	double q = curve(s, site, since, true, HP_SURV_VERIFIED_MIN, &us);
+	bool past = q >= 0 && since > us.oldest;
+	double r = once && (q < 0 || since < us.youngest || past) ? verified_once(s, site, then, since, &ua) : -1;
+	/* Past the oldest span the lower of the two: each curve past what it
+	 * judged errs high where it is kept flat and the truth declines (the
+	 * span curve where its decline is not clear; the curve by age early
+	 * in a run, where its few judgments give no clear slope either: with
+	 * the curve by age alone there, one G1 profile 3 s into a run, 2.1 s
+	 * after the marking, counted 29% of its verified samples alive and
+	 * read +52%). */
+	if (r >= 0 && (!past || r < q))
+		q = r, us = ua;
+	if (u)
+		*u = us;
+	return q;
 }

@@ -93,61 +93,6 @@ static double span_var_log(const struct hp_surv_unc *u)
 	return v;
 }
 
-/* A sample the last marking verified and no marking before it: alive at
- * that marking's start at age a, alive now with S(a + since) / S(a) on
- * its site's curve by age, which the first judgments measure over the
- * very ages such a sample had then (0 to about one gap). Used where the
- * time since the marking is shorter than any span judged. The span curve
- * (alive at a marking, alive at the next) is measured at the gaps between
- * markings only: where markings are rare (generational Shenandoah under
- * load, one per ~20 s within the requests' budget), a cache whose entries
- * live 0.25 s has all its spans dead, and carried back from 20 s to the
- * 0.2 s since the marking that read the verified part 0 (the view 43%
- * low), or, with no span of its own, the pooled span curve of the
- * long-lived sites, 1 (+49%). Where spans as short as that were judged
- * (ZGC's own cycles, 0.2 s apart) the span curve stays: it was measured
- * there, and the ratio of two readings of another curve adds their
- * errors. -1 where the age curve cannot say. */
-static double verified_once(const struct hp_live_entry *e, struct snap_ctx *c, struct hp_surv_unc *u)
-{
-	double at_last = (double)c->now.samples - c->since;
-	double a = at_last - clock_at(e->time_ns, &c->now);
-	if (!(a >= 0))
-		a = 0;
-	struct hp_surv_unc ut, un;
-	double then = hp_survival_by_age_unc(&prof.surv, e->site, a, &ut);
-	double now = hp_survival_by_age_unc(&prof.surv, e->site, a + c->since, &un);
-	if (!(then > 0) || now < 0)
-		return -1;
-	/* The error of log(now / then): each block's coefficient in the one
-	 * less that in the other. Read close together (an idle program ages
-	 * nothing), the two rest on the same blocks and their errors cancel;
-	 * the numerator's alone made an idle G1, Parallel or ZGC view's
-	 * interval nearly twice as wide as its sampling error (test_steady). */
-	unsigned blk[4];
-	double coef[4], var[4];
-	unsigned n = 0;
-	for (unsigned j = 0; j < un.n + ut.n; j++) {
-		bool from_now = j < un.n;
-		unsigned b = from_now ? un.block[j] : ut.block[j - un.n];
-		double k = from_now ? un.coef[j] : -ut.coef[j - un.n];
-		double v = from_now ? un.var_log[j] : ut.var_log[j - un.n];
-		unsigned i = 0;
-		while (i < n && blk[i] != b)
-			i++;
-		if (i == n) {
-			blk[n] = b, coef[n] = 0, var[n] = v;
-			n++;
-		}
-		coef[i] += k;
-	}
-	double v = 0;
-	for (unsigned i = 0; i < n; i++)
-		v += coef[i] * coef[i] * var[i];
-	*u = (struct hp_surv_unc){ .n = n ? 1 : 0, .block = { n ? blk[0] : 0 }, .coef = { 1 }, .var_log = { v } };
-	return fmin(1, now / then);
-}
-
 void add_live(struct hp_live_entry *e, void *vctx)
 {
 	struct snap_ctx *c = vctx;
@@ -209,15 +154,11 @@ void add_live(struct hp_live_entry *e, void *vctx)
 	 * the Bernoulli term of not knowing which survived. */
 	double p = 1;
 	if (c->estimating) {
-		struct hp_surv_unc u, by_age;
-		double n, g, q = hp_survival_by_span_unc(&prof.surv, e->site, c->since, 64, &u);
-		/* Younger than any span judged: the spans carried back to it.
-		 * A sample verified once takes the curve by age instead. */
-		double r = age == 1 && (q < 0 || c->since < u.youngest) ? verified_once(e, c, &by_age) : -1;
-		if (r >= 0) {
-			q = r;
-			u = by_age;
-		}
+		struct hp_surv_unc u;
+		/* its age when the last marking began, for a sample verified
+		 * once (survival.h, hp_survival_verified) */
+		double then = (double)c->now.samples - c->since - clock_at(e->time_ns, &c->now);
+		double n, g, q = hp_survival_verified(&prof.surv, e->site, age == 1, then >= 0 ? then : 0, c->since, &u);
 		if (q >= 0) {
 			p = q;
 			if (!grows && !dropped)

@@ -193,6 +193,7 @@ struct hp_surv_unc {
 	unsigned block[2];          /* < HP_SURV_AGES */
 	double coef[2], var_log[2];
 	double youngest;            /* where the curve's youngest judged bucket sits (its age or span); 0 if none */
+	double oldest;              /* where its oldest judged bucket sits; 0 if none */
 };
 double hp_survival_by_age_unc(const struct hp_survival *s, uint32_t site, double age, struct hp_surv_unc *u);
 
@@ -210,6 +211,20 @@ double hp_survival_by_span(const struct hp_survival *s, uint32_t site, double si
 /* The same, and the blocks the value rests on (as hp_survival_by_age_unc). */
 double hp_survival_by_span_unc(const struct hp_survival *s, uint32_t site, double since, double min_n,
 			       struct hp_surv_unc *u);
+
+/* P(alive `since` after the last marking's start | found alive by it) for
+ * a verified sample: the span curve (at least HP_SURV_VERIFIED_MIN
+ * judgments, site and pooled), but for a sample verified by that marking
+ * alone (`once`, then `then` old) where `since` lies below the spans
+ * judged or no span can say, S(then + since) / S(then) on the curve by
+ * age (curve.c, verified_once, says why), and past the oldest span the
+ * lower of the two. Past its oldest span the span curve carries its last
+ * decline on where that is clear (twice its error), else stays flat.
+ * u: the blocks behind it, as hp_survival_by_span_unc. -1 where neither
+ * can say. */
+#define HP_SURV_VERIFIED_MIN 64
+double hp_survival_verified(const struct hp_survival *s, uint32_t site, bool once, double then, double since,
+			    struct hp_surv_unc *u);
 
 /* The age bucket of `age` (tests). */
 unsigned hp_survival_age_bucket(double age);

@@ -1051,3 +1051,81 @@ Test(survival, the_rings_judgments_reach_the_hook_with_their_births)
 		  hook_n, hook_alive, (long long)hook_born_sum);
 	hp_survival_free(&s);
 }
+
+/* Past the oldest span judged. A site of exponential lifetimes (mean 300
+ * on the allocation clock), judged by age out to 1,280 and by span only
+ * at 100 and 200 (markings close together, as G1's own cycles when the
+ * program starts), read 2,000 after a marking: alive e^{-2000/300} =
+ * 0.13%, where the span curve kept flat says e^{-200/300} = 51% (G1's
+ * periodic profiles +25% to +32% under load, test_load's g1_own_cycles).
+ * A sample verified once takes the curve by age (S(then + since) /
+ * S(then)), also where the spans are too few for a clear decline; one
+ * verified more often the spans' decline carried on where it is clear
+ * (0.72 then 0.51 of 100 judgments each), flat where not; a leak's spans
+ * (0.99 then 0.98 of 300) stay flat. Past the oldest span, a sample
+ * verified once takes the lower of the two. Within the spans judged the span
+ * curve stands. Fails on the code before, which kept the spans flat. */
+Test(survival, past_the_spans_judged_a_verified_sample_follows_the_decline)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 8), 0);
+	const double mean = 300;
+	const double ages[] = { 20, 40, 80, 160, 320, 640, 1280 };
+	for (unsigned k = 0; k < sizeof(ages) / sizeof(*ages); k++) {
+		int alive = (int)lround(200 * exp(-ages[k] / mean));
+		for (int i = 0; i < 200; i++) {
+			hp_survival_judge_age(&s, 1, 1000, ages[k], i < alive);
+			hp_survival_judge_age(&s, 2, 1000, ages[k], true);
+			hp_survival_judge_age(&s, 3, 1000, ages[k], i < alive);
+			hp_survival_judge_age(&s, 4, 1000, ages[k], i < 199);
+		}
+	}
+	for (int i = 0; i < 100; i++) {
+		hp_survival_judge_span(&s, 1, 1000, 100, i < (int)lround(100 * exp(-100 / mean)));
+		hp_survival_judge_span(&s, 1, 1000, 200, i < (int)lround(100 * exp(-200 / mean)));
+	}
+	for (int i = 0; i < 300; i++) {
+		hp_survival_judge_span(&s, 2, 1000, 100, i < 297);
+		hp_survival_judge_span(&s, 2, 1000, 200, i < 294);
+	}
+	/* Site 3: the same lifetimes, spans too few for a clear decline
+	 * (14 and 10 alive of 20). */
+	for (int i = 0; i < 20; i++) {
+		hp_survival_judge_span(&s, 3, 1000, 100, i < 14);
+		hp_survival_judge_span(&s, 3, 1000, 200, i < 10);
+	}
+	/* Site 4: the spans' clear decline, a curve by age that says nearly
+	 * all alive (as one judged too young to see the deaths): the lower. */
+	for (int i = 0; i < 100; i++) {
+		hp_survival_judge_span(&s, 4, 1000, 100, i < (int)lround(100 * exp(-100 / mean)));
+		hp_survival_judge_span(&s, 4, 1000, 200, i < (int)lround(100 * exp(-200 / mean)));
+	}
+	struct hp_surv_unc u;
+	double want = exp(-2000 / mean);
+	double once = hp_survival_verified(&s, 1, true, 50, 2000, &u);
+	cr_expect(once >= 0 && once < 0.01, "verified once, 2,000 since: %g (exp: %g)", once, want);
+	cr_expect(u.n >= 1, "its uncertainty named");
+	double twice = hp_survival_verified(&s, 1, false, 50, 2000, &u);
+	cr_expect(twice >= 0 && twice < 0.01, "verified more than once, 2,000 since: %g (exp: %g)", twice, want);
+	cr_expect(u.n == 2, "the two spans behind it named: %u", u.n);
+	double leak = hp_survival_verified(&s, 2, false, 50, 2000, &u);
+	double leak_oldest = hp_survival_by_span(&s, 2, 200, HP_SURV_VERIFIED_MIN);
+	cr_expect(fabs(leak - leak_oldest) < 1e-12 && leak > 0.95, "a leak's spans flat past the oldest: %g vs %g", leak,
+		  leak_oldest);
+	double thin_once = hp_survival_verified(&s, 3, true, 50, 2000, &u);
+	double thin_flat = hp_survival_by_span(&s, 3, 200, HP_SURV_VERIFIED_MIN);
+	double thin_twice = hp_survival_verified(&s, 3, false, 50, 2000, &u);
+	cr_expect(thin_once >= 0 && thin_once < 0.01, "no clear span decline, verified once: %g (exp: %g)", thin_once,
+		  want);
+	cr_expect(fabs(thin_twice - thin_flat) < 1e-12 && thin_flat > 0.3,
+		  "no clear span decline, verified more than once: flat, %g vs %g", thin_twice, thin_flat);
+	double by_span = hp_survival_verified(&s, 4, false, 50, 2000, &u);
+	double lower = hp_survival_verified(&s, 4, true, 50, 2000, &u);
+	cr_expect(by_span < 0.01 && fabs(lower - by_span) < 1e-12,
+		  "verified once, the span curve's decline below the curve by age: %g vs %g", lower, by_span);
+	double within = hp_survival_verified(&s, 1, true, 50, 150, &u);
+	double span = hp_survival_by_span(&s, 1, 150, HP_SURV_VERIFIED_MIN);
+	cr_expect(fabs(within - span) < 1e-12 && fabs(within - exp(-150 / mean)) < 0.05,
+		  "within the spans judged: the span curve, %g vs %g", within, span);
+	hp_survival_free(&s);
+}
