@@ -254,14 +254,16 @@ def phase(interval, *dirs):
 def since(interval, *dirs):
     """heapprobe's periodic profiles in run directories (split), split by
     the time since the last marking began that each states ("verified
-    alive by a marking S s before", or "survival since a marking S s
-    before" where none of the view is counted as verified): under 1 s, or 1 s and more (the view
+    alive by a marking S s before", "survival since a marking S s before"
+    where none of the view is counted as verified, or "none alive at the
+    last marking, S s before"): under 1 s, or 1 s and more (the view
     then rests on the survival curves carried far from the last marking:
     a collector whose own cycles paused, or requests held to the budget).
     Per build and part: profiles, within 10%, beyond 15% and 25%, median
     error, the largest |error|."""
     def part_of(text):
-        mk = re.search(r'(?:verified alive by|survival since) a marking ([\d.]+) s before', text)
+        mk = re.search(r'(?:verified alive by a marking|survival since a marking|none alive at the last marking,) '
+                       r'([\d.]+) s before', text)
         return 'no marking yet' if not mk else 'marking 1 s or more before' if float(mk.group(1)) >= 1 \
             else 'marking under 1 s before'
     parts = split(interval, dirs, part_of)

@@ -157,7 +157,7 @@ void add_live(struct hp_live_entry *e, void *vctx)
 		struct hp_surv_unc u;
 		/* its age when the last marking began, for a sample verified
 		 * once (survival.h, hp_survival_verified) */
-		double then = (double)c->now.samples - c->since - clock_at(e->time_ns, &c->now);
+		double then = age == 1 ? (double)c->now.samples - c->since - clock_at(e->time_ns, &c->now) : 0;
 		double n, g, q = hp_survival_verified(&prof.surv, e->site, age == 1, then >= 0 ? then : 0, c->since, &u);
 		if (q >= 0) {
 			p = q;

@@ -205,9 +205,11 @@ struct live_acc {
 	 * the bytes it stands behind (times the log coefficient) and the
 	 * variance of its log share. */
 	float unc_bytes[HP_SURV_AGES], unc_var_log[HP_SURV_AGES];
-	/* The same for the verified part: every verified sample of a site is
-	 * read at one point of its span curve (the time since the marking
-	 * began), so one variance of that value's log serves them all. */
+	/* The same for the verified part: a site's verified samples are read
+	 * at one point of its span curve (the time since the marking began),
+	 * so one variance of that value's log serves them all (those verified
+	 * once and read on the curve by age instead carry the last one read:
+	 * an approximation). */
 	double span_var_log;
 };
 

@@ -62,7 +62,8 @@
  * (hp_survival_with_cleared). A sample verified by the last marking and
  * none before it was younger then than about one gap, the ages the
  * first judgments see: it takes S(a then + since) / S(a then) on the curve
- * by age instead of the spans (estimate.c verified_once). The spans are
+ * by age instead of the spans where they cannot say, and past the oldest
+ * span the lower of the two (curve.c hp_survival_verified). The spans are
  * measured at the gaps alone, and where markings are rare (one per ~20 s
  * on generational Shenandoah under load) a short-lived site's are all
  * dead: read at the 0.2 s since the marking they said 0 (or, with none of

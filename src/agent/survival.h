@@ -205,8 +205,10 @@ void hp_survival_judge_span(struct hp_survival *s, uint32_t site, double bytes, 
 /* P(alive `since` after a marking's start | found alive by it), from the
  * site's later judgments by span (pooled where the site has few),
  * non-increasing, interpolated between the buckets' mean spans and, below
- * the first, at its constant hazard from 1 at span 0; -1 with fewer than
- * `min_n` judgments at the site and pooled together. */
+ * the first, at its constant hazard from 1 at span 0; past the last, on at
+ * the last two buckets' hazard where they decline clearly (three times
+ * their error, from below 0.9), else flat; -1 with fewer than `min_n`
+ * judgments at the site and pooled together. */
 double hp_survival_by_span(const struct hp_survival *s, uint32_t site, double since, double min_n);
 /* The same, and the blocks the value rests on (as hp_survival_by_age_unc). */
 double hp_survival_by_span_unc(const struct hp_survival *s, uint32_t site, double since, double min_n,

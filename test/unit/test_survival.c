@@ -1058,12 +1058,14 @@ Test(survival, the_rings_judgments_reach_the_hook_with_their_births)
  * program starts), read 2,000 after a marking: alive e^{-2000/300} =
  * 0.13%, where the span curve kept flat says e^{-200/300} = 51% (G1's
  * periodic profiles +25% to +32% under load, test_load's g1_own_cycles).
- * A sample verified once takes the curve by age (S(then + since) /
- * S(then)), also where the spans are too few for a clear decline; one
- * verified more often the spans' decline carried on where it is clear
- * (0.72 then 0.51 of 100 judgments each), flat where not; a leak's spans
- * (0.99 then 0.98 of 300) stay flat. Past the oldest span, a sample
- * verified once takes the lower of the two. Within the spans judged the span
+ * Past the oldest span the spans' decline is carried on where it is
+ * clear (0.72 then 0.51 of 300 judgments each), flat where not (24 then
+ * 17 of 34); a leak's spans (0.99 then 0.98 of 300) stay flat. A sample
+ * verified once takes the lower of that and the curve by age (S(then +
+ * since) / S(then)), which is the curve by age where the spans stay flat
+ * and the spans' where the curve by age says all alive. Where the curve
+ * by age is read past its judged ages without a clear decline it is not
+ * taken (a leak's 199 then 196 of 200 alive). Within the spans judged the span
  * curve stands. Fails on the code before, which kept the spans flat. */
 Test(survival, past_the_spans_judged_a_verified_sample_follows_the_decline)
 {
@@ -1078,27 +1080,30 @@ Test(survival, past_the_spans_judged_a_verified_sample_follows_the_decline)
 			hp_survival_judge_age(&s, 2, 1000, ages[k], true);
 			hp_survival_judge_age(&s, 3, 1000, ages[k], i < alive);
 			hp_survival_judge_age(&s, 4, 1000, ages[k], i < 199);
+			hp_survival_judge_age(&s, 5, 1000, ages[k], i < (k + 1 < sizeof(ages) / sizeof(*ages) ? 199 : 196));
 		}
 	}
-	for (int i = 0; i < 100; i++) {
-		hp_survival_judge_span(&s, 1, 1000, 100, i < (int)lround(100 * exp(-100 / mean)));
-		hp_survival_judge_span(&s, 1, 1000, 200, i < (int)lround(100 * exp(-200 / mean)));
+	for (int i = 0; i < 300; i++) {
+		hp_survival_judge_span(&s, 1, 1000, 100, i < (int)lround(300 * exp(-100 / mean)));
+		hp_survival_judge_span(&s, 1, 1000, 200, i < (int)lround(300 * exp(-200 / mean)));
 	}
 	for (int i = 0; i < 300; i++) {
 		hp_survival_judge_span(&s, 2, 1000, 100, i < 297);
 		hp_survival_judge_span(&s, 2, 1000, 200, i < 294);
+		hp_survival_judge_span(&s, 5, 1000, 100, i < 297);
+		hp_survival_judge_span(&s, 5, 1000, 200, i < 294);
 	}
 	/* Site 3: the same lifetimes, spans too few for a clear decline
-	 * (14 and 10 alive of 20). */
-	for (int i = 0; i < 20; i++) {
-		hp_survival_judge_span(&s, 3, 1000, 100, i < 14);
-		hp_survival_judge_span(&s, 3, 1000, 200, i < 10);
+	 * (24 and 17 alive of 34: two buckets, the decline under 3 sd). */
+	for (int i = 0; i < 34; i++) {
+		hp_survival_judge_span(&s, 3, 1000, 100, i < 24);
+		hp_survival_judge_span(&s, 3, 1000, 200, i < 17);
 	}
 	/* Site 4: the spans' clear decline, a curve by age that says nearly
 	 * all alive (as one judged too young to see the deaths): the lower. */
-	for (int i = 0; i < 100; i++) {
-		hp_survival_judge_span(&s, 4, 1000, 100, i < (int)lround(100 * exp(-100 / mean)));
-		hp_survival_judge_span(&s, 4, 1000, 200, i < (int)lround(100 * exp(-200 / mean)));
+	for (int i = 0; i < 300; i++) {
+		hp_survival_judge_span(&s, 4, 1000, 100, i < (int)lround(300 * exp(-100 / mean)));
+		hp_survival_judge_span(&s, 4, 1000, 200, i < (int)lround(300 * exp(-200 / mean)));
 	}
 	struct hp_surv_unc u;
 	double want = exp(-2000 / mean);
@@ -1123,6 +1128,11 @@ Test(survival, past_the_spans_judged_a_verified_sample_follows_the_decline)
 	double lower = hp_survival_verified(&s, 4, true, 50, 2000, &u);
 	cr_expect(by_span < 0.01 && fabs(lower - by_span) < 1e-12,
 		  "verified once, the span curve's decline below the curve by age: %g vs %g", lower, by_span);
+	/* Site 5: a leak whose oldest ages read 196 of 200 alive (noise):
+	 * verified once, 64,000 since, the spans' flat share, not the curve by
+	 * age carried down (0.22 there). */
+	double leak_once = hp_survival_verified(&s, 5, true, 50, 64000, &u);
+	cr_expect(leak_once > 0.95, "a leak verified once, 64,000 since: %g", leak_once);
 	double within = hp_survival_verified(&s, 1, true, 50, 150, &u);
 	double span = hp_survival_by_span(&s, 1, 150, HP_SURV_VERIFIED_MIN);
 	cr_expect(fabs(within - span) < 1e-12 && fabs(within - exp(-150 / mean)) < 0.05,
