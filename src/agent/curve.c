@@ -161,10 +161,11 @@ static double toward_dead(const double *share, const double *weight, const doubl
 }
 
 /* Whether the last two buckets of a prepared curve decline clearly: by
- * more than three times the error of their log shares (a leak's 0.99 then
- * 0.98, or noise in any site that keeps its share, passes a 2-sd test in
- * ~2% of curves, 3 sd ~0.2%), from a last share below 0.9 (a site nearly
- * all alive is kept), both buckets thick enough for a slope. `share[l - 1]`
+ * more than three times the error of their log shares (noise in a site
+ * that keeps its share passed a 2-sd test in ~2% of simulated curves; 3 sd
+ * leaves ~0.1% by the normal tail), from a last share below 0.9 (a site
+ * nearly all alive is kept whatever its noise: a leak's 0.99 then 0.98),
+ * both buckets thick enough for a slope. `share[l - 1]`
  * may be a pooled block's share; its one bucket's weight overstates the
  * error, which only makes the test stricter. */
 static bool clear_decline(const double *share, const double *weight, const double *at, int nb)
