@@ -193,7 +193,7 @@ struct hp_surv_unc {
 	unsigned block[2];          /* < HP_SURV_AGES */
 	double coef[2], var_log[2];
 	double youngest;            /* where the curve's youngest judged bucket sits (its age or span); 0 if none */
-	double oldest;              /* where its oldest judged bucket sits; 0 if none */
+	double oldest;              /* about its oldest judged age or span: that bucket's mean and one sd; 0 if none */
 };
 double hp_survival_by_age_unc(const struct hp_survival *s, uint32_t site, double age, struct hp_surv_unc *u);
 
@@ -220,8 +220,10 @@ double hp_survival_by_span_unc(const struct hp_survival *s, uint32_t site, doubl
  * alone (`once`, then `then` old) where `since` lies below the spans
  * judged or no span can say, S(then + since) / S(then) on the curve by
  * age (curve.c, verified_once, says why), and past the oldest span the
- * lower of the two. Past its oldest span the span curve carries its last
- * decline on where that is clear (twice its error), else stays flat.
+ * lower of the two where the curve by age was judged at then + since or
+ * declines clearly past it. Past its oldest span the span curve carries
+ * its last decline on where that is clear (three times its error, from a
+ * share below 0.9), else stays flat.
  * u: the blocks behind it, as hp_survival_by_span_unc. -1 where neither
  * can say. */
 #define HP_SURV_VERIFIED_MIN 64

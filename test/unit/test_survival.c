@@ -1063,10 +1063,13 @@ Test(survival, the_rings_judgments_reach_the_hook_with_their_births)
  * 17 of 34); a leak's spans (0.99 then 0.98 of 300) stay flat. A sample
  * verified once takes the lower of that and the curve by age (S(then +
  * since) / S(then)), which is the curve by age where the spans stay flat
- * and the spans' where the curve by age says all alive. Where the curve
- * by age is read past its judged ages without a clear decline it is not
- * taken (a leak's 199 then 196 of 200 alive). Within the spans judged the span
- * curve stands. Fails on the code before, which kept the spans flat. */
+ * and the spans' where the curve by age says all alive (site 4 at 1,000,
+ * within its judged ages). Where the curve by age is read past its judged
+ * ages without a clear decline it is not taken (a leak's 199 then 196 of
+ * 200 alive; site 4 at 2,000). Within the spans judged the span curve
+ * stands. With the decisions of the code before in hp_survival_verified
+ * (the spans flat past the oldest, the curve by age only below the
+ * youngest span) it fails. */
 Test(survival, past_the_spans_judged_a_verified_sample_follows_the_decline)
 {
 	struct hp_survival s;
@@ -1100,7 +1103,8 @@ Test(survival, past_the_spans_judged_a_verified_sample_follows_the_decline)
 		hp_survival_judge_span(&s, 3, 1000, 200, i < 17);
 	}
 	/* Site 4: the spans' clear decline, a curve by age that says nearly
-	 * all alive (as one judged too young to see the deaths): the lower. */
+	 * all alive (as one judged too young to see the deaths): within its
+	 * judged ages the lower of the two, past them the spans alone. */
 	for (int i = 0; i < 300; i++) {
 		hp_survival_judge_span(&s, 4, 1000, 100, i < (int)lround(300 * exp(-100 / mean)));
 		hp_survival_judge_span(&s, 4, 1000, 200, i < (int)lround(300 * exp(-200 / mean)));
@@ -1125,9 +1129,15 @@ Test(survival, past_the_spans_judged_a_verified_sample_follows_the_decline)
 	cr_expect(fabs(thin_twice - thin_flat) < 1e-12 && thin_flat > 0.3,
 		  "no clear span decline, verified more than once: flat, %g vs %g", thin_twice, thin_flat);
 	double by_span = hp_survival_verified(&s, 4, false, 50, 2000, &u);
-	double lower = hp_survival_verified(&s, 4, true, 50, 2000, &u);
-	cr_expect(by_span < 0.01 && fabs(lower - by_span) < 1e-12,
-		  "verified once, the span curve's decline below the curve by age: %g vs %g", lower, by_span);
+	double past_ages = hp_survival_verified(&s, 4, true, 50, 2000, &u);
+	cr_expect(by_span < 0.01 && fabs(past_ages - by_span) < 1e-12,
+		  "verified once, past the judged ages with no clear decline there: the spans, %g vs %g", past_ages,
+		  by_span);
+	double span_1000 = hp_survival_verified(&s, 4, false, 50, 1000, &u);
+	double lower = hp_survival_verified(&s, 4, true, 50, 1000, &u);
+	cr_expect(span_1000 < 0.1 && fabs(lower - span_1000) < 1e-12,
+		  "verified once, within the judged ages: the lower, the spans' %g, not the curve by age's ~1 (%g)",
+		  span_1000, lower);
 	/* Site 5: a leak whose oldest ages read 196 of 200 alive (noise):
 	 * verified once, 64,000 since, the spans' flat share, not the curve by
 	 * age carried down (0.22 there). */
