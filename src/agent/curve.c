@@ -160,6 +160,15 @@ static double toward_dead(const double *share, const double *weight, const doubl
 	return v;
 }
 
+/* Whether the last two buckets decline at all, both thick enough for a
+ * slope: what carrying the decline on past the last needs (curve_at). */
+static bool ends_declining(const double *share, const double *weight, const double *at, int nb)
+{
+	int l = nb - 1;
+	return l > 0 && share[l] > 0 && share[l] < share[l - 1] && at[l] > at[l - 1] &&
+	       weight[l] >= HP_SURV_SLOPE_MIN && weight[l - 1] >= HP_SURV_SLOPE_MIN;
+}
+
 /* Whether the last two buckets of a prepared curve decline clearly: by
  * more than three times the error of their log shares (noise in a site
  * that keeps its share passed a 2-sd test in ~2% of simulated curves; 3 sd
@@ -171,10 +180,16 @@ static double toward_dead(const double *share, const double *weight, const doubl
 static bool clear_decline(const double *share, const double *weight, const double *at, int nb)
 {
 	int l = nb - 1;
-	return l > 0 && share[l] > 0 && share[l] < 0.9 && share[l] < share[l - 1] && at[l] > at[l - 1] &&
-	       weight[l] >= HP_SURV_SLOPE_MIN && weight[l - 1] >= HP_SURV_SLOPE_MIN &&
+	return ends_declining(share, weight, at, nb) && share[l] < 0.9 &&
 	       log(share[l - 1] / share[l]) >
 		       3 * sqrt(var_log_share(share[l - 1], weight[l - 1]) + var_log_share(share[l], weight[l]));
+}
+
+/* About the oldest age (or span) a prepared curve judged: its last
+ * bucket's mean and one sd (the placed `at` sits below the mean). */
+static double oldest_judged(const struct hp_surv_memo *c)
+{
+	return c->mean[c->nb - 1] + sqrt(c->var[c->nb - 1]);
 }
 
 /* Per bucket: the site's share, shrunk toward the pooled one, and the
@@ -293,8 +308,7 @@ static double curve_at(const struct hp_surv_memo *cp, double age, bool span, dou
 	const int *block_of = cp->block_of;
 	if (u) {
 		u->youngest = at[0];
-		/* about the oldest judged: its bucket's mean and one sd */
-		u->oldest = cp->mean[nb - 1] + sqrt(cp->var[nb - 1]);
+		u->oldest = oldest_judged(cp);
 	}
 	/* Interpolate between the buckets' (mean age, share); past the last,
 	 * on at the last decline's hazard (ages; spans where it is clear) or
@@ -394,9 +408,7 @@ static double curve_at(const struct hp_surv_memo *cp, double age, bool span, dou
 		unc_set(u, block_of, bw, bs, l, c, -1, 0);
 		return pow(share[l], c);
 	}
-	if (span ? clear_decline(share, weight, at, nb)
-		 : l > 0 && share[l] > 0 && share[l] < share[l - 1] && at[l] > at[l - 1] &&
-			   weight[l] >= HP_SURV_SLOPE_MIN && weight[l - 1] >= HP_SURV_SLOPE_MIN) {
+	if (span ? clear_decline(share, weight, at, nb) : ends_declining(share, weight, at, nb)) {
 		/* Carried on: its uncertainty grows with the distance. */
 		double t = chord_t(at, l, age);
 		unc_set(u, block_of, bw, bs, l - 1, 1 - t, l, t);
@@ -539,8 +551,7 @@ static bool by_age_holds(const struct hp_survival *s, uint32_t site, double age)
 {
 	struct hp_surv_memo one;
 	const struct hp_surv_memo *c = prepared(s, site, false, &one);
-	int l = c->nb - 1;
-	return l >= 0 && (age <= c->mean[l] + sqrt(c->var[l]) || clear_decline(c->share, c->weight, c->at, c->nb));
+	return c->nb > 0 && (age <= oldest_judged(c) || clear_decline(c->share, c->weight, c->at, c->nb));
 }
 
 double hp_survival_verified(const struct hp_survival *s, uint32_t site, bool once, double then, double since,
