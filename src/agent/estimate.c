@@ -155,9 +155,9 @@ void add_live(struct hp_live_entry *e, void *vctx)
 	double p = 1;
 	if (c->estimating) {
 		struct hp_surv_unc u;
-		/* its age when the last marking began, for a sample verified
-		 * once (survival.h, hp_survival_verified) */
-		double then = age == 1 ? (double)c->now.samples - c->since - clock_at(e->time_ns, &c->now) : 0;
+		/* its age when the last marking began (survival.h,
+		 * hp_survival_verified) */
+		double then = (double)c->now.samples - c->since - clock_at(e->time_ns, &c->now);
 		double n, g, q = hp_survival_verified(&prof.surv, e->site, age == 1, then >= 0 ? then : 0, c->since, &u);
 		if (q >= 0) {
 			p = q;

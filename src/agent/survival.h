@@ -215,15 +215,16 @@ double hp_survival_by_span_unc(const struct hp_survival *s, uint32_t site, doubl
 			       struct hp_surv_unc *u);
 
 /* P(alive `since` after the last marking's start | found alive by it) for
- * a verified sample: the span curve (at least HP_SURV_VERIFIED_MIN
- * judgments, site and pooled), but for a sample verified by that marking
- * alone (`once`, then `then` old) where `since` lies below the spans
- * judged or no span can say, S(then + since) / S(then) on the curve by
- * age (curve.c, verified_once, says why), and past the oldest span the
- * lower of the two where the curve by age was judged at then + since or
- * declines clearly past it. Past its oldest span the span curve carries
- * its last decline on where that is clear (three times its error, from a
- * share below 0.9), else stays flat.
+ * a verified sample `then` old when that marking began: the span curve
+ * (at least HP_SURV_VERIFIED_MIN judgments, site and pooled), but for a
+ * sample verified by that marking alone (`once`) where `since` lies below
+ * the spans judged or no span can say, S(then + since) / S(then) on the
+ * curve by age (curve.c, verified_by_age, says why), and past the oldest
+ * span, for every verified sample, the lower of the two, the curve by
+ * age read at then + since where it was judged there or declines clearly
+ * past it, else at its oldest judged age (an upper bound). Past its
+ * oldest span the span curve carries its last decline on where that is
+ * clear (three times its error, from a share below 0.9), else stays flat.
  * u: the blocks behind it, as hp_survival_by_span_unc. -1 where neither
  * can say. */
 #define HP_SURV_VERIFIED_MIN 64
