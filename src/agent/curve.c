@@ -547,18 +547,17 @@ static double verified_by_age(const struct hp_survival *s, uint32_t site, double
 	return fmin(1, now / then);
 }
 
-/* Where the curve by age says something at `age`: `age` itself within
- * the ages its buckets judged, or past them with a clear decline
- * (clear_decline); else the oldest age judged, which bounds it from
- * above (a share never rises with age); -1 with no judgment. */
-static double by_age_reach(const struct hp_survival *s, uint32_t site, double age)
+/* The oldest age the curve by age judged (its last bucket's mean and
+ * one sd), and whether it declines clearly past it (clear_decline); -1
+ * with no judgment. */
+static double by_age_oldest(const struct hp_survival *s, uint32_t site, bool *declines)
 {
 	struct hp_surv_memo one;
 	const struct hp_surv_memo *c = prepared(s, site, false, &one);
 	if (c->nb == 0)
 		return -1;
-	double oldest = oldest_judged(c);
-	return age <= oldest || clear_decline(c->share, c->weight, c->at, c->nb) ? age : oldest;
+	*declines = clear_decline(c->share, c->weight, c->at, c->nb);
+	return oldest_judged(c);
 }
 
 double hp_survival_verified(const struct hp_survival *s, uint32_t site, bool once, double then, double since,
@@ -571,30 +570,39 @@ double hp_survival_verified(const struct hp_survival *s, uint32_t site, bool onc
 	if (once && (q < 0 || since < us.youngest)) {
 		r = verified_by_age(s, site, then, then + since, &ua);
 	} else if (past) {
-		double to = by_age_reach(s, site, then + since);
-		if (to > then)
+		bool declines = false;
+		double oldest = by_age_oldest(s, site, &declines);
+		double to = then + since;
+		if (to > oldest && !(once && declines))
+			to = oldest;
+		if (then <= oldest && to > then)
 			r = verified_by_age(s, site, then, to, &ua);
 	}
 	/* Past the oldest span the lower of the two, for every verified
-	 * sample: each curve past what it judged errs high where it is kept
-	 * flat and the truth declines (the span curve where its decline is
-	 * not clear; the curve by age early in a run, where its few
-	 * judgments give no clear slope either: with the curve by age alone
-	 * there, one G1 profile 3 s into a run, 2.1 s after the marking,
-	 * counted 29% of its verified samples alive and read +52%). The
-	 * curve by age carried on only where it declines clearly, else read
-	 * at its oldest judged age (by_age_reach), an upper bound: carried on
-	 * at any decline, as it is for the recent samples, a leak's noise
-	 * (199 then 196 of 200 alive) read its verified samples 0.22 alive
-	 * at 50 times the ages judged. Before, a sample verified by more than
-	 * one marking kept the span curve's flat share: G1 on JDK 25, its
-	 * markings 0.2 s apart 3 s into a run (one span bucket, 0.59 alive at
-	 * 0.3 s) and then none for 4 s, counted 59% of the cache's verified
-	 * samples alive 4 s on, where its curve by age read 0.1% at 2.7 s:
-	 * the profile +51% and +59% (bench/load/run.sh, 1 run in 8-10); the
-	 * ratio S(then + since) / S(then) holds for any sample alive at age
-	 * `then` where a site's lifetimes do not depend on when it was
-	 * allocated, verified once or more. */
+	 * sample whose age then the curve by age judged: each curve past
+	 * what it judged errs high where it is kept flat and the truth
+	 * declines (the span curve where its decline is not clear; the curve
+	 * by age early in a run, where its few judgments give no clear slope
+	 * either: with the curve by age alone there, one G1 profile 3 s into
+	 * a run, 2.1 s after the marking, counted 29% of its verified samples
+	 * alive and read +52%). The curve by age is read at then + since
+	 * within its judged ages; past them at its oldest judged age, an upper
+	 * bound (a share never rises with age), but for a sample verified
+	 * once where that curve declines clearly, which carries the decline
+	 * on: carried on at any decline, as it is for the recent samples, a
+	 * leak's noise (199 then 196 of 200 alive) read its verified samples
+	 * 0.22 alive at 50 times the ages judged; and carried on for a sample
+	 * verified more than once, which the markings have selected toward
+	 * the long-lived, a site half kept for ever and half dying within a
+	 * gap would read ~0.2 where ~0.8 are alive. Before, a sample verified
+	 * by more than one marking kept the span curve's flat share: G1 on
+	 * JDK 25, its markings 0.2 s apart 3 s into a run (one span bucket,
+	 * 0.59 alive at 0.3 s) and then none for 4 s, counted 59% of the
+	 * cache's verified samples alive 4 s on, where its curve by age read
+	 * 0.1% at 2.7 s: periodic profiles +44% to +77% (bench/load/run.sh,
+	 * about 1 run in 10). The ratio S(to) / S(then) is a sample's
+	 * survival where its site's lifetimes do not depend on when it was
+	 * allocated, and an upper bound of it where `to` stops short. */
 	if (r >= 0 && (!past || r < q))
 		q = r, us = ua;
 	if (u)

@@ -219,12 +219,15 @@ double hp_survival_by_span_unc(const struct hp_survival *s, uint32_t site, doubl
  * (at least HP_SURV_VERIFIED_MIN judgments, site and pooled), but for a
  * sample verified by that marking alone (`once`) where `since` lies below
  * the spans judged or no span can say, S(then + since) / S(then) on the
- * curve by age (curve.c, verified_by_age, says why), and past the oldest
- * span, for every verified sample, the lower of the two, the curve by
- * age read at then + since where it was judged there or declines clearly
- * past it, else at its oldest judged age (an upper bound). Past its
- * oldest span the span curve carries its last decline on where that is
- * clear (three times its error, from a share below 0.9), else stays flat.
+ * curve by age (curve.c, verified_by_age, says why). Past the oldest
+ * span, for every verified sample whose age `then` the curve by age
+ * judged, the lower of the span curve and S(to) / S(then), `to` being
+ * then + since within the ages judged, else the oldest age judged (an
+ * upper bound), but then + since for a sample verified once where the
+ * curve by age declines clearly past its end; the span curve alone where
+ * `then` lies past the ages judged. Past its oldest span the span curve
+ * carries its last decline on where that is clear (three times its
+ * error, from a share below 0.9), else stays flat.
  * u: the blocks behind it, as hp_survival_by_span_unc. -1 where neither
  * can say. */
 #define HP_SURV_VERIFIED_MIN 64

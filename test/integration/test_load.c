@@ -694,7 +694,7 @@ Test(load, z_generational_live_figure, .timeout = 200)
  * the 190 were left in one exit profile in two or three. The periodic
  * view read +11% [-1, +71] on the median before the requested cycle's
  * start was its Init Mark and the verified samples took the curve by
- * age (estimate.c verified_once); -1.2% [-8.5, +8.1] after
+ * age (curve.c verified_by_age); -1.2% [-8.5, +8.1] after
  * (bench/load/run.sh, 3 runs of 40 s, docs/test-bounds.md). */
 Test(load, shenandoah_generational)
 {
