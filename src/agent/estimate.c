@@ -152,7 +152,7 @@ void add_live(struct hp_live_entry *e, void *vctx)
 	/* Verified alive by the last marking: alive now with the site's
 	 * survival over the time since that marking began. The variance adds
 	 * the Bernoulli term of not knowing which survived. */
-	double p = 1;
+	double p = 1, sd_log = 0;
 	if (c->estimating) {
 		struct hp_surv_unc u;
 		/* its age when the last marking began (survival.h,
@@ -162,7 +162,7 @@ void add_live(struct hp_live_entry *e, void *vctx)
 		if (q >= 0) {
 			p = q;
 			if (!grows && !dropped)
-				a->span_var_log = span_var_log(&u);
+				sd_log = sqrt(span_var_log(&u));
 		} else if ((g = hp_survival_next(&prof.surv, e->site, &n)) >= 0 && n >= 8) {
 			p = hp_survival_since(g, c->gap, c->since);
 		} else {
@@ -183,6 +183,7 @@ void add_live(struct hp_live_entry *e, void *vctx)
 	a->age_bytes[age >= 8 ? 3 : age >= 4 ? 2 : age >= 2 ? 1 : 0] += t.bytes;
 	a->ver_raw += b;
 	a->ver_est += t.bytes;
+	a->span_sd_bytes += t.bytes * sd_log;
 	a->ver_obj += t.objects;
 	a->ver_var += t.var;
 	c->verified_raw += b;
@@ -241,7 +242,7 @@ void finish_estimate(struct snap_ctx *c, uint32_t nslots)
 		a->rec_var2 = a->rec_var * kr * kr + curve_var(a) * kc * kc;
 		a->objects = a->ver_obj * kv + a->rec_objects;
 		a->bytes = a->ver_est * kv + a->rec_bytes;
-		a->var = (a->ver_var + a->ver_est * a->ver_est * a->span_var_log) * kv * kv + a->rec_var2;
+		a->var = (a->ver_var + a->span_sd_bytes * a->span_sd_bytes) * kv * kv + a->rec_var2;
 		c->bytes += a->bytes;
 		c->var += a->var;
 		c->verified_est += a->ver_est * kv;

@@ -205,12 +205,15 @@ struct live_acc {
 	 * the bytes it stands behind (times the log coefficient) and the
 	 * variance of its log share. */
 	float unc_bytes[HP_SURV_AGES], unc_var_log[HP_SURV_AGES];
-	/* The same for the verified part: a site's verified samples are read
-	 * at one point of its span curve (the time since the marking began),
-	 * so one variance of that value's log serves them all (those verified
-	 * once and read on the curve by age instead carry the last one read:
-	 * an approximation). */
-	double span_var_log;
+	/* The same for the verified part: each verified sample's expected
+	 * alive bytes times the sd of the log of the survival it was read
+	 * at (the span curve, or the curve by age at its own age), summed.
+	 * The readings rest on the same few blocks, so their errors are
+	 * taken as one (fully correlated): the square of the sum is the
+	 * site's model variance, ver_est^2 var_log where every sample read
+	 * the same value. (Before, the last sample's variance stood for all
+	 * of them.) */
+	double span_sd_bytes;
 };
 
 /* A live sample as the JFR writer wants it (format=jfr only). */
