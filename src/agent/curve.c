@@ -600,7 +600,7 @@ double hp_survival_verified(const struct hp_survival *s, uint32_t site, bool onc
 	 * 0.59 alive at 0.3 s) and then none for 4 s, counted 59% of the
 	 * cache's verified samples alive 4 s on, where its curve by age read
 	 * 0.1% at 2.7 s: periodic profiles +44% to +77% (bench/load/run.sh,
-	 * about 1 run in 10). The ratio S(to) / S(then) is a sample's
+	 * 4 runs in 71, docs/load-g1-verified-past-spans.md). The ratio S(to) / S(then) is a sample's
 	 * survival where its site's lifetimes do not depend on when it was
 	 * allocated, and an upper bound of it where `to` stops short. */
 	if (r >= 0 && (!past || r < q))
