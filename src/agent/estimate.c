@@ -80,11 +80,12 @@ static double curve_var(const struct live_acc *a)
 	return v;
 }
 
-/* The variance of the log of one value of the span curve: its blocks'
- * (independent) errors, weighted by their log coefficients. Times the
- * squared bytes a site's verified samples expect alive, it is the span
- * curve's share of the site's error, the verified part's counterpart of
- * curve_var. */
+/* The variance of the log of the survival a verified sample was read at
+ * (the span curve, or the curve by age: hp_survival_verified): its
+ * blocks' (independent) errors, weighted by their log coefficients. Its
+ * square root times the sample's expected alive bytes, summed over a
+ * site's verified samples (live_acc.span_sd_bytes), is the curves' share
+ * of the site's error, the verified part's counterpart of curve_var. */
 static double span_var_log(const struct hp_surv_unc *u)
 {
 	double v = 0;
