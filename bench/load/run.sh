@@ -35,7 +35,11 @@
 #           cost, beside the defaults in the same run);
 #   GROW=MIB_PER_S, SHRINK=S   LoadService's third site (grow): a list
 #           growing at that rate, dropped every S seconds; with SITE=grow
-#           the rows are that site against its truth (else the cache's).
+#           the rows are that site against its truth (else the cache's);
+#   TURNOVER=T, GARBAGE=G   the cache turned over T times a second with G
+#           garbage arrays per replacement (LoadService's -Dturnover=,
+#           -Dgarbage=; 4 and 4): TURNOVER=0.1 GARBAGE=180, entries that
+#           live ~10 s at about the same allocation rate.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -80,6 +84,7 @@ IV=${INTERVAL:-512k}
 ivbytes() { case $1 in *k) echo $((${1%k} * 1024)) ;; *m) echo $((${1%m} * 1048576)) ;; *) echo "$1" ;; esac; }
 SITE=${SITE:-cache}
 GROWFLAGS=""; [ -n "${GROW:-}" ] && GROWFLAGS="-Dgrow=$GROW${SHRINK:+ -Dshrink=$SHRINK}"
+GROWFLAGS="$GROWFLAGS${TURNOVER:+ -Dturnover=$TURNOVER}${GARBAGE:+ -Dgarbage=$GARBAGE}"
 if [ -n "${PEERS:-}" ]; then
 	CACHE=$ROOT/bench/peers/.cache
 	. "$ROOT/bench/peers/fetch.sh"
@@ -137,5 +142,5 @@ done
 mkdir -p "$(dirname "$OUT")"
 cp "$RAW" "${OUT%.md}.csv"
 CFGS=""; [ -n "${CONFIGS_GIVEN:-}" ] && CFGS=" CONFIGS=\"$(echo "$CONFIGS" | awk -F'|' 'NF>2{printf "%s%s|%s|%s", n++ ? "; " : "", $1, $2, $3}')\""
-python3 "$HERE/report.py" table "$RAW" "$(git -C "$ROOT" rev-parse --short HEAD)" "bash bench/load/run.sh (REPS=$REPS${CFGS} CACHE_MIB=$CACHE_MIB SECONDS_LOAD=$SECONDS_LOAD${INTERVAL:+ INTERVAL=$INTERVAL}${PERIOD:+ PERIOD=$PERIOD}${OLD:+ OLD=$OLD}${PEERS:+ PEERS=\"$PEERS\"}${TOP:+ TOP=$TOP}${ALSO:+ ALSO=\"$ALSO\"}${GROW:+ GROW=$GROW}${SHRINK:+ SHRINK=$SHRINK}${SITE:+ SITE=$SITE})" "$SITE" > "$OUT"
+python3 "$HERE/report.py" table "$RAW" "$(git -C "$ROOT" rev-parse --short HEAD)" "bash bench/load/run.sh (REPS=$REPS${CFGS} CACHE_MIB=$CACHE_MIB SECONDS_LOAD=$SECONDS_LOAD${INTERVAL:+ INTERVAL=$INTERVAL}${PERIOD:+ PERIOD=$PERIOD}${OLD:+ OLD=$OLD}${PEERS:+ PEERS=\"$PEERS\"}${TOP:+ TOP=$TOP}${ALSO:+ ALSO=\"$ALSO\"}${GROW:+ GROW=$GROW}${SHRINK:+ SHRINK=$SHRINK}${TURNOVER:+ TURNOVER=$TURNOVER}${GARBAGE:+ GARBAGE=$GARBAGE}${SITE:+ SITE=$SITE})" "$SITE" > "$OUT"
 echo "load bench: wrote $OUT" >&2

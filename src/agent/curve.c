@@ -567,7 +567,19 @@ double hp_survival_verified(const struct hp_survival *s, uint32_t site, bool onc
 	double q = curve(s, site, since, true, HP_SURV_VERIFIED_MIN, &us);
 	bool past = q >= 0 && since > us.oldest;
 	double r = -1;
-	if (once && (q < 0 || since < us.youngest)) {
+	if (q < 0 || (once && since < us.youngest)) {
+		/* No span curve at all (no sample judged twice yet), or once
+		 * and younger than any span: the curve by age, whose ratio is
+		 * the sample's survival given alive at `then` however many
+		 * markings covered it. A sample covered by two markings counted
+		 * together (generational ZGC: an own major pushed when the
+		 * requested one began, 0.18 s apart, no sweep between) was
+		 * judged once, at the last. Left to the estimate's fallback,
+		 * the first judgments' share read as one gap's survival, a
+		 * start-up cache fill 3.9 s old at that judgment (0.69 alive)
+		 * read 0.58 alive 0.1 s on and 0 four seconds on: periodic
+		 * profiles -31% to -56% with a cache whose entries live ~10 s
+		 * (bench/load/run.sh TURNOVER=0.1, docs/load-slow-turnover.md). */
 		r = verified_by_age(s, site, then, then + since, &ua);
 	} else if (past) {
 		bool declines = false;

@@ -5,8 +5,11 @@ import java.util.SplittableRandom;
  * A service at full load, for the live view while it works: THREADS worker
  * threads, each holding a cache of ~CACHE_MIB/THREADS MiB of byte[] entries
  * (cacheEntry), every entry replaced at random so the whole cache turns
- * over about TURNOVER times a second, plus short-lived garbage (garbage)
- * between replacements. No System.gc() anywhere.
+ * over about TURNOVER times a second (-Dturnover=, 4), plus short-lived
+ * garbage (garbage), GARBAGE arrays (-Dgarbage=, 4) per replacement. No
+ * System.gc() anywhere. A slower turnover with more garbage per
+ * replacement keeps the allocation rate: turnover=0.1 and garbage=180 is
+ * a cache whose entries live ~10 s at about the same few GB/s.
  *
  * With -Dgrow=MIB_PER_S a third site (grow) adds arrays to a list at that
  * rate and -Dshrink=S drops the list every S seconds: a live set that grows
@@ -14,18 +17,22 @@ import java.util.SplittableRandom;
  * that much over the run and is kept.
  *
  * Arguments: CACHE_MIB SECONDS [TRUTH_FILE]. Every 100 ms the main thread
- * appends "epoch_ms cache_bytes grow_bytes leak_bytes" to TRUTH_FILE: the
- * bytes held, by construction (each worker keeps its own exact sum; reads
- * are racy by at most the entries being replaced that instant). After
+ * appends "epoch_ms cache_bytes grow_bytes leak_bytes replaced_bytes" to
+ * TRUTH_FILE: the bytes held, by construction (each worker keeps its own
+ * exact sum; reads are racy by at most the entries being replaced that
+ * instant), and the bytes the cache's replacements allocated so far (its
+ * allocation estimate's truth, as of the worker's last batch). After
  * SECONDS the workers end, their caches die with them, and the JVM exits
  * (after -Didle=S seconds idle, if given).
  */
 public class LoadService {
     static final int THREADS = Integer.getInteger("threads", 2);
     static final double TURNOVER = Double.parseDouble(System.getProperty("turnover", "4"));
+    static final int GARBAGE = Integer.getInteger("garbage", 4);
     static volatile boolean stop;
     static volatile Object escape;
     static final long[] cacheBytes = new long[THREADS * 16];    // one cache line apart
+    static final long[] replacedBytes = new long[THREADS * 16]; // allocated by replacements, all told
     static volatile long growBytes, leakBytes;
     // A leak stays reachable, as real ones do (a static list): held by a
     // local of main it died when main's loop ended, before the exit
@@ -52,6 +59,7 @@ public class LoadService {
         cacheBytes[id * 16] = bytes;
         // Replacements per second per thread: n * TURNOVER, paced in
         // batches of 1000 against the clock.
+        long replaced = 0;
         long perBatchNs = (long) (1000 * 1e9 / (n * TURNOVER));
         long next = System.nanoTime();
         while (!stop) {
@@ -60,10 +68,12 @@ public class LoadService {
                 bytes -= arrayBytes(cache[i].length);
                 cache[i] = cacheEntry(64 + rnd.nextInt(2 * avg - 128));
                 bytes += arrayBytes(cache[i].length);
-                for (int g = 0; g < 4; g++)
+                replaced += arrayBytes(cache[i].length);
+                for (int g = 0; g < GARBAGE; g++)
                     escape = garbage(64 + rnd.nextInt(4096));
             }
             cacheBytes[id * 16] = bytes;
+            replacedBytes[id * 16] = replaced;
             next += perBatchNs;
             long wait = next - System.nanoTime();
             if (wait > 0) {
@@ -111,10 +121,10 @@ public class LoadService {
             if (leakTotal > 0 && leakBytes < leakTotal * (now - t0) / (seconds * 1e9)) {
                 for (int i = 0; i < 64; i++) { leaked.add(leak(2048 - 16)); leakBytes += 2048; }
             }
-            long c = 0;
-            for (int t = 0; t < THREADS; t++) c += cacheBytes[t * 16];
+            long c = 0, r = 0;
+            for (int t = 0; t < THREADS; t++) { c += cacheBytes[t * 16]; r += replacedBytes[t * 16]; }
             if (truth != null)
-                truth.println(System.currentTimeMillis() + " " + c + " " + growBytes + " " + leakBytes);
+                truth.println(System.currentTimeMillis() + " " + c + " " + growBytes + " " + leakBytes + " " + r);
         }
         stop = true;
         for (Thread w : workers) w.join();
