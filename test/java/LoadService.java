@@ -6,10 +6,10 @@ import java.util.SplittableRandom;
  * threads, each holding a cache of ~CACHE_MIB/THREADS MiB of byte[] entries
  * (cacheEntry), every entry replaced at random so the whole cache turns
  * over about TURNOVER times a second (-Dturnover=, 4), plus short-lived
- * garbage (garbage), GARBAGE arrays (-Dgarbage=, 4) per replacement. No
- * System.gc() anywhere. A slower turnover with more garbage per
- * replacement keeps the allocation rate: turnover=0.1 and garbage=180 is
- * a cache whose entries live ~10 s at about the same few GB/s.
+ * garbage (garbage), GARBAGE arrays per replacement (-Dgarbage=; by
+ * default 16 / TURNOVER, which keeps the allocation rate: 4 at the
+ * default turnover, 160 at turnover=0.1, a cache whose entries live ~10 s
+ * at about the same few GB/s). No System.gc() anywhere.
  *
  * With -Dgrow=MIB_PER_S a third site (grow) adds arrays to a list at that
  * rate and -Dshrink=S drops the list every S seconds: a live set that grows
@@ -28,7 +28,9 @@ import java.util.SplittableRandom;
 public class LoadService {
     static final int THREADS = Integer.getInteger("threads", 2);
     static final double TURNOVER = Double.parseDouble(System.getProperty("turnover", "4"));
-    static final int GARBAGE = Integer.getInteger("garbage", 4);
+    // Garbage arrays per replacement: by default as many as keep the
+    // allocation rate of the default turnover (4 at 4, 160 at 0.1).
+    static final int GARBAGE = Integer.getInteger("garbage", (int) Math.max(1, Math.round(16 / TURNOVER)));
     static volatile boolean stop;
     static volatile Object escape;
     static final long[] cacheBytes = new long[THREADS * 16];    // one cache line apart
