@@ -276,6 +276,63 @@ def since(interval, *dirs):
             sum(abs(x) > 25 for x in e), statistics.median(e), max(abs(x) for x in e)))
 
 
+def alloc(*dirs):
+    """The cache's replacements' allocated bytes as heapprobe's periodic
+    text profiles estimate them (the "alloc" of the cacheEntry site called
+    from work()'s replacement loop, the later of its two call lines; the
+    other is the start-up fill) against the bytes LoadService's workers
+    counted them allocating (its truth file's fifth column, from the
+    commit that added it) at each profile's moment: the sampler's own
+    error at one site, apart from any marking. Per run directory
+    (CONFIG-JDK-LIB-REP) and all told per configuration and build."""
+    per = {}
+    print('| run | profiles: estimate vs counted (error) |')
+    print('|---|---|')
+    for d in dirs:
+        for r in sorted(glob.glob(os.path.join(d, '*-*-*-*'))) or [d]:
+            tp = os.path.join(r, 'truth')
+            if not os.path.exists(tp):
+                continue
+            truth = [(int(f[0]) / 1000.0, int(f[4])) for f in (l.split() for l in open(tp))
+                     if len(f) >= 5 and 'end' not in f]
+            if not truth:
+                continue
+            cells = []
+            for p in sorted(glob.glob(os.path.join(r, 'p-*.txt'))):
+                txt = open(p).read()
+                m = re.search(r'^time: (\S+ \d\d:\d\d:\d\d)(\.\d+)? \+0000', txt, re.M)
+                if not m:
+                    continue
+                t = datetime.datetime.strptime(m.group(1), '%Y-%m-%d %H:%M:%S').replace(
+                    tzinfo=datetime.timezone.utc).timestamp() + float(m.group(2) or 0)
+                if t > truth[-1][0] + 0.2:
+                    continue        # written as the workers ended
+                sites = []
+                for blk in re.finditer(r'^\s+\d+\. .*? alloc (\S+ \S+) .*?\n((?:       .*\n)+)', txt, re.M):
+                    frames = blk.group(2).split('\n')
+                    w = re.search(r'LoadService\.work \(LoadService\.java:(\d+)\)', frames[1] if len(frames) > 1 else '')
+                    if 'LoadService.cacheEntry' in frames[0] and w:
+                        sites.append((int(w.group(1)), size(blk.group(1))))
+                if len(sites) < 2:
+                    continue
+                est = max(sites)[1]
+                counted = truth_at(truth, t)
+                if counted <= 0:
+                    continue
+                err = 100.0 * (est / counted - 1)
+                cells.append('%.0f vs %.0f MiB (%+.1f%%)' % (est / 2**20, counted / 2**20, err))
+                key = re.sub(r'-\d+$', '', os.path.basename(r))
+                per.setdefault(key, []).append(err)
+            if cells:
+                print('| %s | %s |' % (os.path.basename(r), ', '.join(cells)))
+    print()
+    print('| configuration and build | profiles | median error [min, max] |')
+    print('|---|---|---|')
+    for k in sorted(per):
+        e = per[k]
+        print('| %s | %d | %+.1f%% [%+.1f, %+.1f] |' % (k, len(e), statistics.median(e), min(e), max(e)))
+
+
 if __name__ == '__main__':
     if sys.argv[1] == 'row':
         row(*sys.argv[2:9])
@@ -283,5 +340,7 @@ if __name__ == '__main__':
         phase(*sys.argv[2:])
     elif sys.argv[1] == 'since':
         since(*sys.argv[2:])
+    elif sys.argv[1] == 'alloc':
+        alloc(*sys.argv[2:])
     else:
         table(*sys.argv[2:6])
