@@ -333,6 +333,84 @@ def alloc(*dirs):
         print('| %s | %d | %+.1f%% [%+.1f, %+.1f] |' % (k, len(e), statistics.median(e), min(e), max(e)))
 
 
+def cache_sites(txt):
+    """The two cacheEntry sites of a heapprobe text profile, by the line
+    of work() that calls them: (fill, replacements), each (live bytes,
+    its stated 95% margin), or None where the profile has not both."""
+    sites = []
+    for blk in re.finditer(r'^\s+\d+\. (.+?) \+- (\S+ \S+) .*?\n((?:       .*\n)+)', txt, re.M):
+        frames = blk.group(3).split('\n')
+        w = re.search(r'LoadService\.work \(LoadService\.java:(\d+)\)', frames[1] if len(frames) > 1 else '')
+        if 'LoadService.cacheEntry' in frames[0] and w:
+            sites.append((int(w.group(1)), size(blk.group(1)), size(blk.group(2))))
+    if len(sites) != 2:
+        return None
+    sites.sort()
+    return (sites[0][1], sites[0][2]), (sites[1][1], sites[1][2])
+
+
+def sites(*dirs):
+    """The cache's two sites apart (the bench's tables sum them): the
+    start-up fill, whose entries are replaced at random, so that of its
+    C0 bytes C0 exp(-replaced / C0) are left once the replacements have
+    allocated `replaced` bytes (each entry's chance of never being drawn,
+    exact to ~0.2% at ~95,000 entries a worker), and the replacements,
+    the rest of the cache. From LoadService's truth file with its fifth
+    column. Each heapprobe periodic text profile's live bytes at each site
+    against that, per run directory, and all told per configuration and
+    build: profiles within 10% of the site's truth, and inside their
+    stated 95% interval."""
+    per = {}
+    print('| run | profiles: fill, replacements (error each) |')
+    print('|---|---|')
+    for d in dirs:
+        for r in sorted(glob.glob(os.path.join(d, '*-*-*-*'))) or [d]:
+            tp = os.path.join(r, 'truth')
+            if not os.path.exists(tp):
+                continue
+            lines = [f for f in (l.split() for l in open(tp)) if len(f) >= 5 and 'end' not in f]
+            if not lines:
+                continue
+            # The fill is each worker's cache as first made: the cache
+            # bytes, steady as entries are replaced (the first lines may
+            # have one worker's only).
+            c0 = statistics.median([int(f[1]) for f in lines if int(f[1]) > 0] or [0])
+            if c0 <= 0:
+                continue
+            truth = [(int(f[0]) / 1000.0, (int(f[1]), int(f[4]))) for f in lines]
+            cells = []
+            key = re.sub(r'-\d+$', '', os.path.basename(r))
+            for p in sorted(glob.glob(os.path.join(r, 'p-*.txt'))):
+                txt = open(p).read()
+                m = re.search(r'^time: (\S+ \d\d:\d\d:\d\d)(\.\d+)? \+0000', txt, re.M)
+                cs = cache_sites(txt)
+                if not m or not cs:
+                    continue
+                t = datetime.datetime.strptime(m.group(1), '%Y-%m-%d %H:%M:%S').replace(
+                    tzinfo=datetime.timezone.utc).timestamp() + float(m.group(2) or 0)
+                if t > truth[-1][0] + 0.2:
+                    continue
+                cache, replaced = truth_at(truth, t)
+                fill = c0 * math.exp(-replaced / c0)
+                errs = []
+                for (v, margin), tr, name in ((cs[0], fill, 'fill'), (cs[1], cache - fill, 'replacements')):
+                    if tr <= 0:
+                        continue
+                    e = 100.0 * (v / tr - 1)
+                    errs.append('%+.0f%%' % e)
+                    per.setdefault((key, name), []).append((e, abs(v - tr) <= margin))
+                cells.append(' '.join(errs))
+            if cells:
+                print('| %s | %s |' % (os.path.basename(r), ', '.join(cells)))
+    print()
+    print('| configuration and build | site | profiles | within 10% | inside its 95% interval | median error [min, max] |')
+    print('|---|---|---|---|---|---|')
+    for k in sorted(per):
+        e = [x[0] for x in per[k]]
+        print('| %s | %s | %d | %d | %d | %+.1f%% [%+.1f, %+.1f] |' % (k[0], k[1], len(e), sum(abs(x) <= 10 for x in e),
+              sum(x[1] for x in per[k]), statistics.median(e), min(e), max(e)))
+
+
 if __name__ == '__main__':
     if sys.argv[1] == 'row':
         row(*sys.argv[2:9])
@@ -342,5 +420,7 @@ if __name__ == '__main__':
         since(*sys.argv[2:])
     elif sys.argv[1] == 'alloc':
         alloc(*sys.argv[2:])
+    elif sys.argv[1] == 'sites':
+        sites(*sys.argv[2:])
     else:
         table(*sys.argv[2:6])
