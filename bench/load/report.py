@@ -276,77 +276,82 @@ def since(interval, *dirs):
             sum(abs(x) > 25 for x in e), statistics.median(e), max(abs(x) for x in e)))
 
 
-def alloc(*dirs):
-    """The cache's replacements' allocated bytes as heapprobe's periodic
-    text profiles estimate them (the "alloc" of the cacheEntry site called
-    from work()'s replacement loop, the later of its two call lines; the
-    other is the start-up fill) against the bytes LoadService's workers
-    counted them allocating (its truth file's fifth column, from the
-    commit that added it) at each profile's moment: the sampler's own
-    error at one site, apart from any marking. Per run directory
-    (CONFIG-JDK-LIB-REP) and all told per configuration and build."""
-    per = {}
-    print('| run | profiles: estimate vs counted (error) |')
-    print('|---|---|')
+def cache_sites(txt):
+    """The two cacheEntry sites of a heapprobe text profile, by the line
+    of work() that calls them: (fill, replacements), each a dict of its
+    live bytes, stated 95% margin and allocated bytes; None where the
+    profile has not both."""
+    found = []
+    for blk in re.finditer(r'^\s+\d+\. (.+?) \+- (\S+ \S+) .*? alloc (\S+ \S+) .*?\n((?:       .*\n)+)', txt, re.M):
+        frames = blk.group(4).split('\n')
+        w = re.search(r'LoadService\.work \(LoadService\.java:(\d+)\)', frames[1] if len(frames) > 1 else '')
+        if 'LoadService.cacheEntry' in frames[0] and w:
+            found.append((int(w.group(1)), {'live': size(blk.group(1)), 'margin': size(blk.group(2)),
+                                              'alloc': size(blk.group(3))}))
+    if len(found) != 2:
+        return None
+    found.sort(key=lambda x: x[0])
+    return found[0][1], found[1][1]
+
+
+def cache_profiles(dirs):
+    """Per run directory (CONFIG-JDK-LIB-REP, or a directory of one run)
+    whose truth file has LoadService's fifth column: its name, its
+    configuration and build, the truth lines (epoch s, cache bytes, bytes
+    the replacements allocated) and its heapprobe periodic text profiles
+    written while the load ran, as (epoch s, the two cache sites)."""
     for d in dirs:
         for r in sorted(glob.glob(os.path.join(d, '*-*-*-*'))) or [d]:
             tp = os.path.join(r, 'truth')
             if not os.path.exists(tp):
                 continue
-            truth = [(int(f[0]) / 1000.0, int(f[4])) for f in (l.split() for l in open(tp))
+            lines = [(int(f[0]) / 1000.0, int(f[1]), int(f[4])) for f in (l.split() for l in open(tp))
                      if len(f) >= 5 and 'end' not in f]
-            if not truth:
+            if not lines:
                 continue
-            cells = []
+            profiles = []
             for p in sorted(glob.glob(os.path.join(r, 'p-*.txt'))):
                 txt = open(p).read()
                 m = re.search(r'^time: (\S+ \d\d:\d\d:\d\d)(\.\d+)? \+0000', txt, re.M)
-                if not m:
+                cs = cache_sites(txt)
+                if not m or not cs:
                     continue
                 t = datetime.datetime.strptime(m.group(1), '%Y-%m-%d %H:%M:%S').replace(
                     tzinfo=datetime.timezone.utc).timestamp() + float(m.group(2) or 0)
-                if t > truth[-1][0] + 0.2:
-                    continue        # written as the workers ended
-                sites = []
-                for blk in re.finditer(r'^\s+\d+\. .*? alloc (\S+ \S+) .*?\n((?:       .*\n)+)', txt, re.M):
-                    frames = blk.group(2).split('\n')
-                    w = re.search(r'LoadService\.work \(LoadService\.java:(\d+)\)', frames[1] if len(frames) > 1 else '')
-                    if 'LoadService.cacheEntry' in frames[0] and w:
-                        sites.append((int(w.group(1)), size(blk.group(1))))
-                if len(sites) < 2:
-                    continue
-                est = max(sites)[1]
-                counted = truth_at(truth, t)
-                if counted <= 0:
-                    continue
-                err = 100.0 * (est / counted - 1)
-                cells.append('%.0f vs %.0f MiB (%+.1f%%)' % (est / 2**20, counted / 2**20, err))
-                key = re.sub(r'-\d+$', '', os.path.basename(r))
-                per.setdefault(key, []).append(err)
-            if cells:
-                print('| %s | %s |' % (os.path.basename(r), ', '.join(cells)))
+                if t <= lines[-1][0] + 0.2:     # not written as the workers ended
+                    profiles.append((t, cs))
+            yield os.path.basename(r), re.sub(r'-\d+$', '', os.path.basename(r)), lines, profiles
+
+
+def alloc(*dirs):
+    """The cache's replacements' allocated bytes as heapprobe's periodic
+    text profiles estimate them (the "alloc" of the cacheEntry site called
+    from work()'s replacement loop, the later of its two call lines; the
+    other is the start-up fill) against the bytes LoadService's workers
+    counted them allocating (its truth file's fifth column) at each
+    profile's moment: the sampler's own error at one site, apart from any
+    marking. Per run directory and all told per configuration and build."""
+    per = {}
+    print('| run | profiles: estimate vs counted (error) |')
+    print('|---|---|')
+    for name, key, lines, profiles in cache_profiles(dirs):
+        truth = [(t, replaced) for t, _, replaced in lines]
+        cells = []
+        for t, cs in profiles:
+            est, counted = cs[1]['alloc'], truth_at(truth, t)
+            if counted <= 0:
+                continue
+            err = 100.0 * (est / counted - 1)
+            cells.append('%.0f vs %.0f MiB (%+.1f%%)' % (est / 2**20, counted / 2**20, err))
+            per.setdefault(key, []).append(err)
+        if cells:
+            print('| %s | %s |' % (name, ', '.join(cells)))
     print()
     print('| configuration and build | profiles | median error [min, max] |')
     print('|---|---|---|')
     for k in sorted(per):
         e = per[k]
         print('| %s | %d | %+.1f%% [%+.1f, %+.1f] |' % (k, len(e), statistics.median(e), min(e), max(e)))
-
-
-def cache_sites(txt):
-    """The two cacheEntry sites of a heapprobe text profile, by the line
-    of work() that calls them: (fill, replacements), each (live bytes,
-    its stated 95% margin), or None where the profile has not both."""
-    sites = []
-    for blk in re.finditer(r'^\s+\d+\. (.+?) \+- (\S+ \S+) .*?\n((?:       .*\n)+)', txt, re.M):
-        frames = blk.group(3).split('\n')
-        w = re.search(r'LoadService\.work \(LoadService\.java:(\d+)\)', frames[1] if len(frames) > 1 else '')
-        if 'LoadService.cacheEntry' in frames[0] and w:
-            sites.append((int(w.group(1)), size(blk.group(1)), size(blk.group(2))))
-    if len(sites) != 2:
-        return None
-    sites.sort()
-    return (sites[0][1], sites[0][2]), (sites[1][1], sites[1][2])
 
 
 def sites(*dirs):
@@ -363,45 +368,28 @@ def sites(*dirs):
     per = {}
     print('| run | profiles: fill, replacements (error each) |')
     print('|---|---|')
-    for d in dirs:
-        for r in sorted(glob.glob(os.path.join(d, '*-*-*-*'))) or [d]:
-            tp = os.path.join(r, 'truth')
-            if not os.path.exists(tp):
-                continue
-            lines = [f for f in (l.split() for l in open(tp)) if len(f) >= 5 and 'end' not in f]
-            if not lines:
-                continue
-            # The fill is each worker's cache as first made: the cache
-            # bytes, steady as entries are replaced (the first lines may
-            # have one worker's only).
-            c0 = statistics.median([int(f[1]) for f in lines if int(f[1]) > 0] or [0])
-            if c0 <= 0:
-                continue
-            truth = [(int(f[0]) / 1000.0, (int(f[1]), int(f[4]))) for f in lines]
-            cells = []
-            key = re.sub(r'-\d+$', '', os.path.basename(r))
-            for p in sorted(glob.glob(os.path.join(r, 'p-*.txt'))):
-                txt = open(p).read()
-                m = re.search(r'^time: (\S+ \d\d:\d\d:\d\d)(\.\d+)? \+0000', txt, re.M)
-                cs = cache_sites(txt)
-                if not m or not cs:
+    for name, key, lines, profiles in cache_profiles(dirs):
+        # The fill is each worker's cache as first made: the cache bytes,
+        # steady as entries are replaced (the first lines may have one
+        # worker's only).
+        c0 = statistics.median([c for _, c, _ in lines if c > 0] or [0])
+        if c0 <= 0:
+            continue
+        truth = [(t, (c, replaced)) for t, c, replaced in lines]
+        cells = []
+        for t, cs in profiles:
+            cache, replaced = truth_at(truth, t)
+            fill = c0 * math.exp(-replaced / c0)
+            errs = []
+            for site, tr, which in ((cs[0], fill, 'fill'), (cs[1], cache - fill, 'replacements')):
+                if tr <= 0:
                     continue
-                t = datetime.datetime.strptime(m.group(1), '%Y-%m-%d %H:%M:%S').replace(
-                    tzinfo=datetime.timezone.utc).timestamp() + float(m.group(2) or 0)
-                if t > truth[-1][0] + 0.2:
-                    continue
-                cache, replaced = truth_at(truth, t)
-                fill = c0 * math.exp(-replaced / c0)
-                errs = []
-                for (v, margin), tr, name in ((cs[0], fill, 'fill'), (cs[1], cache - fill, 'replacements')):
-                    if tr <= 0:
-                        continue
-                    e = 100.0 * (v / tr - 1)
-                    errs.append('%+.0f%%' % e)
-                    per.setdefault((key, name), []).append((e, abs(v - tr) <= margin))
-                cells.append(' '.join(errs))
-            if cells:
-                print('| %s | %s |' % (os.path.basename(r), ', '.join(cells)))
+                e = 100.0 * (site['live'] / tr - 1)
+                errs.append('%+.0f%%' % e)
+                per.setdefault((key, which), []).append((e, abs(site['live'] - tr) <= site['margin']))
+            cells.append(' '.join(errs))
+        if cells:
+            print('| %s | %s |' % (name, ', '.join(cells)))
     print()
     print('| configuration and build | site | profiles | within 10% | inside its 95% interval | median error [min, max] |')
     print('|---|---|---|---|---|---|')
@@ -409,7 +397,6 @@ def sites(*dirs):
         e = [x[0] for x in per[k]]
         print('| %s | %s | %d | %d | %d | %+.1f%% [%+.1f, %+.1f] |' % (k[0], k[1], len(e), sum(abs(x) <= 10 for x in e),
               sum(x[1] for x in per[k]), statistics.median(e), min(e), max(e)))
-
 
 if __name__ == '__main__':
     if sys.argv[1] == 'row':
