@@ -171,7 +171,7 @@ def table(raw, commit, command, site='cache'):
     print('Commit %s, %s, %s (%d CPUs). Command: `%s`.\n' % (
         commit, datetime.date.today().isoformat(), platform.node() or 'this machine', os.cpu_count(), command))
     what = 'the cache' if site == 'cache' else 'the grow site (a list growing at a known rate, dropped every few seconds)'
-    print('test/java/LoadService.java: two threads, each turning a cache of ~1 KiB byte[] over ~4 times a second, '
+    print('test/java/LoadService.java: two threads, each turning a cache of ~1 KiB byte[] over ~%s times a second, ' % os.environ.get('TURNOVER', '4') +
           'a few GB/s of garbage, no System.gc(); default options plus period=%s. Truth: %s by '
           'construction at the moment of each profile (to the millisecond where the profile or screen '
           'states it: heapprobe\'s; the peers\' file names give the second, taken at its middle). '
@@ -314,7 +314,13 @@ def cache_profiles(dirs):
                 txt = open(p).read()
                 m = re.search(r'^time: (\S+ \d\d:\d\d:\d\d)(\.\d+)? \+0000', txt, re.M)
                 cs = cache_sites(txt)
-                if not m or not cs:
+                if not m:
+                    continue
+                if not cs:
+                    # Not both sites among its top ones (the exit
+                    # profile's dead caches; a fill long gone): said.
+                    print('(%s: %s without both cache sites, left out)' % (os.path.basename(r), os.path.basename(p)),
+                          file=sys.stderr)
                     continue
                 t = datetime.datetime.strptime(m.group(1), '%Y-%m-%d %H:%M:%S').replace(
                     tzinfo=datetime.timezone.utc).timestamp() + float(m.group(2) or 0)

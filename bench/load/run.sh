@@ -38,9 +38,9 @@
 #           the rows are that site against its truth (else the cache's);
 #   TURNOVER=T, GARBAGE=G   the cache turned over T times a second with G
 #           garbage arrays per replacement (LoadService's -Dturnover=,
-#           -Dgarbage=; 4, and 16 / T, which keeps the allocation rate):
-#           TURNOVER=0.1, entries that live ~10 s at about the same few
-#           GB/s (docs/load-slow-turnover.md).
+#           -Dgarbage=; 4, and 16 / T, which keeps the garbage's rate):
+#           TURNOVER=0.1, entries that live ~10 s, a few GB/s still
+#           (docs/load-slow-turnover.md).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)

@@ -560,6 +560,18 @@ static double by_age_oldest(const struct hp_survival *s, uint32_t site, bool *de
 	return oldest_judged(c);
 }
 
+/* Whether a marking has judged any sample of `site` a second time (its
+ * span judgments, decayed but never to 0 once made). */
+static bool site_rejudged(const struct hp_survival *s, uint32_t site)
+{
+	if (!s->sites || site >= s->cap)
+		return false;
+	for (int b = 0; b < HP_SURV_AGES; b++)
+		if (s->sites[site].spans.n[b] > 0)
+			return true;
+	return false;
+}
+
 double hp_survival_verified(const struct hp_survival *s, uint32_t site, bool once, double then, double since,
 			    struct hp_surv_unc *u)
 {
@@ -567,19 +579,23 @@ double hp_survival_verified(const struct hp_survival *s, uint32_t site, bool onc
 	double q = curve(s, site, since, true, HP_SURV_VERIFIED_MIN, &us);
 	bool past = q >= 0 && since > us.oldest;
 	double r = -1;
-	if (q < 0 || (once && since < us.youngest)) {
-		/* No span curve at all (no sample judged twice yet), or once
-		 * and younger than any span: the curve by age, whose ratio is
-		 * the sample's survival given alive at `then` however many
-		 * markings covered it. A sample covered by two markings counted
-		 * together (generational ZGC: an own major pushed when the
-		 * requested one began, 0.18 s apart, no sweep between) was
-		 * judged once, at the last. Left to the estimate's fallback,
-		 * the first judgments' share read as one gap's survival, a
-		 * start-up cache fill 3.9 s old at that judgment (0.69 alive)
-		 * read 0.58 alive 0.1 s on and 0 four seconds on: periodic
-		 * profiles -31% to -56% with a cache whose entries live ~10 s
-		 * (bench/load/run.sh TURNOVER=0.1, docs/load-slow-turnover.md). */
+	/* No span curve (fewer than HP_SURV_VERIFIED_MIN span judgments, site
+	 * and pooled) at a site none of whose samples a marking has judged
+	 * twice: each of its verified samples was judged once, however many
+	 * markings covered it, and reads as one verified once. Generational
+	 * ZGC with a cache whose entries live ~10 s: an own major counted
+	 * when the requested one began (0.2-0.9 s apart, no sweep between)
+	 * left the start-up fill covered by two markings and judged at the
+	 * second, 3.9 s old, 0.69 alive; left to the estimate's fallback,
+	 * which reads the first judgments' share as one gap's survival, it
+	 * read 0.58 alive 0.1 s on and 0 four seconds on: periodic profiles
+	 * -14% to -47% in 6 of 24 (bench/load/run.sh TURNOVER=0.1,
+	 * docs/load-slow-turnover.md). A site with samples judged twice keeps
+	 * that fallback for them (its own re-judgments: the markings select
+	 * the long-lived, which the curve by age carried on would not see). */
+	if (q < 0 && !once && !site_rejudged(s, site))
+		once = true;
+	if (once && (q < 0 || since < us.youngest)) {
 		r = verified_by_age(s, site, then, then + since, &ua);
 	} else if (past) {
 		bool declines = false;

@@ -216,11 +216,14 @@ double hp_survival_by_span_unc(const struct hp_survival *s, uint32_t site, doubl
 
 /* P(alive `since` after the last marking's start | found alive by it) for
  * a verified sample `then` old when that marking began: the span curve
- * (at least HP_SURV_VERIFIED_MIN judgments, site and pooled), but
- * S(then + since) / S(then) on the curve by age (curve.c, verified_by_age,
- * says why) where no span can say (for any sample: however many markings
- * covered it, none judged it twice) or, for a sample verified by that
- * marking alone (`once`), where `since` lies below the spans judged. Past the oldest
+ * (at least HP_SURV_VERIFIED_MIN judgments, site and pooled), but for a
+ * sample verified by that marking alone (`once`) where `since` lies below
+ * the spans judged or no span can say, S(then + since) / S(then) on the
+ * curve by age, carried past its judged ages as the curve is (curve.c,
+ * verified_by_age, says why). Where no span can say and no sample of the
+ * site has been judged twice, every verified sample of it counts as
+ * verified once (it was judged once, however many markings covered it).
+ * Past the oldest
  * span, for every verified sample whose age `then` the curve by age
  * judged, the lower of the span curve and S(to) / S(then), `to` being
  * then + since within the ages judged, else the oldest age judged (an

@@ -639,7 +639,7 @@ Test(load, z_generational)
  * between) once left the start-up fill's verified samples read at the
  * first judgments' share over that short gap, 0.58 alive right after the
  * marking and 0 four seconds on (bench/load/run.sh TURNOVER=0.1 at 512k:
- * -24% to -47% in 6 of 24 profiles on 21 and 25; with the curve by age,
+ * -14% to -47% in 6 of 24 profiles on 21 and 25; with the curve by age,
  * -12% to +8%; docs/load-slow-turnover.md). test_survival holds that
  * case (no_span_yet_...); in this test's configuration (period=2, 256k)
  * it did not come up, and the build before passed 4 runs of 4 too

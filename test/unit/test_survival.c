@@ -1052,6 +1052,45 @@ Test(survival, the_rings_judgments_reach_the_hook_with_their_births)
 	hp_survival_free(&s);
 }
 
+/* Generational ZGC with a cache whose entries live ~10 s (bench/load/run.sh
+ * TURNOVER=0.1): an own major pushed when the requested one began, 0.18 s
+ * apart, no sweep between, so the start-up fill was covered by two
+ * markings and judged once, 3.9 s old (52,000 on the allocation clock),
+ * 0.69 alive; no sample judged twice yet, so no span curve. The sample is
+ * read on the curve by age, verified once or not: 0.69^(55,000 / 52,000)
+ * alive 55,000 on (exponential lifetimes), where the estimate's fallback
+ * (the first judgments' share as one 0.18 s gap's survival) read 0 and the
+ * profile -31..-56%. A site some of whose samples were judged twice keeps
+ * that fallback (-1 here) for a sample verified more than once: the
+ * markings select its long-lived. */
+Test(survival, no_span_yet_a_verified_sample_follows_the_curve_by_age)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 2), 0);
+	for (int i = 0; i < 400; i++)
+		hp_survival_judge_age(&s, 1, 1000, 52000, i < 276);     /* 0.69 */
+	struct hp_surv_unc u;
+	double want = pow(0.69, 55000.0 / 52000);
+	double twice = hp_survival_verified(&s, 1, false, 52000, 55000, &u);
+	double once = hp_survival_verified(&s, 1, true, 52000, 55000, &u);
+	cr_expect(fabs(twice - want) < 0.02, "covered by two markings, judged once: %g (exp: %g)", twice, want);
+	cr_expect(fabs(once - want) < 0.02, "verified once: %g (exp: %g)", once, want);
+	cr_expect(u.n >= 1, "its uncertainty named");
+	double soon = hp_survival_verified(&s, 1, false, 52000, 1500, &u);
+	cr_expect(soon > 0.98, "0.1 s on: %g", soon);
+	/* Site 0: the same by age, and 10 samples judged twice (too few for
+	 * a span curve, site and pooled). */
+	for (int i = 0; i < 400; i++)
+		hp_survival_judge_age(&s, 0, 1000, 52000, i < 276);
+	for (int i = 0; i < 10; i++)
+		hp_survival_judge_span(&s, 0, 1000, 2000, true);
+	cr_expect(hp_survival_verified(&s, 0, false, 52000, 55000, &u) < 0,
+		  "a site with samples judged twice: its fallback, not the curve by age");
+	once = hp_survival_verified(&s, 0, true, 52000, 55000, &u);
+	cr_expect(fabs(once - want) < 0.02, "... but for a sample verified once: %g (exp: %g)", once, want);
+	hp_survival_free(&s);
+}
+
 /* Past the oldest span judged. A site of exponential lifetimes (mean 300
  * on the allocation clock), judged by age out to 1,280 and by span only
  * at 100 and 200 (markings close together, as G1's own cycles when the
@@ -1074,33 +1113,6 @@ Test(survival, the_rings_judgments_reach_the_hook_with_their_births)
  * before in hp_survival_verified (the spans flat past the oldest, the
  * curve by age only below the youngest span, then only for a sample
  * verified once) it fails. */
-/* Generational ZGC with a cache whose entries live ~10 s (bench/load/run.sh
- * TURNOVER=0.1): an own major pushed when the requested one began, 0.18 s
- * apart, no sweep between, so the start-up fill was covered by two
- * markings and judged once, 3.9 s old (52,000 on the allocation clock),
- * 0.69 alive; no sample judged twice yet, so no span curve. The sample is
- * read on the curve by age, verified once or not: 0.69^(55,000 / 52,000)
- * alive 55,000 on (exponential lifetimes), where the estimate's fallback
- * (the first judgments' share as one 0.18 s gap's survival) read 0 and the
- * profile -31..-56%. */
-Test(survival, no_span_yet_a_verified_sample_follows_the_curve_by_age)
-{
-	struct hp_survival s;
-	cr_assert_eq(hp_survival_init(&s, 2), 0);
-	for (int i = 0; i < 400; i++)
-		hp_survival_judge_age(&s, 1, 1000, 52000, i < 276);     /* 0.69 */
-	struct hp_surv_unc u;
-	double want = pow(0.69, 55000.0 / 52000);
-	double twice = hp_survival_verified(&s, 1, false, 52000, 55000, &u);
-	double once = hp_survival_verified(&s, 1, true, 52000, 55000, &u);
-	cr_expect(fabs(twice - want) < 0.02, "covered by two markings, judged once: %g (exp: %g)", twice, want);
-	cr_expect(fabs(once - want) < 0.02, "verified once: %g (exp: %g)", once, want);
-	cr_expect(u.n >= 1, "its uncertainty named");
-	double soon = hp_survival_verified(&s, 1, false, 52000, 1500, &u);
-	cr_expect(soon > 0.98, "0.1 s on: %g", soon);
-	hp_survival_free(&s);
-}
-
 Test(survival, past_the_spans_judged_a_verified_sample_follows_the_decline)
 {
 	struct hp_survival s;
