@@ -117,6 +117,17 @@ def views(d, lib, frame, interval):
             yield t, v, margin, size(w.group(1)) if w else None
 
 
+def spread(errs):
+    """A list of errors (%) as its median and range: "+1.2% [-3.4, +5.6]"."""
+    return '%+.1f%% [%+.1f, %+.1f]' % (statistics.median(errs), min(errs), max(errs))
+
+
+def header(*cols):
+    """A markdown table's header row and rule."""
+    print('| %s |' % ' | '.join(cols))
+    print('|' + '---|' * len(cols))
+
+
 def row(d, name, jdk, lib, rep, site='cache', interval='524288'):
     out = csv.writer(sys.stdout)
     for r in rows(d, name, jdk, lib, rep, site, interval):
@@ -200,7 +211,7 @@ def table(raw, commit, command, site='cache'):
         per = [r for r in rs if r['kind'] == 'periodic' and int(r['truth']) > 0]
         errs = [100.0 * (int(r['view']) / int(r['truth']) - 1) for r in per]
         ex = ['%.1f' % (int(r['view']) / 2**20) for r in rs if r['kind'] == 'exit']
-        med = '%+.1f%% [%+.1f, %+.1f]' % (statistics.median(errs), min(errs), max(errs)) if errs else '-'
+        med = spread(errs) if errs else '-'
         each = ' '.join('%+.0f%%' % e for e in errs) if len(errs) <= 16 else '%d screens' % len(errs)
         # An exact estimator's chance of being within 10%: sd sqrt(R / L).
         exact = sum(math.erf(0.10 / math.sqrt(float(r.get('interval') or 524288) / int(r['truth'])) / math.sqrt(2))
@@ -338,8 +349,7 @@ def alloc(*dirs):
     profile's moment: the sampler's own error at one site, apart from any
     marking. Per run directory and all told per configuration and build."""
     per = {}
-    print('| run | profiles: estimate vs counted (error) |')
-    print('|---|---|')
+    header('run', 'profiles: estimate vs counted (error)')
     for name, key, lines, profiles in cache_profiles(dirs):
         truth = [(t, replaced) for t, _, replaced in lines]
         cells = []
@@ -353,11 +363,9 @@ def alloc(*dirs):
         if cells:
             print('| %s | %s |' % (name, ', '.join(cells)))
     print()
-    print('| configuration and build | profiles | median error [min, max] |')
-    print('|---|---|---|')
+    header('configuration and build', 'profiles', 'median error [min, max]')
     for k in sorted(per):
-        e = per[k]
-        print('| %s | %d | %+.1f%% [%+.1f, %+.1f] |' % (k, len(e), statistics.median(e), min(e), max(e)))
+        print('| %s | %d | %s |' % (k, len(per[k]), spread(per[k])))
 
 
 def sites(*dirs):
@@ -372,8 +380,7 @@ def sites(*dirs):
     build: profiles within 10% of the site's truth, and inside their
     stated 95% interval."""
     per = {}
-    print('| run | profiles: fill, replacements (error each) |')
-    print('|---|---|')
+    header('run', 'profiles: fill, replacements (error each)')
     for name, key, lines, profiles in cache_profiles(dirs):
         # The fill is each worker's cache as first made: the cache bytes,
         # steady as entries are replaced (the first lines may have one
@@ -397,12 +404,12 @@ def sites(*dirs):
         if cells:
             print('| %s | %s |' % (name, ', '.join(cells)))
     print()
-    print('| configuration and build | site | profiles | within 10% | inside its 95% interval | median error [min, max] |')
-    print('|---|---|---|---|---|---|')
+    header('configuration and build', 'site', 'profiles', 'within 10%', 'inside its 95% interval',
+           'median error [min, max]')
     for k in sorted(per):
         e = [x[0] for x in per[k]]
-        print('| %s | %s | %d | %d | %d | %+.1f%% [%+.1f, %+.1f] |' % (k[0], k[1], len(e), sum(abs(x) <= 10 for x in e),
-              sum(x[1] for x in per[k]), statistics.median(e), min(e), max(e)))
+        print('| %s | %s | %d | %d | %d | %s |' % (k[0], k[1], len(e), sum(abs(x) <= 10 for x in e),
+              sum(x[1] for x in per[k]), spread(e)))
 
 if __name__ == '__main__':
     if sys.argv[1] == 'row':

@@ -223,8 +223,7 @@ double hp_survival_by_span_unc(const struct hp_survival *s, uint32_t site, doubl
  * verified_by_age, says why). Where no span can say and no sample of the
  * site has been judged twice, every verified sample of it counts as
  * verified once (it was judged once, however many markings covered it).
- * Past the oldest
- * span, for every verified sample whose age `then` the curve by age
+ * Past the oldest span, for every verified sample whose age `then` the curve by age
  * judged, the lower of the span curve and S(to) / S(then), `to` being
  * then + since within the ages judged, else the oldest age judged (an
  * upper bound), but then + since for a sample verified once where the
