@@ -138,6 +138,12 @@ struct profiler {
 	struct hp_allocated allocated;
 	_Atomic int rate_ready;
 	char rate_reason[320];
+	/* HotSpot 11-24's sampler takes the first object of a thread's first
+	 * TLAB after a collection ahead of its turn (samplerate.h): where the
+	 * data says so (symbols/: sampler.after_gc_tlab) and VMStructs has the
+	 * TLAB's refills, such samples are set aside. Set before rate_ready. */
+	bool after_gc_aside;
+	_Atomic uint64_t after_gc_set_aside;
 	jobject exit_hook;              /* shutdown hook Thread whose start asks for a last marking */
 	pthread_mutex_t dump_lock;
 	bool have_lines;

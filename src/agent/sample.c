@@ -265,8 +265,16 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 	 * if drawn at the interval asked times it. */
 	double factor = 1;
 	if (atomic_load_explicit(&prof.rate_ready, memory_order_acquire)) {
+		uintptr_t java_thread = (uintptr_t)jni - (uintptr_t)prof.walk.env_offset;
+		/* Taken ahead of its turn (samplerate.h): set aside, before the
+		 * thread's gap closes on it, so the thread's samples are the
+		 * Poisson process they would be without it. */
+		if (prof.after_gc_aside && hp_allocated_first_after_gc(&prof.allocated, java_thread, object) == 1) {
+			atomic_fetch_add_explicit(&prof.after_gc_set_aside, 1, memory_order_relaxed);
+			return;
+		}
 		uint64_t allocated = 0;
-		int rd = hp_allocated_read(&prof.allocated, (uintptr_t)jni - (uintptr_t)prof.walk.env_offset, &allocated);
+		int rd = hp_allocated_read(&prof.allocated, java_thread, &allocated);
 		factor = hp_sample_rate_note(&prof.rate, allocated, rd, size);
 	}
 	STEP_START();

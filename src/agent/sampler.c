@@ -53,8 +53,13 @@ void describe_rate(char *out, size_t cap)
 			 "weighed at its own ratio (its last %.0f gaps)", m, (unsigned long long)gaps,
 			 100 / sqrt((double)gaps), (unsigned long long)refused,
 			 f == 1 ? "within its sd" : "off it", HP_RATE_WINDOW);
-	uint64_t ended = atomic_load(&prof.rate.ended);
 	size_t at = strlen(out);
+	if (prof.after_gc_aside && atomic_load(&prof.rate_ready) && at < cap)
+		snprintf(out + at, cap - at, "; %llu samples set aside, the first object of a thread's first TLAB after "
+			 "a collection, which this JVM's sampler takes ahead of its turn",
+			 (unsigned long long)atomic_load(&prof.after_gc_set_aside));
+	uint64_t ended = atomic_load(&prof.rate.ended);
+	at = strlen(out);
 	if (ended && atomic_load(&prof.rate_ready) && at < cap)
 		snprintf(out + at, cap - at, "; %llu threads ended, the %.1f MiB they allocated after their last "
 			 "sample (their own gaps' share) credited to it", (unsigned long long)ended,
@@ -535,6 +540,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 		atomic_store(&prof.samples.s[i].v, 0);
 		atomic_store(&prof.cache_hits.s[i].v, 0);
 	}
+	atomic_store(&prof.after_gc_set_aside, 0);
 	atomic_store(&prof.walk_ready, 0);
 	atomic_store(&prof.classes_unloaded, NULL);
 	prof.walk_reason[0] = '\0';

@@ -24,6 +24,31 @@
  * One factor for the whole JVM cannot see that: the main thread is 1% of
  * the bytes.
  *
+ * The first object after a collection, set aside (sample.c). The same
+ * accounting on 11 to 24 counts, at each sample point it sets in the TLAB,
+ * the bytes up to that point (or to the TLAB's end) as allocated; a
+ * collection that retires the TLAB before they are leaves them counted,
+ * and the first object of the thread's next TLAB is checked against
+ * them: sampled at once where the sample point lay inside the retired
+ * TLAB, else with the chance the unallocated part holds one. Every other
+ * sample point is where a Poisson process over the bytes really
+ * allocated would put it (the phantom bytes only shorten the residual
+ * distance, which is memoryless, or end it at that object), so the
+ * extra samples fall on whatever each thread allocates first after a
+ * pause, not in proportion to bytes: LoadService's workers on Parallel
+ * and Serial 17 resume at the cache's entry, whose allocated bytes read
+ * +20% and +40% though the threads' totals were right (their factor
+ * weighs every sample down, the garbage's too). Such a sample is
+ * recognised in its callback, the object at the start of a TLAB whose
+ * _number_of_refills is 1 (vmstructs/allocated.h), and set aside before
+ * its gap is read (the gap runs on to the next sample): what remains is
+ * the Poisson process. Where the data says the sampler does this
+ * (symbols/: sampler.after_gc_tlab, 11-24, witnessed by the old
+ * accounting's ThreadHeapSampler::check_for_sampling); 25's accounting
+ * (JDK-8356372) takes no such sample. A sample that lands on such an
+ * object in its own right (chance size / interval) goes too: a few bytes
+ * per collection and thread. docs/sampler-after-gc.md measures it.
+ *
  * How. On each sample, in the allocating thread's own callback, the bytes
  * that thread has allocated so far (HotSpot's exact count:
  * vmstructs/allocated.h). Between two samples of one thread lie the bytes
@@ -70,8 +95,8 @@
  * that would run past a thread's end is never closed; 0.79 with threads
  * of ~5 samples, where the sampler keeps its interval).
  *
- * What it does not know: which sizes or sites a thread's extra samples
- * fall on; its factor is one for all its samples at a time (the held set
+ * What it does not know: which sizes or sites a thread's other extra
+ * samples (outside the TLAB, above) fall on; its factor is one for all its samples at a time (the held set
  * of docs/sampler-rate.md, sizes below 2 KiB, reads as high as the
  * whole). The factor's own error (sd about 1/sqrt(63) = 12.6% on one
  * sample: decayed, 32 gaps count as 63) is not in the intervals: it runs

@@ -197,6 +197,13 @@ static void setup_rate(void)
 		logf_("the sampler's interval is %s; weights use the interval asked", prof.rate_reason);
 		return;
 	}
+	const char *after_gc = hp_symdata_get(hp_probe_symdata(prof.probe), "sampler.after_gc_tlab");
+	prof.after_gc_aside = after_gc && !strcmp(after_gc, "extra") && prof.allocated.off_refills >= 0;
+	if (after_gc && !prof.after_gc_aside)
+		logf_("the sampler takes the first object after a collection ahead of its turn, but %s: those samples "
+		      "weigh as the others", prof.allocated.off_refills < 0
+						     ? "VMStructs has no ThreadLocalAllocBuffer::_number_of_refills"
+						     : "the data's sampler.after_gc_tlab is not 'extra'");
 	atomic_store_explicit(&prof.rate_ready, 1, memory_order_release);
 }
 

@@ -13,6 +13,8 @@ static const struct hp_vms_entry allocated_table[] = {
 	  0, 0 },
 	{ "ThreadLocalAllocBuffer", "_top", HP_VMS_OFFSET, offsetof(struct hp_allocated, off_top), HP_VMS_REQUIRED, 0,
 	  0 },
+	{ "ThreadLocalAllocBuffer", "_number_of_refills", HP_VMS_OFFSET, offsetof(struct hp_allocated, off_refills),
+	  HP_VMS_OPTIONAL, 0, 0 },
 	{ "JavaThread", NULL, HP_VMS_SIZE, offsetof(struct hp_allocated, thread_size), HP_VMS_REQUIRED, 0, 0 },
 };
 
@@ -33,6 +35,8 @@ int hp_allocated_init(struct hp_allocated *a, const struct hp_vms *v, char *err,
 			 (long long)a->off_tlab, (long long)a->off_start, (long long)a->off_top,
 			 (long long)a->thread_size);
 	}
+	if (a->off_refills >= 0 && a->off_tlab + a->off_refills + 4 > a->thread_size)
+		a->off_refills = -1;    /* not where it could be read: the first-TLAB test is off */
 	return 0;
 }
 
@@ -47,4 +51,17 @@ int hp_allocated_read(const struct hp_allocated *a, uintptr_t java_thread, uint6
 		return -EAGAIN;
 	*out = (uint64_t)before + (top - start);
 	return 0;
+}
+
+int hp_allocated_first_after_gc(const struct hp_allocated *a, uintptr_t java_thread, const void *ref)
+{
+	if (a->off_refills < 0)
+		return -ENOENT;
+	if (!ref || ((uintptr_t)ref & 7))
+		return 0;
+	uintptr_t obj = *(const volatile uintptr_t *)ref;
+	const volatile char *tlab = (const volatile char *)java_thread + a->off_tlab;
+	uint32_t refills = *(const volatile uint32_t *)(tlab + a->off_refills);
+	uintptr_t start = *(const volatile uintptr_t *)(tlab + a->off_start);
+	return refills == 1 && obj != 0 && obj == start;
 }

@@ -16,7 +16,15 @@
  * again), so the read is _allocated_bytes, the TLAB, _allocated_bytes
  * again, refused where the two differ or the TLAB is not a sane range.
  * The Thread is the caller's own (its JNIEnv inside it: framewalk.h
- * hp_framewalk_set_thread), so the loads are plain. */
+ * hp_framewalk_set_thread), so the loads are plain.
+ *
+ * And where a sampled object lies in its thread's TLAB
+ * (hp_allocated_first_after_gc): ThreadLocalAllocBuffer::_number_of_refills,
+ * which each TLAB fill counts and a collection's retiring of every TLAB
+ * sets back to 0 (threadLocalAllocBuffer.cpp fill, reset_statistics, 11
+ * to 24; VMStructs publishes it), is 1 in a thread's first TLAB since the
+ * last collection, whose first object is at its _start. Why that object
+ * matters: agent/samplerate.h. */
 #ifndef HP_VMSTRUCTS_ALLOCATED_H
 #define HP_VMSTRUCTS_ALLOCATED_H
 
@@ -29,6 +37,7 @@ struct hp_allocated {
 	int64_t off_allocated;          /* Thread::_allocated_bytes */
 	int64_t off_tlab;               /* Thread::_tlab */
 	int64_t off_start, off_top;     /* ThreadLocalAllocBuffer::_start, _top */
+	int64_t off_refills;            /* ThreadLocalAllocBuffer::_number_of_refills (unsigned), -1 absent */
 	int64_t thread_size;            /* sizeof(JavaThread): every offset within it */
 };
 
@@ -41,5 +50,16 @@ int hp_allocated_init(struct hp_allocated *a, const struct hp_vms *v, char *err,
  * during the read or the TLAB's bounds are not a range (try at the next
  * sample). */
 int hp_allocated_read(const struct hp_allocated *a, uintptr_t java_thread, uint64_t *out);
+
+/* Whether the object the calling thread (`java_thread`, its own
+ * JavaThread*) has just allocated, `ref` (the JNI local reference a
+ * SampledObjectAlloc event gives: in HotSpot the address of a handle
+ * slot holding the object's address, untagged, jniHandles.hpp), is the
+ * first object of the thread's first TLAB since a collection retired its
+ * TLABs: 1 (the TLAB's _number_of_refills is 1 and the object is at its
+ * _start), 0 (not, or a reference with tag bits: not read), or -ENOENT
+ * (VMStructs has no _number_of_refills: not known). A pause that moves
+ * the object or retires the TLAB during the read makes it 0. */
+int hp_allocated_first_after_gc(const struct hp_allocated *a, uintptr_t java_thread, const void *ref);
 
 #endif

@@ -21,6 +21,11 @@
  *                                      concurrent cycle (ZGC, Shenandoah),
  *                                      or nothing (Epsilon never collects)
  *   jmm.<name> <value>                 JmmInterface facts
+ *   sampler.<fact> <value>             what the JVMTI allocation sampler does
+ *                                      (agent/samplerate.h): after_gc_tlab
+ *                                      extra (the first object of a thread's
+ *                                      first TLAB after a collection is
+ *                                      sampled ahead of its turn)
  *   code.<fact> <value>                compiled code and method facts for
  *                                      decoding frames (vmstructs/framedecode.h):
  *                                      unsigned5_excluded 0|1, jmethodid
@@ -100,7 +105,7 @@ struct hp_symdata_checks {
 	unsigned symbols;       /* a symbol, or a witness, found as stated */
 	unsigned at_use;        /* checked only where used: values' sanity,
 				 * decoded stacks against GetStackTrace */
-	unsigned unchecked;     /* behaviour (refresh., events., jmm.) */
+	unsigned unchecked;     /* behaviour (refresh., events., jmm., sampler.) */
 	unsigned absent;        /* a symbol this libjvm does not have */
 	unsigned off;           /* contradicted by a check */
 };

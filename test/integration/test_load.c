@@ -1106,3 +1106,137 @@ Test(load, no_drop_invented_generational_zgc, .timeout = 120)
 	free(drops_status);
 	drops_status = NULL;
 }
+
+/* The bytes the cache's replacements allocated (LoadService's truth
+ * file, fifth column) at `when`: the last line at or before it; -1 if
+ * none. */
+static double replaced_truth_at(const char *truth, double when)
+{
+	double v = -1;
+	for (const char *l = truth; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		long long ms, c2, c3, c4, replaced;
+		if (sscanf(l, "%lld %lld %lld %lld %lld", &ms, &c2, &c3, &c4, &replaced) != 5 || truth_line_ends(l))
+			continue;
+		if ((double)ms / 1000 > when)
+			break;
+		v = (double)replaced;
+	}
+	return v;
+}
+
+/* The allocated bytes of the cache's replacements in a text profile: of
+ * the sites whose leaf is LoadService.cacheEntry, the one work() calls
+ * from its later line (the earlier is the start-up fill); -1 if absent. */
+static double replacement_alloc(const char *t)
+{
+	double best = -1;
+	int best_line = -1;
+	for (const char *f = strstr(t, "LoadService.cacheEntry ("); f; f = strstr(f + 1, "LoadService.cacheEntry (")) {
+		const char *w = strchr(f, '\n');
+		int line = 0;
+		if (!w || sscanf(w + 1, " LoadService.work (LoadService.java:%d)", &line) != 1)
+			continue;
+		const char *h = f;
+		while (h > t && h[-1] != '\n')
+			h--;
+		if (h == t)
+			continue;
+		for (h--; h > t && h[-1] != '\n'; h--)
+			;
+		const char *al = strstr(h, " alloc ");
+		double v;
+		char unit[8];
+		if (!al || al > f || sscanf(al, " alloc %lf %7s", &v, unit) != 2)
+			continue;
+		double u = !strcmp(unit, "GiB") ? MiB * 1024 : !strcmp(unit, "MiB") ? MiB : !strcmp(unit, "KiB") ? 1024 : 1;
+		if (line > best_line)
+			best_line = line, best = v * u;
+	}
+	return best;
+}
+
+/* HotSpot 11-24's sampler takes the first object of a thread's first
+ * TLAB after a collection ahead of its turn (samplerate.h): on Parallel
+ * and Serial with LoadService's cache turning over slowly, the object a
+ * worker allocates first after each young pause is the cache entry, and
+ * the replacements' allocated bytes read +16..+41% (JDK 17, 8 runs by
+ * hand and in the bench, 3 profiles each; 512k); with those samples set
+ * aside, -4.1..+0.1% (docs/sampler-after-gc.md). Held: the last periodic
+ * profile's figure within 15% of what LoadService counted (about 450
+ * samples: sd 4.7%), the set-aside count stated and above 0 on 17; on 25
+ * (JDK-8356372's accounting: no such sample, none set aside) within 15%
+ * too, and no set-aside stated. */
+static void check_replacements_alloc(const char *java, const char *gc_flag, bool set_aside)
+{
+	char dir[] = "/tmp/hp-afgc-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	struct jvm_result r = jvm_sh("cd %s && %s -Xmx3g %s -Dturnover=0.1 -agentpath:%s=period=4,format=text,file=%s/p-%%t.txt,"
+				     "log=%s/log -cp %s LoadService 190 13 %s/truth > out 2>&1; echo java=$?; ls %s/p-*.txt",
+				     dir, java, gc_flag, HP_AGENT_PATH, dir, dir, HP_TEST_CLASSES, dir, dir);
+	cr_assert(strstr(r.output, "java=0"), "%s %s: %s", java, gc_flag, r.output);
+	char path[300];
+	snprintf(path, sizeof(path), "%s/truth", dir);
+	char *truth = jvm_slurp(path);
+	cr_assert_not_null(truth);
+	double end = 0;
+	const char *e = strstr(truth, " end");
+	for (const char *l = truth; l && *l && (!e || l < e); l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		long long ms;
+		if (sscanf(l, "%lld", &ms) == 1)
+			end = (double)ms / 1000;
+	}
+	/* the last periodic profile written while the workers ran */
+	double est = -1, counted = -1, when = -1;
+	char *last_text = NULL;
+	for (char *save, *f = strtok_r(r.output, "\n", &save); f; f = strtok_r(NULL, "\n", &save)) {
+		if (!strstr(f, "/p-"))
+			continue;
+		char *t = jvm_slurp(f);
+		double at = t ? profile_time(t) : -1;
+		if (t && at > 0 && at <= end && at > when) {
+			double a = replacement_alloc(t), c = replaced_truth_at(truth, at);
+			if (a > 0 && c > 0) {
+				est = a, counted = c, when = at;
+				free(last_text);
+				last_text = t;
+				continue;
+			}
+		}
+		free(t);
+	}
+	cr_assert(est > 0 && counted > 0, "%s %s: no periodic profile with the replacements' site", java, gc_flag);
+	const char *aside = strstr(last_text, " samples set aside");
+	long n = 0;
+	if (aside) {
+		const char *d = aside;
+		while (d > last_text && d[-1] >= '0' && d[-1] <= '9')
+			d--;
+		n = atol(d);
+	}
+	double err = est / counted - 1;
+	cr_log_info("%s %s: the replacements' allocated bytes %.1f MiB against %.1f MiB counted (%+.1f%%); %ld samples set "
+		    "aside", java, gc_flag, est / MiB, counted / MiB, 100 * err, n);
+	/* 15%: about 3 sd of 450 samples; the JDKs that take those samples read +16..+41% without the
+	 * set-aside; docs/test-bounds.md */
+	cr_expect(fabs(err) < 0.15, "%s %s: the replacements' allocated bytes %+.1f%% off what LoadService counted", java,
+		  gc_flag, 100 * err);
+	if (set_aside)
+		cr_expect(aside && n > 0, "%s %s: the samples set aside are stated: %s", java, gc_flag,
+			  aside ? "0" : "no such line");
+	else
+		cr_expect_null(aside, "%s %s: the sampler of JDK-8356372 takes no such samples, none set aside", java,
+			       gc_flag);
+	free(last_text);
+	free(truth);
+	jvm_result_free(&r);
+	jvm_sh("rm -rf %s", dir);
+}
+
+Test(load, sampler_first_object_after_a_collection_set_aside, .timeout = 200)
+{
+	check_replacements_alloc(test_java(), "-XX:+UseParallelGC", true);
+	check_replacements_alloc(test_java(), "-XX:+UseSerialGC", true);
+	char java25[1024];
+	jdk_java(java25, sizeof(java25), 25);
+	check_replacements_alloc(java25, "-XX:+UseParallelGC", false);
+}

@@ -347,3 +347,33 @@ Test(samplerate, allocated_bytes_read_from_the_thread)
 	memcpy(t + 64 + 16, &top, 8);
 	cr_expect_eq(hp_allocated_read(&a, (uintptr_t)t, &out), -EAGAIN);
 }
+
+/* The first object of a thread's first TLAB after a collection
+ * (allocated.h): the TLAB's refills 1 and the object, read through its
+ * JNI local handle, at the TLAB's start. */
+Test(samplerate, first_object_after_a_collection_told_from_the_tlab)
+{
+	struct hp_allocated a = { .off_allocated = 16, .off_tlab = 64, .off_start = 8, .off_top = 16,
+				  .off_refills = 40, .thread_size = 256 };
+	_Alignas(8) unsigned char t[256];
+	memset(t, 0, sizeof(t));
+	uintptr_t start = 0x100000, top = 0x100000 + 64;
+	uint32_t refills = 1;
+	memcpy(t + 64 + 8, &start, 8);
+	memcpy(t + 64 + 16, &top, 8);
+	memcpy(t + 64 + 40, &refills, 4);
+	_Alignas(8) uintptr_t handle = start;      /* the local reference's slot */
+	cr_expect_eq(hp_allocated_first_after_gc(&a, (uintptr_t)t, &handle), 1);
+	handle = start + 16;                        /* a later object of that TLAB */
+	cr_expect_eq(hp_allocated_first_after_gc(&a, (uintptr_t)t, &handle), 0);
+	handle = start;
+	refills = 2;                                /* a later TLAB's first object */
+	memcpy(t + 64 + 40, &refills, 4);
+	cr_expect_eq(hp_allocated_first_after_gc(&a, (uintptr_t)t, &handle), 0);
+	refills = 1;
+	memcpy(t + 64 + 40, &refills, 4);
+	cr_expect_eq(hp_allocated_first_after_gc(&a, (uintptr_t)t, (const char *)&handle + 1), 0, "a tagged reference");
+	cr_expect_eq(hp_allocated_first_after_gc(&a, (uintptr_t)t, NULL), 0);
+	a.off_refills = -1;
+	cr_expect_eq(hp_allocated_first_after_gc(&a, (uintptr_t)t, &handle), -ENOENT);
+}

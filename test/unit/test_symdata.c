@@ -4,6 +4,7 @@
  * as a name list). */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -140,6 +141,39 @@ Test(symdata, witnesses_turn_off_what_libjvm_contradicts)
 	 * users need VMStructs anyway). */
 	cr_expect_str_eq(hp_symdata_get(d, "field.CollectedHeap._used_at_last_gc"), "_reserved-16");
 	cr_expect_eq(hp_symdata_checks(d)->symbols, 1u, "the redefinition count's symbol");
+	hp_symdata_free(d);
+}
+
+/* The sampler's behaviour (samplerate.h): 11-24's files say the first
+ * object after a collection is sampled ahead of its turn, witnessed by the
+ * old accounting's entry point; 25's and 26's do not. A libjvm without
+ * that entry point (JDK-8356372 backported) turns the fact off. */
+Test(symdata, the_sampler_fact_follows_the_release_and_its_witness)
+{
+	int has[] = { 11, 17, 21, 22, 23, 24 }, hasnt[] = { 25, 26 };
+	for (size_t i = 0; i < sizeof(has) / sizeof(has[0]) + sizeof(hasnt) / sizeof(hasnt[0]); i++) {
+		bool extra = i < sizeof(has) / sizeof(has[0]);
+		int release = extra ? has[i] : hasnt[i - sizeof(has) / sizeof(has[0])];
+		struct hp_symdata *d;
+		char err[512] = "";
+		cr_assert_eq(hp_symdata_load(release, NULL, &d, err, sizeof(err)), 0, "%s", err);
+		const char *v = hp_symdata_get(d, "sampler.after_gc_tlab");
+		if (extra) {
+			cr_expect(v && !strcmp(v, "extra"), "JDK %d: sampler.after_gc_tlab %s", release, v ? v : "absent");
+			const char *old[] = { "_ZN17ThreadHeapSampler18check_for_samplingEP7oopDescmm", NULL };
+			cr_assert_eq(hp_symdata_check(d, NULL, find_in, old), 0);
+			cr_expect_not_null(hp_symdata_get(d, "sampler.after_gc_tlab"), "JDK %d: witnessed", release);
+		} else {
+			cr_expect_null(v, "JDK %d: sampler.after_gc_tlab %s", release, v);
+		}
+		hp_symdata_free(d);
+	}
+	struct hp_symdata *d;
+	char err[512] = "";
+	cr_assert_eq(hp_symdata_load(17, NULL, &d, err, sizeof(err)), 0, "%s", err);
+	const char *fixed[] = { "_ZN17ThreadHeapSampler6sampleEP7oopDescPP12HeapWordImpl", NULL };
+	cr_assert_eq(hp_symdata_check(d, NULL, find_in, fixed), 0);
+	cr_expect_null(hp_symdata_get(d, "sampler.after_gc_tlab"), "a 17 whose libjvm has the new accounting");
 	hp_symdata_free(d);
 }
 
