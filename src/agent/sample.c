@@ -250,6 +250,13 @@ static __thread struct last_sample {
 	struct hp_live_handle live;
 } last_sample;
 
+/* The JVMTI collection count (pauses_now) at this thread's last sample,
+ * plus 1 (0: none yet). A thread's first TLAB also starts with refills 1,
+ * and its first sample there is a fair one (JDK 11's, the sampler's own
+ * start, docs/short-threads.md): only a TLAB first since a collection
+ * that came after the thread's last sample is set aside. */
+static __thread uint32_t gc_seen_plus1;
+
 static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass,
 			  uint64_t size)
 {
@@ -269,7 +276,10 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 		/* Taken ahead of its turn (samplerate.h): set aside, before the
 		 * thread's gap closes on it, so the thread's samples are the
 		 * Poisson process they would be without it. */
-		if (prof.after_gc_aside && hp_allocated_first_after_gc(&prof.allocated, java_thread, object) == 1) {
+		uint32_t seen = gc_seen_plus1, gcs = pauses_now();
+		gc_seen_plus1 = gcs + 1;
+		if (prof.after_gc_aside && seen && seen != gcs + 1 &&
+		    hp_allocated_first_after_gc(&prof.allocated, java_thread, object) == 1) {
 			atomic_fetch_add_explicit(&prof.after_gc_set_aside, 1, memory_order_relaxed);
 			return;
 		}

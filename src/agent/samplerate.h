@@ -25,29 +25,33 @@
  * the bytes.
  *
  * The first object after a collection, set aside (sample.c). The same
- * accounting on 11 to 24 counts, at each sample point it sets in the TLAB,
- * the bytes up to that point (or to the TLAB's end) as allocated; a
- * collection that retires the TLAB before they are leaves them counted,
- * and the first object of the thread's next TLAB is checked against
- * them: sampled at once where the sample point lay inside the retired
- * TLAB, else with the chance the unallocated part holds one. Every other
- * sample point is where a Poisson process over the bytes really
- * allocated would put it (the phantom bytes only shorten the residual
- * distance, which is memoryless, or end it at that object), so the
- * extra samples fall on whatever each thread allocates first after a
- * pause, not in proportion to bytes: LoadService's workers on Parallel
- * and Serial 17 resume at the cache's entry, whose allocated bytes read
- * +20% and +40% though the threads' totals were right (their factor
- * weighs every sample down, the garbage's too). Such a sample is
- * recognised in its callback, the object at the start of a TLAB whose
- * _number_of_refills is 1 (vmstructs/allocated.h), and set aside before
- * its gap is read (the gap runs on to the next sample): what remains is
- * the Poisson process. Where the data says the sampler does this
+ * accounting on 11 to 24 counts, when it sets a sample point inside the
+ * TLAB, the bytes up to it as allocated; a collection that retires the
+ * TLAB before they are leaves them counted, and the first object of the
+ * thread's next TLAB is sampled at once, ahead of its turn. (A sample
+ * point past the TLAB's end counts the bytes to the end instead; then the
+ * first object keeps its fair chance and the residual, memoryless, is
+ * what it would be.) Every other sample point is where a Poisson process
+ * over the bytes really allocated would put it, so the extra samples fall
+ * on whatever each thread allocates first after a pause, not in
+ * proportion to bytes: LoadService's workers on Serial and Parallel 17
+ * resume at the cache's entry, whose allocated bytes read +36.5% and
+ * +20.1% on the median though the threads' totals were right (their
+ * factor weighs every sample down, the garbage's too). Such a sample is
+ * recognised in its callback: the object at the start of a TLAB whose
+ * _number_of_refills is 1 (vmstructs/allocated.h), with a collection
+ * since the thread's last sample (a thread's own first TLAB has refills 1
+ * too); it is set aside before its gap is read (the gap runs on to the
+ * next sample), and the process restarts at that object, as a Poisson
+ * process does anywhere. Where the data says the sampler does this
  * (symbols/: sampler.after_gc_tlab, 11-24, witnessed by the old
  * accounting's ThreadHeapSampler::check_for_sampling); 25's accounting
- * (JDK-8356372) takes no such sample. A sample that lands on such an
- * object in its own right (chance size / interval) goes too: a few bytes
- * per collection and thread. docs/sampler-after-gc.md measures it.
+ * (JDK-8356372) does not. The cost: that object's fair chance goes too
+ * where the sample point lay past the TLAB's end, so each thread's first
+ * object after each collection is never sampled (in expectation its own
+ * size a collection and thread, which the thread's factor spreads over
+ * its other sites). Set-aside samples are not in the allocation clock nor
+ * the profile's sample count. docs/sampler-after-gc.md measures it.
  *
  * How. On each sample, in the allocating thread's own callback, the bytes
  * that thread has allocated so far (HotSpot's exact count:

@@ -202,7 +202,7 @@ static void setup_rate(void)
 	if (after_gc && !prof.after_gc_aside)
 		logf_("the sampler takes the first object after a collection ahead of its turn, but %s: those samples "
 		      "weigh as the others", prof.allocated.off_refills < 0
-						     ? "VMStructs has no ThreadLocalAllocBuffer::_number_of_refills"
+						     ? "VMStructs has no usable ThreadLocalAllocBuffer::_number_of_refills"
 						     : "the data's sampler.after_gc_tlab is not 'extra'");
 	atomic_store_explicit(&prof.rate_ready, 1, memory_order_release);
 }

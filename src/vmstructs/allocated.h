@@ -21,10 +21,12 @@
  * And where a sampled object lies in its thread's TLAB
  * (hp_allocated_first_after_gc): ThreadLocalAllocBuffer::_number_of_refills,
  * which each TLAB fill counts and a collection's retiring of every TLAB
- * sets back to 0 (threadLocalAllocBuffer.cpp fill, reset_statistics, 11
- * to 24; VMStructs publishes it), is 1 in a thread's first TLAB since the
- * last collection, whose first object is at its _start. Why that object
- * matters: agent/samplerate.h. */
+ * sets back to 0 (threadLocalAllocBuffer.cpp: fill; 11's
+ * accumulate_statistics_before_gc and initialize_statistics, 17-24's
+ * retire(stats) and reset_statistics; VMStructs publishes it), is 1 in a
+ * thread's first TLAB since the last collection (and in a new thread's
+ * first: its TLAB's initialize resets it too), whose first object is at
+ * its _start. Why that object matters: agent/samplerate.h. */
 #ifndef HP_VMSTRUCTS_ALLOCATED_H
 #define HP_VMSTRUCTS_ALLOCATED_H
 

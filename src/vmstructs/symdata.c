@@ -412,7 +412,7 @@ int hp_symdata_check(struct hp_symdata *d, const struct hp_vms *vms, hp_symdata_
 				c->vmstructs++;
 			else
 				c->at_use++;
-		} else if (has_prefix(key, "code.")) {
+		} else if (has_prefix(key, "code.") || (has_prefix(key, "sampler.") && find_entry(d, wkey).found)) {
 			if (find && find_entry(d, wkey).found)
 				c->symbols++;
 			else

@@ -1156,23 +1156,28 @@ static double replacement_alloc(const char *t)
 }
 
 /* HotSpot 11-24's sampler takes the first object of a thread's first
- * TLAB after a collection ahead of its turn (samplerate.h): on Parallel
- * and Serial with LoadService's cache turning over slowly, the object a
- * worker allocates first after each young pause is the cache entry, and
- * the replacements' allocated bytes read +16..+41% (JDK 17, 8 runs by
- * hand and in the bench, 3 profiles each; 512k); with those samples set
- * aside, -4.1..+0.1% (docs/sampler-after-gc.md). Held: the last periodic
- * profile's figure within 15% of what LoadService counted (about 450
- * samples: sd 4.7%), the set-aside count stated and above 0 on 17; on 25
- * (JDK-8356372's accounting: no such sample, none set aside) within 15%
- * too, and no set-aside stated. */
+ * TLAB after a collection ahead of its turn (samplerate.h): on Serial
+ * with LoadService's cache turning over slowly, the object a worker
+ * allocates first after each young pause is the cache's entry, and the
+ * replacements' allocated bytes read +32.8% and +37.1% on the median on 11
+ * and 21 at 512k (docs/sampler-after-gc.md, 12 profiles each); with those
+ * samples set aside, +0.7% and -1.0%. At INTERVAL the extra samples are
+ * as many (one a collection and thread) and the site's own fewer, so
+ * the bias it holds is larger beside the sampling error. Held: the last
+ * periodic profile's figure within BOUND of what LoadService counted,
+ * the set-aside count stated and above 0 on 11 and 21; on 25
+ * (JDK-8356372's accounting: none taken early, none set aside) within
+ * BOUND too, and no set-aside stated. */
+#define AFTER_GC_INTERVAL "1m"
+#define AFTER_GC_BOUND 0.28
 static void check_replacements_alloc(const char *java, const char *gc_flag, bool set_aside)
 {
 	char dir[] = "/tmp/hp-afgc-XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
-	struct jvm_result r = jvm_sh("cd %s && %s -Xmx3g %s -Dturnover=0.1 -agentpath:%s=period=4,format=text,file=%s/p-%%t.txt,"
-				     "log=%s/log -cp %s LoadService 190 13 %s/truth > out 2>&1; echo java=$?; ls %s/p-*.txt",
-				     dir, java, gc_flag, HP_AGENT_PATH, dir, dir, HP_TEST_CLASSES, dir, dir);
+	struct jvm_result r = jvm_sh("cd %s && %s -Xmx3g %s -Dturnover=0.1 -agentpath:%s=interval=%s,period=4,format=text,"
+				     "file=%s/p-%%t.txt,log=%s/log -cp %s LoadService 190 13 %s/truth > out 2>&1; echo java=$?; "
+				     "ls %s/p-*.txt",
+				     dir, java, gc_flag, HP_AGENT_PATH, AFTER_GC_INTERVAL, dir, dir, HP_TEST_CLASSES, dir, dir);
 	cr_assert(strstr(r.output, "java=0"), "%s %s: %s", java, gc_flag, r.output);
 	char path[300];
 	snprintf(path, sizeof(path), "%s/truth", dir);
@@ -1216,9 +1221,8 @@ static void check_replacements_alloc(const char *java, const char *gc_flag, bool
 	double err = est / counted - 1;
 	cr_log_info("%s %s: the replacements' allocated bytes %.1f MiB against %.1f MiB counted (%+.1f%%); %ld samples set "
 		    "aside", java, gc_flag, est / MiB, counted / MiB, 100 * err, n);
-	/* 15%: about 3 sd of 450 samples; the JDKs that take those samples read +16..+41% without the
-	 * set-aside; docs/test-bounds.md */
-	cr_expect(fabs(err) < 0.15, "%s %s: the replacements' allocated bytes %+.1f%% off what LoadService counted", java,
+	/* docs/test-bounds.md */
+	cr_expect(fabs(err) < AFTER_GC_BOUND, "%s %s: the replacements' allocated bytes %+.1f%% off what LoadService counted", java,
 		  gc_flag, 100 * err);
 	if (set_aside)
 		cr_expect(aside && n > 0, "%s %s: the samples set aside are stated: %s", java, gc_flag,
@@ -1234,9 +1238,11 @@ static void check_replacements_alloc(const char *java, const char *gc_flag, bool
 
 Test(load, sampler_first_object_after_a_collection_set_aside, .timeout = 200)
 {
-	check_replacements_alloc(test_java(), "-XX:+UseParallelGC", true);
-	check_replacements_alloc(test_java(), "-XX:+UseSerialGC", true);
-	char java25[1024];
-	jdk_java(java25, sizeof(java25), 25);
-	check_replacements_alloc(java25, "-XX:+UseParallelGC", false);
+	char java[1024];
+	jdk_java(java, sizeof(java), 11);
+	check_replacements_alloc(java, "-XX:+UseSerialGC", true);
+	jdk_java(java, sizeof(java), 21);
+	check_replacements_alloc(java, "-XX:+UseSerialGC", true);
+	jdk_java(java, sizeof(java), 25);
+	check_replacements_alloc(java, "-XX:+UseParallelGC", false);
 }
