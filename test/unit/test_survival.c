@@ -1237,3 +1237,46 @@ Test(survival, past_the_spans_judged_a_verified_sample_follows_the_decline)
 		  "within the spans judged: the span curve, %g vs %g", within, span);
 	hp_survival_free(&s);
 }
+
+/* A site none of whose samples a marking found dead is not read dying
+ * past its judged ages. A start-up cache fill, all 384 of its samples
+ * alive at the one marking (ages 0..384 on the allocation clock), beside
+ * 16 start-up samples found dead (the pooled curve): each bucket of the
+ * fill's curve was shrunk toward the pooled share, the thinner ones more,
+ * and the small step between its oldest two was carried on as a hazard
+ * from there, uncapped for a sample verified once with no span curve:
+ * 0.17 alive 50,000 samples on (Parallel 17 with one full collection in
+ * its first second read the fill 0.21 alive 3.85 s on, -79..-100% at
+ * that site; docs/sampler-after-gc.md). Without a death of its own the
+ * site's curve stays flat past its ages; a leak judged with deaths (199
+ * then 196 of 200 alive) is read no further than its oldest judged age
+ * for such a sample (the cap past the spans has, curve.c). With the code
+ * before it fails. */
+Test(survival, a_site_judged_all_alive_is_not_read_dying_past_its_ages)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 8), 0);
+	hp_survival_next_epoch(&s);
+	for (int i = 0; i < 16; i++)
+		hp_survival_judge_age(&s, 2, 4, 400 - (i + 0.5), false);
+	for (int i = 0; i < 384; i++)
+		hp_survival_judge_age(&s, 1, 1, 400 - (16 + 384 * (i + 0.5) / 384), true);
+	struct hp_surv_unc u;
+	double v50 = hp_survival_verified(&s, 1, true, 200, 50000, &u);
+	double v100 = hp_survival_verified(&s, 1, true, 200, 100000, &u);
+	double recent = hp_survival_by_age(&s, 1, 50000);
+	cr_expect(v50 > 0.95 && v100 > 0.95, "verified, 50,000 and 100,000 on: %g, %g", v50, v100);
+	cr_expect(recent > 0.95, "a recent sample 50,000 old: %g", recent);
+	hp_survival_free(&s);
+	/* A site with its own deaths, thin at its oldest: not carried down
+	 * past its ages for a verified sample without a clear decline. */
+	cr_assert_eq(hp_survival_init(&s, 8), 0);
+	hp_survival_next_epoch(&s);
+	for (int i = 0; i < 200; i++)
+		hp_survival_judge_age(&s, 3, 1000, 500, i < 199);
+	for (int i = 0; i < 200; i++)
+		hp_survival_judge_age(&s, 3, 1000, 1000, i < 196);
+	double leak = hp_survival_verified(&s, 3, true, 500, 50000, &u);
+	cr_expect(leak > 0.95, "a leak's samples verified once, 50,000 on: %g", leak);
+	hp_survival_free(&s);
+}
