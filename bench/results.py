@@ -23,7 +23,7 @@ SECTIONS = [
         'load-releases.md', 'load-64k.md', 'load-intervals.md', 'load-intervals-64k.md', 'load-placement.md', 'load-placement-64k.md', 'load-span-64k.md', 'load-shenandoah-generational.md', 'load-verified-once.md', 'load-g1-pinned.md', 'load-g1-pinned-64k.md', 'load-one-age.md', 'load-bucket-aging.md', 'load-bucket-aging-60s.md', 'load-60s.md', 'load-g1-watch.md', 'load-g1-start-mid.md', 'load-clock.md', 'sampler-rate.md', 'load-sampler-rate-64k.md', 'load-whole-view.md', 'load-young-fit.md', 'load-toward-dead.md', 'load-walk-again-64k.md', 'load-grow.md', 'load-peers.md', 'load-suspects.md',
         'load-suspects-releases.md', 'load-cost.md', 'load-cost-own-cycles.md', 'load-own-cycles.md', 'load-top-cost.md',
         'load-top-cost-own-cycles.md', 'load-top-own-cycles.md', 'load-g1-top.md', 'load-g1-cycle-starts.md', 'load-thinned-rings.md', 'load-grow-drops.md', 'load-grow-sampler.md',
-        'load-grow-marking-drops.md', 'load-rate-window.md', 'load-grow-zgen-drops.md', 'load-grow-zgen-await.md', 'load-zgen-major-end.md', 'load-g1-past-spans.md', 'load-g1-verified-past-spans.md', 'load-slow-turnover.md', 'short-threads.md']),
+        'load-grow-marking-drops.md', 'load-rate-window.md', 'load-grow-zgen-drops.md', 'load-grow-zgen-await.md', 'load-zgen-major-end.md', 'load-g1-past-spans.md', 'load-g1-verified-past-spans.md', 'load-slow-turnover.md', 'sampler-after-gc.md', 'short-threads.md']),
     ('The live view in steady state (idle profiles)', ['steady-state.md', 'steady-redesign.md', 'steady-per-thread.md']),
     ('Beside the peers (overhead, start-up, accuracy, heap usage)', ['BENCHMARKS.md']),
     ('Profiler overhead', ['overhead-paired.md', 'overhead-paired-32k.md', 'profiler-benchmark.md']),
