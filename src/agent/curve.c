@@ -300,6 +300,15 @@ static void curve_prepare(const struct hp_survival *s, uint32_t site, bool span,
 			c->declines = true;
 }
 
+/* A curve by age judged at one age only, its share below 0.9: every
+ * bucket within a factor of 2 of the youngest (curve_at says why it is
+ * read as a constant hazard from birth). */
+static bool one_age(const double *share, const double *at, int nb)
+{
+	int l = nb - 1;
+	return nb > 0 && share[l] > 0 && share[l] < 0.9 && at[0] > 0 && at[l] < 2 * at[0];
+}
+
 /* The prepared curve read at `age` (or span). */
 static double curve_at(const struct hp_surv_memo *cp, double age, bool span, double min_n, struct hp_surv_unc *u)
 {
@@ -419,7 +428,7 @@ static double curve_at(const struct hp_surv_memo *cp, double age, bool span, dou
 		unc_set(u, block_of, bw, bs, l, 1, -1, 0);
 		return share[l];
 	}
-	if (!span && share[l] > 0 && share[l] < 0.9 && at[0] > 0 && at[l] < 2 * at[0]) {
+	if (!span && one_age(share, at, nb)) {
 		double c = age / at[l];
 		unc_set(u, block_of, bw, bs, l, c, -1, 0);
 		return pow(share[l], c);
@@ -564,31 +573,18 @@ static double verified_by_age(const struct hp_survival *s, uint32_t site, double
 }
 
 /* The oldest age the curve by age judged (its last bucket's mean and
- * one sd), and whether it declines clearly past it (clear_decline); -1
- * with no judgment. */
-static double by_age_oldest(const struct hp_survival *s, uint32_t site, bool *declines)
+ * one sd); whether it declines clearly past it (clear_decline); and
+ * whether that decline is the site's own to carry on for a verified
+ * sample with no span curve (a death among its judgments, and a clear
+ * decline or one age judged). -1 with no judgment. */
+static double by_age_oldest(const struct hp_survival *s, uint32_t site, bool *declines, bool *own_decline)
 {
 	struct hp_surv_memo one;
 	const struct hp_surv_memo *c = prepared(s, site, false, &one);
 	if (c->nb == 0)
 		return -1;
 	*declines = clear_decline(c->share, c->weight, c->at, c->nb);
-	return oldest_judged(c);
-}
-
-/* The oldest age the curve by age judged where its decline past it is not
- * carried on for a verified sample (no clear decline of the site's own,
- * not judged at one age only); -1 where it is, or with no judgment. */
-static double by_age_oldest_carried(const struct hp_survival *s, uint32_t site)
-{
-	struct hp_surv_memo one;
-	const struct hp_surv_memo *c = prepared(s, site, false, &one);
-	if (c->nb == 0)
-		return -1;
-	int l = c->nb - 1;
-	bool one_age = c->share[l] > 0 && c->share[l] < 0.9 && c->at[0] > 0 && c->at[l] < 2 * c->at[0];
-	if (c->own_dead && (one_age || clear_decline(c->share, c->weight, c->at, c->nb)))
-		return -1;
+	*own_decline = c->own_dead && (*declines || one_age(c->share, c->at, c->nb));
 	return oldest_judged(c);
 }
 
@@ -632,13 +628,14 @@ double hp_survival_verified(const struct hp_survival *s, uint32_t site, bool onc
 		 * the site's own and clear, or it was judged at one age (as
 		 * below, past the spans): a leak's or a cache's noise, or the
 		 * shrinkage, carried on read it dying. */
-		double to = then + since, oldest = by_age_oldest_carried(s, site);
-		if (oldest >= 0 && to > oldest)
+		bool declines = false, own_decline = false;
+		double to = then + since, oldest = by_age_oldest(s, site, &declines, &own_decline);
+		if (oldest >= 0 && to > oldest && !own_decline)
 			to = fmax(oldest, then);
 		r = verified_by_age(s, site, then, to, &ua);
 	} else if (past) {
-		bool declines = false;
-		double oldest = by_age_oldest(s, site, &declines);
+		bool declines = false, own_decline = false;
+		double oldest = by_age_oldest(s, site, &declines, &own_decline);
 		double to = then + since;
 		if (to > oldest && !(once && declines))
 			to = oldest;

@@ -276,12 +276,14 @@ static void record_sample(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
 		/* Taken ahead of its turn (samplerate.h): set aside, before the
 		 * thread's gap closes on it, so the thread's samples are the
 		 * Poisson process they would be without it. */
-		uint32_t seen = gc_seen_plus1, gcs = pauses_now();
-		gc_seen_plus1 = gcs + 1;
-		if (prof.after_gc_aside && seen && seen != gcs + 1 &&
-		    hp_allocated_first_after_gc(&prof.allocated, java_thread, object) == 1) {
-			atomic_fetch_add_explicit(&prof.after_gc_set_aside, 1, memory_order_relaxed);
-			return;
+		if (prof.after_gc_aside) {
+			uint32_t seen = gc_seen_plus1, gcs = pauses_now();
+			gc_seen_plus1 = gcs + 1;
+			if (seen && seen != gcs + 1 &&
+			    hp_allocated_first_after_gc(&prof.allocated, java_thread, object) == 1) {
+				atomic_fetch_add_explicit(&prof.after_gc_set_aside, 1, memory_order_relaxed);
+				return;
+			}
 		}
 		uint64_t allocated = 0;
 		int rd = hp_allocated_read(&prof.allocated, java_thread, &allocated);

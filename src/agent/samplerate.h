@@ -100,9 +100,9 @@
  * of ~5 samples, where the sampler keeps its interval).
  *
  * What it does not know: which sizes or sites a thread's other extra
- * samples (outside the TLAB, above) fall on; its factor is one for all its samples at a time (the held set
- * of docs/sampler-rate.md, sizes below 2 KiB, reads as high as the
- * whole). The factor's own error (sd about 1/sqrt(63) = 12.6% on one
+ * samples (outside the TLAB, above) fall on; its factor is one for all
+ * its samples at a time (the held set of docs/sampler-rate.md, sizes
+ * below 2 KiB, reads as high as the whole). The factor's own error (sd about 1/sqrt(63) = 12.6% on one
  * sample: decayed, 32 gaps count as 63) is not in the intervals: it runs
  * against the error of the thread's samples' count, which it corrects.
  * And a thread's weights add up to the bytes it allocated up to its last

@@ -219,12 +219,14 @@ double hp_survival_by_span_unc(const struct hp_survival *s, uint32_t site, doubl
  * (at least HP_SURV_VERIFIED_MIN judgments, site and pooled), but for a
  * sample verified by that marking alone (`once`) where `since` lies below
  * the spans judged or no span can say, S(then + since) / S(then) on the
- * curve by age, carried past its judged ages as the curve is (curve.c,
- * verified_by_age, says why). Where no span can say and no sample of the
- * site has been judged twice, every verified sample of it counts as
- * verified once (it was judged once, however many markings covered it).
- * Past the oldest span, for every verified sample whose age `then` the curve by age
- * judged, the lower of the span curve and S(to) / S(then), `to` being
+ * curve by age (curve.c, verified_by_age, says why), `then + since`
+ * held at the oldest age judged unless the site's decline there is its
+ * own (a death among its judgments) and clear, or it was judged at one
+ * age. Where no span can say and no sample of the site has been judged
+ * twice, every verified sample of it counts as verified once (it was
+ * judged once, however many markings covered it). Past the oldest span,
+ * for every verified sample whose age `then` the curve by age judged,
+ * the lower of the span curve and S(to) / S(then), `to` being
  * then + since within the ages judged, else the oldest age judged (an
  * upper bound), but then + since for a sample verified once where the
  * curve by age declines clearly past its end; the span curve alone where

@@ -382,6 +382,7 @@ int hp_symdata_check(struct hp_symdata *d, const struct hp_vms *vms, hp_symdata_
 		}
 		char wkey[300];
 		snprintf(wkey, sizeof(wkey), "witness.%s", key);
+		bool witnessed = find_entry(d, wkey).found;
 		if (has_prefix(key, "static.") || has_prefix(key, "symbol.")) {
 			if (!find) {
 				c->unchecked++;
@@ -412,8 +413,8 @@ int hp_symdata_check(struct hp_symdata *d, const struct hp_vms *vms, hp_symdata_
 				c->vmstructs++;
 			else
 				c->at_use++;
-		} else if (has_prefix(key, "code.") || (has_prefix(key, "sampler.") && find_entry(d, wkey).found)) {
-			if (find && find_entry(d, wkey).found)
+		} else if (has_prefix(key, "code.") || (has_prefix(key, "sampler.") && witnessed)) {
+			if (find && witnessed)
 				c->symbols++;
 			else
 				c->at_use++;
