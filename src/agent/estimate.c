@@ -487,22 +487,26 @@ void describe_live(char *out, size_t cap, const struct snap_ctx *c, double scale
 			   all > 0 ? 100.0 * c->recent_bytes / all : 0.0, (unsigned long long)c->recent);
 	if (len < 0 || (size_t)len >= cap)
 		return;
-	char z_end[200] = "";
+	char z_end[200] = "", guard[300] = "";
 	if (__atomic_load_n(&prof.marks.z_own, __ATOMIC_ACQUIRE)) {
 		z_end[0] = ',';
 		z_end[1] = ' ';
 		hp_marks_z_end_text(&prof.marks, z_end + 2, sizeof(z_end) - 2);
 	}
+	if (hp_marks_counters_off(&prof.marks)) {
+		memcpy(guard, "; counters ", 11);
+		hp_marks_counters_text(&prof.marks, guard + 11, sizeof(guard) - 11);
+	}
 	if (have)
 		len += snprintf(out + len, cap - (size_t)len,
-				"markings: %llu (source: %s; %s%s: %llu), last covers samples before GC pause #%u of %llu; ",
-				(unsigned long long)markings_counted(), mk.source ? mk.source : "?",
+				"markings: %llu (source: %s%s; %s%s: %llu), last covers samples before GC pause #%u of %llu; ",
+				(unsigned long long)markings_counted(), mk.source ? mk.source : "?", guard,
 				prof.marks.canary_state[0] ? prof.marks.canary_state : "canaries not set up yet", z_end,
 				(unsigned long long)prof.marks.canary_markings, horizon,
 				(unsigned long long)atomic_load(&prof.gc_events));
 	else
-		len += snprintf(out + len, cap - (size_t)len, "no marking since sampling began (source: %s; %s); ",
-				mk.source ? mk.source : "?",
+		len += snprintf(out + len, cap - (size_t)len, "no marking since sampling began (source: %s%s; %s); ",
+				mk.source ? mk.source : "?", guard,
 				prof.marks.canary_state[0] ? prof.marks.canary_state : "canaries not set up yet");
 	if (len < 0 || (size_t)len >= cap)
 		return;

@@ -93,6 +93,7 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	ring_clear(&m->seen);
 	ring_clear(&m->requested);
 	m->primed = false;
+	m->guard_primed = false;        /* counters_off stays: a counter gone wrong stays so */
 	struct hp_marking mk = { .sz = sizeof(mk) };
 	if (hp_marking(probe, &mk) == 0) {
 		m->count_seen = mk.full + mk.concurrent;
@@ -207,6 +208,13 @@ void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	struct hp_marking mk = { .sz = sizeof(mk) };
 	if (hp_marking(probe, &mk) != 0)
 		return;
+	const uint64_t readings[HP_COUNTERS] = { mk.full, mk.concurrent, mk.starts, mk.marked };
+	if (!hp_marks_guard(m, readings, pauses_before)) {
+		/* Counted from nothing but requests now: the requested cycle's
+		 * start still comes from the collector's cause (a string). */
+		hp_marks_observe_explicit(m, mk.explicit_cycle, now, pauses_before);
+		return;
+	}
 	if (__atomic_load_n(&m->g1_count_starts, __ATOMIC_ACQUIRE))
 		hp_marks_observe_g1_start(m, mk.starts, mk.full, now, pauses_before);
 	else {
@@ -217,6 +225,70 @@ void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	hp_marks_observe_explicit(m, mk.explicit_cycle, now, pauses_before);
 	hp_marks_observe_marked(m, mk.marked, pauses_before);
 	hp_marks_observe(m, mk.full, mk.concurrent, pauses_before);
+}
+
+static const char *const counter_names[HP_COUNTERS] = {
+	[HP_COUNTER_FULL] = "full collections",
+	[HP_COUNTER_CONCURRENT] = "concurrent cycles",
+	[HP_COUNTER_STARTS] = "markings begun",
+	[HP_COUNTER_MARKED] = "cycles marked (Remark)",
+};
+
+bool hp_marks_guard(struct hp_marks *m, const uint64_t now[HP_COUNTERS], uint32_t pauses_before)
+{
+	if (atomic_load_explicit(&m->counters_off, memory_order_relaxed))
+		return false;
+	if (!m->guard_primed) {
+		memcpy(m->guard_prev, now, sizeof(m->guard_prev));
+		m->guard_primed = true;
+		return true;
+	}
+	for (int c = 0; c < HP_COUNTERS; c++) {
+		uint64_t was = m->guard_prev[c], is = now[c];
+		bool back = is < was;
+		/* From 0: a counter found since the last reading. */
+		bool jump = !back && is - was > HP_COUNTER_STEP_MAX && (was != 0 || c == HP_COUNTER_FULL);
+		if (back || jump) {
+			m->off_back = back;
+			m->off_from = was;
+			m->off_to = is;
+			m->off_pause = pauses_before + 1;
+			atomic_store_explicit(&m->counters_off, c + 1, memory_order_release);
+			return false;
+		}
+	}
+	memcpy(m->guard_prev, now, sizeof(m->guard_prev));
+	return true;
+}
+
+bool hp_marks_counters_off(const struct hp_marks *m)
+{
+	return atomic_load_explicit(&m->counters_off, memory_order_acquire) != 0;
+}
+
+void hp_marks_counters_text(const struct hp_marks *m, char *buf, size_t len)
+{
+	int c = atomic_load_explicit(&m->counters_off, memory_order_acquire) - 1;
+	if (c < 0 || c >= HP_COUNTERS) {
+		snprintf(buf, len, "trusted (checked at each collection: never back, at most %d a collection)",
+			 HP_COUNTER_STEP_MAX);
+		return;
+	}
+	if (m->off_back)
+		snprintf(buf, len, "off: the collector's count of %s went back from %llu to %llu at GC pause #%u; "
+			 "only requested markings count since", counter_names[c], (unsigned long long)m->off_from,
+			 (unsigned long long)m->off_to, m->off_pause);
+	else
+		snprintf(buf, len, "off: the collector's count of %s rose by %llu (%llu to %llu) in GC pause #%u, "
+			 "more than one collection can hold (%d); only requested markings count since",
+			 counter_names[c], (unsigned long long)(m->off_to - m->off_from),
+			 (unsigned long long)m->off_from, (unsigned long long)m->off_to, m->off_pause,
+			 HP_COUNTER_STEP_MAX);
+}
+
+bool hp_marks_own_uncounted(const struct hp_marks *m)
+{
+	return m->own_uncounted || (hp_marks_counters_off(m) && !(m->canary_on && !m->g1_mode));
 }
 
 void hp_marks_observe_g1_start(struct hp_marks *m, uint64_t starts, uint64_t full, int64_t now,

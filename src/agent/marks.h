@@ -19,6 +19,10 @@
 
 #define HP_MARKS_RING 256       /* markings remembered for ages (min_age) */
 
+/* The marking counters the GC callback reads (hp_marking's fields), as
+ * the counters' guard names them. */
+enum hp_counter { HP_COUNTER_FULL, HP_COUNTER_CONCURRENT, HP_COUNTER_STARTS, HP_COUNTER_MARKED, HP_COUNTERS };
+
 struct hp_mark_ring {
 	_Atomic uint32_t cover[HP_MARKS_RING];  /* non-decreasing in order of completion */
 	_Atomic int64_t start_ns[HP_MARKS_RING]; /* CLOCK_MONOTONIC: when the marking began, at the latest
@@ -232,6 +236,30 @@ struct hp_marks {
 #define HP_PAUSE_RING 64
 	_Atomic int64_t pause_end_ns[HP_PAUSE_RING];
 	char canary_state[160];                 /* on, or why not */
+	/* The counters' guard. The counters above are fields of the JVM read
+	 * at offsets found at start (symbols/ data, VMStructs, machine code)
+	 * and perfdata entries: one that goes back, or moves by more in one
+	 * collection than a collection can hold (HP_COUNTER_STEP_MAX: a
+	 * pause completes at most two full collections, or one cycle's
+	 * Remark or Cleanup), is no longer the collector's count (a layout
+	 * moved, a torn read, a perfdata entry reused) and would count
+	 * markings that never happened, or miss them. From the first such
+	 * reading on, nothing is counted from the counters: only requested
+	 * markings (and canaries, which are no counter) judge samples, the
+	 * agent thread asks for history markings as where own cycles are
+	 * uncounted, and info, status, the log and each profile say which
+	 * counter did what. A reading that rises from 0 is a first one (G1's
+	 * perfdata and cycle count can be found after the first collections,
+	 * JDK 11's perfdata opens late), except for `full`, located with the
+	 * probe. GC callback writes the guard_* and off_* fields, then
+	 * counters_off with release; others read it with acquire first. */
+#define HP_COUNTER_STEP_MAX 8
+	bool guard_primed;
+	uint64_t guard_prev[HP_COUNTERS];
+	_Atomic int counters_off;               /* 0 trusted, else 1 + the enum hp_counter that failed */
+	bool off_back;                          /* it went back (else it jumped) */
+	uint64_t off_from, off_to;              /* its readings before and then */
+	uint32_t off_pause;                     /* the pause count then */
 };
 
 /* The rings' writers, shared with canary.c: a marking pushed to a ring
@@ -267,6 +295,20 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 /* From GarbageCollectionFinish: plain loads and atomics only. `pauses_before`
  * is the pause count before this pause was counted. */
 void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_before);
+
+/* The counters' guard (hp_marks above), given this collection's readings
+ * (by enum hp_counter): false once a counter has gone back or jumped, at
+ * this reading or before; the GC callback then counts nothing from them.
+ * GC callback only (plain loads and stores). */
+bool hp_marks_guard(struct hp_marks *m, const uint64_t now[HP_COUNTERS], uint32_t pauses_before);
+bool hp_marks_counters_off(const struct hp_marks *m);
+/* "trusted ..." or "off: <which counter did what, when>; ..." for info,
+ * status, the log and the profile. */
+void hp_marks_counters_text(const struct hp_marks *m, char *buf, size_t len);
+/* The collector's own markings are not counted: generational Shenandoah,
+ * generational ZGC without its count of majors (own_uncounted), or
+ * counters the guard turned off where no canary counts them. */
+bool hp_marks_own_uncounted(const struct hp_marks *m);
 
 /* The bookkeeping of hp_marks_on_gc, given the counters (tests). */
 void hp_marks_observe(struct hp_marks *m, uint64_t full, uint64_t concurrent, uint32_t pauses_before);

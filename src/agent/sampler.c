@@ -327,7 +327,8 @@ static void remove_exit_hook(JNIEnv *jni)
 
 /* Where the collector's own cycles are not counted (marks.h,
  * own_uncounted: generational Shenandoah, generational ZGC without its
- * count of majors), only requested markings judge the samples, and
+ * count of majors, counters the guard turned off), only requested
+ * markings judge the samples, and
  * without period= none came before exit: the leak history had no
  * records and a 25 MiB leak under load went unnamed. The agent thread
  * then asks for a marking every HP_HISTORY_MARK_S seconds while samples
@@ -340,7 +341,7 @@ static void history_marking(JNIEnv *jni, uint64_t *samples_then)
 {
 	uint64_t samples = (uint64_t)hp_striped_sum(&prof.samples, memory_order_relaxed);
 	if (prof.o.period || !prof.o.live || !prof.have_history || prof.o.mark == HP_MARK_OFF ||
-	    !prof.marks.own_uncounted || samples == *samples_then)
+	    !hp_marks_own_uncounted(&prof.marks) || samples == *samples_then)
 		return;
 	*samples_then = samples;
 	pthread_mutex_lock(&prof.dump_lock);
@@ -360,6 +361,7 @@ static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 	next.tv_sec += prof.o.period ? prof.o.period : 3600;
 	uint64_t samples_then = 0;
 	int tries_left = 600;
+	bool counters_said = false;
 	while (!atomic_load(&prof.stopping)) {
 		/* Until the class-unload counter shows up (the perfdata region
 		 * opens after VM init on JDK 11), look ten times a second. */
@@ -386,6 +388,12 @@ static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 			hp_marking_locate(prof.probe);          /* G1's cycle counter is in perfdata */
 			atomic_store(&prof.classes_unloaded, hp_perfdata_classes_unloaded(prof.probe));
 			tries_left--;
+		}
+		if (!counters_said && hp_marks_counters_off(&prof.marks)) {
+			char why[300];
+			hp_marks_counters_text(&prof.marks, why, sizeof(why));
+			logf_("marking counters %s", why);
+			counters_said = true;
 		}
 		if (atomic_exchange(&prof.gc_pending, 0) && prof.o.live) {
 			/* free dead samples' references promptly; record the history */

@@ -125,6 +125,9 @@ void hp_profiler_status(FILE *out)
 		"the history %llu, the exit %llu\n", (unsigned long long)prof.asked_by[MARK_ASKED],
 		(unsigned long long)prof.asked_by[MARK_PERIODIC], (unsigned long long)prof.asked_by[MARK_TOP],
 		(unsigned long long)prof.asked_by[MARK_HISTORY], (unsigned long long)prof.asked_by[MARK_EXIT]);
+	char guard[300];
+	hp_marks_counters_text(&prof.marks, guard, sizeof(guard));
+	fprintf(out, "marking counters: %s\n", guard);
 	fprintf(out, "collector's own cycles: %s (%llu seen)\n",
 		prof.marks.canary_state[0] ? prof.marks.canary_state : "not looked at yet (after the first collection)",
 		(unsigned long long)prof.marks.canary_markings);

@@ -58,6 +58,7 @@
 #include "heapusage/layout.h"
 #include "heapusage/perfdata.h"
 #include "heapusage/probe.h"
+#include "heapusage/probe_access.h"
 #include "heapusage/zstat.h"
 #include "vmstructs/clock.h"
 #include "vmstructs/codefield.h"
@@ -354,6 +355,13 @@ int hp_marking(struct hp_probe *p, struct hp_marking *out)
 	out->source = m->source;
 	if (m->full)
 		out->full = *m->full;
+	/* Test-only (HEAPPROBE_FAULTS): a counter gone wrong, for the agent's
+	 * guard (agent/marks.h). Plain loads, fit for GC callbacks. */
+	if (p->faults & (HP_FAULT_COUNTER_BACK | HP_FAULT_COUNTER_JUMP)) {
+		bool late = hp_gc_count(p) >= 8;
+		if (hp_probe_fault(p, late ? HP_FAULT_COUNTER_JUMP : HP_FAULT_COUNTER_BACK))
+			out->full += 1000;
+	}
 	uint64_t marked = 0;
 	if (m->g1_phases) {
 		int64_t v = *m->g1_phases;

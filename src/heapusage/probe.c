@@ -30,6 +30,8 @@ void hp_parse_faults(struct hp_probe *p, const char *spec)
 		{ "unreadable-libjvm", HP_FAULT_BAD_LIBJVM_FILE },
 		{ "corrupt-data", HP_FAULT_CORRUPT_DATA },
 		{ "corrupt-frame", HP_FAULT_CORRUPT_FRAME },
+		{ "counter-back", HP_FAULT_COUNTER_BACK },
+		{ "counter-jump", HP_FAULT_COUNTER_JUMP },
 	};
 	size_t nsyms = 0, nmodes = 0;
 	while (spec && *spec) {

@@ -29,6 +29,11 @@ struct hp_libjvm;
 #define HP_FAULT_CORRUPT_FRAME   (1u << 7)   /* "corrupt-frame": the agent's frame decoder answers one
                                                 bytecode index off (its checks against GetStackTrace
                                                 must catch it and turn the fast path off) */
+#define HP_FAULT_COUNTER_BACK    (1u << 8)   /* "counter-back": hp_marking's count of full collections
+                                                reads 1000 high until the 8th collection (hp_gc_count),
+                                                so it goes back then */
+#define HP_FAULT_COUNTER_JUMP    (1u << 9)   /* "counter-jump": ... 1000 high from the 8th on, so it
+                                                jumps then */
 
 /* Whether HEAPPROBE_FAULTS asked for `fault` (HP_FAULT_*). */
 bool hp_probe_fault(const struct hp_probe *p, unsigned fault);

@@ -363,6 +363,9 @@ static void check_steady(const char *name, const char *const *jvm_opts, const ch
 	start(&t, jvm_opts, agent_opts, false);
 	struct outcome o = profile_and_walk(&t);
 	check_live(name, &o, o.keep_truth);
+	/* The counters' guard (marks.h) never refuses a real collector's
+	 * counters. */
+	cr_expect_null(strstr(o.out, "counters off"), "%s: the marking counters refused\n%s", name, o.out);
 	free(o.out);
 }
 
@@ -503,6 +506,64 @@ Test(steady, hidden_marking_falls_back_and_says_so)
 	cr_expect(strstr(out.out, "marking requests hidden"), "no reason given\n%s", out.out);
 	cr_expect_gt(out.recent, 0.5 * out.keep_truth, "unverified samples not reported as recent\n%s", out.out);
 	cr_expect_lt(out.keep, 0.5 * out.keep_truth, "unverified samples counted as live\n%s", out.out);
+	free(out.out);
+}
+
+/* A marking counter gone wrong (HEAPPROBE_FAULTS=counter-back: the count
+ * of full collections reads 1000 high until the 8th collection, then
+ * right, so it goes back): the agent stops counting from the counters,
+ * says which counter did what in the log and the profile, and the
+ * marking it asks for before the profile still verifies the view. */
+Test(steady, a_marking_counter_that_goes_back_is_refused_and_requests_carry_on)
+{
+	const char *o[] = { "-XX:+UseG1GC", NULL };
+	struct target t;
+	setenv("HEAPPROBE_FAULTS", "counter-back", 1);
+	start(&t, o, NULL, false);
+	unsetenv("HEAPPROBE_FAULTS");
+	struct outcome out = profile_and_walk(&t);
+	cr_expect(strstr(out.out, "marking counters off: the collector's count of full collections went back from 10"),
+		  "no log line naming the counter\n%s", out.out);
+	const char *w = strstr(out.out, "heapprobe: wrote ");
+	cr_expect(w && strstr(w, "counters off: the collector's count of full collections went back"),
+		  "the profile does not say the counters are off\n%s", out.out);
+	check_live("g1, counters off", &out, out.keep_truth);
+	free(out.out);
+}
+
+/* The count of full collections jumping by 1000 in one collection
+ * (HEAPPROBE_FAULTS=counter-jump) on Parallel, which asks for no marking
+ * at the default options: the jump is not counted as a full collection
+ * (it would verify every sample then as alive). The profile's markings
+ * are at most the full collections the JVM logged. */
+Test(steady, a_marking_counter_that_jumps_is_not_counted)
+{
+	char gclog[96], xlog[128];
+	snprintf(gclog, sizeof(gclog), "/tmp/hp-steady-gc-%d.log", (int)getpid());
+	snprintf(xlog, sizeof(xlog), "-Xlog:gc:file=%s", gclog);
+	const char *o[] = { "-XX:+UseParallelGC", xlog, NULL };
+	struct target t;
+	setenv("HEAPPROBE_FAULTS", "counter-jump", 1);
+	start(&t, o, NULL, false);
+	unsetenv("HEAPPROBE_FAULTS");
+	struct outcome out = profile_and_walk_or_exit(&t, true);
+	char *log = slurp(gclog);
+	unlink(gclog);
+	int fulls = 0;
+	for (const char *p = log; (p = strstr(p, "Pause Full")) != NULL; p++)
+		fulls++;
+	cr_assert(strstr(log, "Pause Young"), "no collection logged in %s:\n%s", gclog, log);
+	free(log);
+	const char *w = strstr(out.out, "heapprobe: wrote ");
+	cr_assert_not_null(w, "no profile\n%s", out.out);
+	cr_expect(strstr(w, "counters off: the collector's count of full collections rose by 1000"),
+		  "the profile does not say the counters are off\n%s", out.out);
+	const char *mk = strstr(w, "markings: ");
+	int markings = mk ? atoi(mk + strlen("markings: ")) : 0;
+	cr_assert(mk || strstr(w, "no marking since sampling began"), "no markings line\n%s", out.out);
+	cr_log_info("counter-jump: %d markings counted, %d full collections logged", markings, fulls);
+	cr_expect_leq(markings, fulls, "%d markings counted, %d full collections: the jump was counted\n%s", markings,
+		      fulls, out.out);
 	free(out.out);
 }
 

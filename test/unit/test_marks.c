@@ -690,3 +690,96 @@ Test(marks, g1_own_cycle_begun_before_the_requester_returned)
 	cr_expect_eq(h, 26, "what preceded the own cycle's start pause, not the requester's return (28)");
 	cr_expect_eq(hp_marks_age(&m, 27), 0);
 }
+
+/* The counters' guard: a count that goes back is no longer the
+ * collector's, and nothing is counted from the counters after it. */
+Test(marks, a_counter_that_goes_back_turns_the_counters_off)
+{
+	fresh(0, 0);
+	const uint64_t a[HP_COUNTERS] = { 3, 7, 9, 8 }, b[HP_COUNTERS] = { 4, 7, 10, 8 },
+		       back[HP_COUNTERS] = { 2, 7, 10, 8 }, later[HP_COUNTERS] = { 5, 7, 11, 8 };
+	char text[300];
+	hp_marks_counters_text(&m, text, sizeof(text));
+	cr_assert(strstr(text, "trusted"), "%s", text);
+	cr_assert(hp_marks_guard(&m, a, 10), "the first reading primes the guard");
+	cr_assert(hp_marks_guard(&m, a, 11), "no counter moved");
+	cr_assert(hp_marks_guard(&m, b, 12), "a full collection and a start in one pause");
+	cr_assert_not(hp_marks_counters_off(&m));
+	cr_assert_not(hp_marks_guard(&m, back, 13), "full went from 4 to 2");
+	cr_assert(hp_marks_counters_off(&m));
+	hp_marks_counters_text(&m, text, sizeof(text));
+	cr_assert(strstr(text, "off: the collector's count of full collections went back from 4 to 2 at GC pause #14"),
+		  "%s", text);
+	cr_assert(strstr(text, "only requested markings count"), "%s", text);
+	cr_assert_not(hp_marks_guard(&m, later, 14), "off for good, even when the readings look right again");
+	/* A new start of the profiler does not trust it again. */
+	hp_marks_reset(&m, NULL, 20);
+	cr_assert_not(hp_marks_guard(&m, later, 21));
+}
+
+Test(marks, a_counter_that_jumps_turns_them_off_one_found_late_does_not)
+{
+	fresh(0, 0);
+	const uint64_t zero[HP_COUNTERS] = { 0, 0, 0, 0 };
+	cr_assert(hp_marks_guard(&m, zero, 1));
+	/* JDK 11's perfdata opens after the first collections: the
+	 * concurrent count read 0 until then, not a jump. */
+	const uint64_t found[HP_COUNTERS] = { 0, 40, 0, 41 };
+	cr_assert(hp_marks_guard(&m, found, 2), "a counter found since the last reading");
+	/* Two full collections in one pause (a young one failing into two
+	 * full ones, the second clearing soft references). */
+	const uint64_t two[HP_COUNTERS] = { 2, 40, 2, 41 };
+	cr_assert(hp_marks_guard(&m, two, 3));
+	const uint64_t step[HP_COUNTERS] = { 2, 40 + HP_COUNTER_STEP_MAX, 2, 41 };
+	cr_assert(hp_marks_guard(&m, step, 4), "at most HP_COUNTER_STEP_MAX is still one collection's");
+	const uint64_t jump[HP_COUNTERS] = { 2, 40 + 2 * HP_COUNTER_STEP_MAX + 1, 2, 41 };
+	cr_assert_not(hp_marks_guard(&m, jump, 5));
+	char text[300];
+	hp_marks_counters_text(&m, text, sizeof(text));
+	cr_assert(strstr(text, "off: the collector's count of concurrent cycles rose by 9 (48 to 57) in GC pause #6"),
+		  "%s", text);
+}
+
+Test(marks, full_collections_from_zero_jump_too)
+{
+	/* `full` is located with the probe, before any collection: from 0
+	 * to 1000 is no counter found late. */
+	fresh(0, 0);
+	const uint64_t zero[HP_COUNTERS] = { 0, 0, 0, 0 }, jump[HP_COUNTERS] = { 1000, 0, 0, 0 };
+	cr_assert(hp_marks_guard(&m, zero, 1));
+	cr_assert_not(hp_marks_guard(&m, jump, 8));
+	char text[300];
+	hp_marks_counters_text(&m, text, sizeof(text));
+	cr_assert(strstr(text, "count of full collections rose by 1000"), "%s", text);
+}
+
+Test(marks, counters_off_make_the_own_cycles_uncounted_unless_canaries_count_them)
+{
+	fresh(0, 0);
+	cr_assert_not(hp_marks_own_uncounted(&m));
+	const uint64_t a[HP_COUNTERS] = { 5, 0, 0, 0 }, back[HP_COUNTERS] = { 1, 0, 0, 0 };
+	hp_marks_guard(&m, a, 1);
+	hp_marks_guard(&m, back, 2);
+	cr_assert(hp_marks_own_uncounted(&m), "G1, Parallel, Serial: only requests judge samples now");
+	m.canary_on = true;             /* single-generation ZGC, Shenandoah: canaries are no counter */
+	cr_assert_not(hp_marks_own_uncounted(&m));
+	m.g1_mode = true;               /* G1's canaries only find starts: the count was the counters' */
+	cr_assert(hp_marks_own_uncounted(&m));
+}
+
+/* After the guard, a requested marking still verifies what came before it
+ * (the requester pushes it: the callback saw no counter move). */
+Test(marks, a_requested_marking_counts_with_the_counters_off)
+{
+	fresh(0, 0);
+	const uint64_t a[HP_COUNTERS] = { 5, 0, 0, 0 }, back[HP_COUNTERS] = { 1, 0, 0, 0 };
+	hp_marks_guard(&m, a, 1);
+	hp_marks_guard(&m, back, 2);
+	uint64_t seen = atomic_load(&m.seen.n);
+	hp_marks_requested(&m, 9, seen, 12);
+	uint32_t h;
+	cr_assert(hp_marks_horizon(&m, &h));
+	cr_assert_eq(h, 9);
+	cr_assert_eq(hp_marks_age(&m, 9), 1);
+	cr_assert_eq(hp_marks_age(&m, 10), 0);
+}
