@@ -9,6 +9,7 @@
 
 #include "agent/samplerate.h"
 #include "vmstructs/allocated.h"
+#include "fake_vms.h"
 
 static __thread uint64_t rng = 88172645463325252ull;     /* per thread: deterministic side by side */
 static double uniform(void)
@@ -376,4 +377,49 @@ Test(samplerate, first_object_after_a_collection_told_from_the_tlab)
 	cr_expect_eq(hp_allocated_first_after_gc(&a, (uintptr_t)t, NULL), 0);
 	a.off_refills = -1;
 	cr_expect_eq(hp_allocated_first_after_gc(&a, (uintptr_t)t, &handle), -ENOENT);
+}
+
+/* hp_allocated_init against VMStructs: the offsets must lie inside
+ * JavaThread, else the count is refused with the offsets named; the TLAB's
+ * refill count, optional, is dropped alone (the first-TLAB test off) where
+ * it could not be read. */
+static int init_with(uint64_t tlab, const char *refills_type, uint64_t refills, struct hp_allocated *a, char *err,
+		     size_t len)
+{
+	struct fake_field fields[] = {
+		{ "Thread", "_allocated_bytes", "jlong", 0, 16, NULL },
+		{ "Thread", "_tlab", "ThreadLocalAllocBuffer", 0, tlab, NULL },
+		{ "ThreadLocalAllocBuffer", "_start", "HeapWord*", 0, 8, NULL },
+		{ "ThreadLocalAllocBuffer", "_top", "HeapWord*", 0, 16, NULL },
+		{ refills_type, "_number_of_refills", "unsigned", 0, refills, NULL },
+		{ NULL, NULL, NULL, 0, 0, NULL },
+	};
+	struct fake_type types[] = { { "JavaThread", "Thread", 0, 0, 0, 256 }, { NULL, NULL, 0, 0, 0, 0 } };
+	struct fake_int ints[] = { { NULL, 0 } };
+	struct fake_long longs[] = { { NULL, 0 } };
+	struct hp_vms_tables t = fake_vms_tables(fields, types, ints, longs);
+	struct hp_vms *v;
+	cr_assert_eq(hp_vms_load(&t, &v, err, len), 0, "%s", err);
+	int rc = hp_allocated_init(a, v, err, len);
+	hp_vms_free(v);
+	return rc;
+}
+
+Test(samplerate, allocated_offsets_bound_by_the_thread)
+{
+	struct hp_allocated a;
+	char err[256] = "";
+	cr_assert_eq(init_with(64, "ThreadLocalAllocBuffer", 40, &a, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(a.off_refills, 40);
+	cr_expect_eq(a.thread_size, 256);
+	/* The refill count past JavaThread's end: the rest stays on. */
+	cr_assert_eq(init_with(64, "ThreadLocalAllocBuffer", 190, &a, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(a.off_refills, -1);
+	/* Absent (a release without it in VMStructs): off too. */
+	cr_assert_eq(init_with(64, "SomethingElse", 40, &a, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(a.off_refills, -1);
+	/* The TLAB itself past the end: the count is refused, and says why. */
+	err[0] = '\0';
+	cr_expect_eq(init_with(240, "ThreadLocalAllocBuffer", 40, &a, err, sizeof(err)), -EINVAL);
+	cr_expect(strstr(err, "lie outside JavaThread's 256 bytes"), "%s", err);
 }
