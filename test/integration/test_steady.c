@@ -562,8 +562,32 @@ Test(steady, a_marking_counter_that_jumps_is_not_counted)
 	int markings = mk ? atoi(mk + strlen("markings: ")) : 0;
 	cr_assert(mk || strstr(w, "no marking since sampling began"), "no markings line\n%s", out.out);
 	cr_log_info("counter-jump: %d markings counted, %d full collections logged", markings, fulls);
+	/* false failure 0 for a correct agent: counts, no sampling; docs/test-bounds.md */
 	cr_expect_leq(markings, fulls, "%d markings counted, %d full collections: the jump was counted\n%s", markings,
 		      fulls, out.out);
+	free(out.out);
+}
+
+/* A marking request the JVM refuses (-XX:+DisableExplicitGC: we do not
+ * lift the user's switch): the profile says why none was asked for and
+ * how old the view's last marking is, and counts nothing as verified by
+ * the request. */
+Test(steady, a_refused_marking_request_is_said_and_the_view_keeps_its_age)
+{
+	const char *o[] = { "-XX:+UseG1GC", "-XX:+DisableExplicitGC", NULL };
+	struct target t;
+	start(&t, o, NULL, false);
+	struct outcome out = profile_and_walk(&t);
+	const char *w = strstr(out.out, "heapprobe: wrote ");
+	cr_assert_not_null(w, "no profile\n%s", out.out);
+	cr_expect(strstr(w, "request: not requested: -XX:+DisableExplicitGC"), "the refusal is not said\n%s", out.out);
+	cr_expect_null(strstr(w, "requested before this profile"), "a refused request counted\n%s", out.out);
+	cr_expect(strstr(w, "no marking since sampling began") || strstr(w, "the last began "),
+		  "the view's age is not stated\n%s", out.out);
+	/* false failure 0 for a correct agent: not a sampling bound (the view may be low, never verified high); docs/test-bounds.md */
+	cr_expect_lt(out.keep, 1.10 * out.keep_truth, "inuse %.0f above the truth %.0f\n%s", out.keep, out.keep_truth,
+		     out.out);
+	cr_log_info("refused request: the kept set %+.1f%% of the truth", 100 * (out.keep / out.keep_truth - 1));
 	free(out.out);
 }
 
