@@ -339,6 +339,11 @@ void markings_tick(JNIEnv *jni)
 		 * was promoted when it began. */
 		prof.cohort.promoted_only = zgen;
 	}
+	/* The counters turned off (marks.h, the counters' guard): the
+	 * collector's own full collections and cycles no longer count, so a
+	 * sweep after one would take its old deaths for young ones. */
+	if (prof.cohort_on && hp_marks_counters_off(&prof.marks))
+		prof.cohort_on = false;
 	hp_marks_canary_check(&prof.marks, jni, &prof.gc_events);
 	survival_catch_up();
 }

@@ -208,23 +208,35 @@ void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	struct hp_marking mk = { .sz = sizeof(mk) };
 	if (hp_marking(probe, &mk) != 0)
 		return;
-	const uint64_t readings[HP_COUNTERS] = { mk.full, mk.concurrent, mk.starts, mk.marked };
-	if (!hp_marks_guard(m, readings, pauses_before)) {
+	hp_marks_on_reading(m, &mk, hp_gc_count(probe), now, pauses_before);
+}
+
+void hp_marks_on_reading(struct hp_marks *m, const struct hp_marking *mk, uint64_t young, int64_t now,
+			 uint32_t pauses_before)
+{
+	const uint64_t readings[HP_COUNTERS] = { mk->full, mk->concurrent, mk->starts, mk->marked };
+	if (!hp_marks_guard(m, readings, young, pauses_before)) {
 		/* Counted from nothing but requests now: the requested cycle's
-		 * start still comes from the collector's cause (a string). */
-		hp_marks_observe_explicit(m, mk.explicit_cycle, now, pauses_before);
+		 * start still comes from the collector's cause (a string), and
+		 * G1's Remark from its perfdata count unless that count is the
+		 * one that failed (the young window of a requested cycle,
+		 * hp_marks_young_window, opens there). */
+		hp_marks_observe_explicit(m, mk->explicit_cycle, now, pauses_before);
+		int failed = atomic_load_explicit(&m->counters_off, memory_order_relaxed) - 1;
+		if (failed != HP_COUNTER_CONCURRENT && failed != HP_COUNTER_MARKED)
+			hp_marks_observe_marked(m, mk->marked, pauses_before);
 		return;
 	}
 	if (__atomic_load_n(&m->g1_count_starts, __ATOMIC_ACQUIRE))
-		hp_marks_observe_g1_start(m, mk.starts, mk.full, now, pauses_before);
+		hp_marks_observe_g1_start(m, mk->starts, mk->full, now, pauses_before);
 	else {
-		uint64_t starts_was = m->starts_seen, young = hp_gc_count(probe);
-		hp_marks_observe_starts(m, mk.starts, young, now, pauses_before);
+		uint64_t starts_was = m->starts_seen;
+		hp_marks_observe_starts(m, mk->starts, young, now, pauses_before);
 		hp_marks_observe_z_end(m, young, m->starts_seen != starts_was, pauses_before);
 	}
-	hp_marks_observe_explicit(m, mk.explicit_cycle, now, pauses_before);
-	hp_marks_observe_marked(m, mk.marked, pauses_before);
-	hp_marks_observe(m, mk.full, mk.concurrent, pauses_before);
+	hp_marks_observe_explicit(m, mk->explicit_cycle, now, pauses_before);
+	hp_marks_observe_marked(m, mk->marked, pauses_before);
+	hp_marks_observe(m, mk->full, mk->concurrent, pauses_before);
 }
 
 static const char *const counter_names[HP_COUNTERS] = {
@@ -234,20 +246,26 @@ static const char *const counter_names[HP_COUNTERS] = {
 	[HP_COUNTER_MARKED] = "cycles marked (Remark)",
 };
 
-bool hp_marks_guard(struct hp_marks *m, const uint64_t now[HP_COUNTERS], uint32_t pauses_before)
+bool hp_marks_guard(struct hp_marks *m, const uint64_t now[HP_COUNTERS], uint64_t young, uint32_t pauses_before)
 {
 	if (atomic_load_explicit(&m->counters_off, memory_order_relaxed))
 		return false;
 	if (!m->guard_primed) {
 		memcpy(m->guard_prev, now, sizeof(m->guard_prev));
+		m->guard_young = young;
 		m->guard_primed = true;
 		return true;
 	}
+	/* Full collections without a GC event (a heap inspection or dump:
+	 * jmap -histo:live, GC.class_histogram, GC.heap_dump) still count in
+	 * the collections (_total_collections), and in G1's cycles begun. */
+	uint64_t unseen = young > m->guard_young ? young - m->guard_young : 0;
 	for (int c = 0; c < HP_COUNTERS; c++) {
 		uint64_t was = m->guard_prev[c], is = now[c];
+		uint64_t most = HP_COUNTER_STEP_MAX + (c == HP_COUNTER_FULL || c == HP_COUNTER_STARTS ? unseen : 0);
 		bool back = is < was;
 		/* From 0: a counter found since the last reading. */
-		bool jump = !back && is - was > HP_COUNTER_STEP_MAX && (was != 0 || c == HP_COUNTER_FULL);
+		bool jump = !back && is - was > most && (was != 0 || c == HP_COUNTER_FULL);
 		if (back || jump) {
 			m->off_back = back;
 			m->off_from = was;
@@ -258,6 +276,7 @@ bool hp_marks_guard(struct hp_marks *m, const uint64_t now[HP_COUNTERS], uint32_
 		}
 	}
 	memcpy(m->guard_prev, now, sizeof(m->guard_prev));
+	m->guard_young = young;
 	return true;
 }
 
@@ -270,8 +289,8 @@ void hp_marks_counters_text(const struct hp_marks *m, char *buf, size_t len)
 {
 	int c = atomic_load_explicit(&m->counters_off, memory_order_acquire) - 1;
 	if (c < 0 || c >= HP_COUNTERS) {
-		snprintf(buf, len, "trusted (checked at each collection: never back, at most %d a collection)",
-			 HP_COUNTER_STEP_MAX);
+		snprintf(buf, len, "none refused (those read are checked at each collection: never back, at most %d "
+			 "more than the collections counted)", HP_COUNTER_STEP_MAX);
 		return;
 	}
 	if (m->off_back)
@@ -280,7 +299,7 @@ void hp_marks_counters_text(const struct hp_marks *m, char *buf, size_t len)
 			 (unsigned long long)m->off_to, m->off_pause);
 	else
 		snprintf(buf, len, "off: the collector's count of %s rose by %llu (%llu to %llu) in GC pause #%u, "
-			 "more than one collection can hold (%d); only requested markings count since",
+			 "more than the collections since can hold (%d more); only requested markings count since",
 			 counter_names[c], (unsigned long long)(m->off_to - m->off_from),
 			 (unsigned long long)m->off_from, (unsigned long long)m->off_to, m->off_pause,
 			 HP_COUNTER_STEP_MAX);

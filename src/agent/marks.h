@@ -241,9 +241,13 @@ struct hp_marks {
 	 * and perfdata entries: one that goes back, or moves by more in one
 	 * collection than a collection can hold (HP_COUNTER_STEP_MAX: a
 	 * pause completes at most two full collections, or one cycle's
-	 * Remark or Cleanup), is no longer the collector's count (a layout
+	 * Remark or Cleanup), beyond the collections counted since, is no longer the collector's count (a layout
 	 * moved, a torn read, a perfdata entry reused) and would count
-	 * markings that never happened, or miss them. From the first such
+	 * markings that never happened, or miss them. Full collections with
+	 * no GC event (heap inspections and dumps: jmap -histo:live,
+	 * GC.class_histogram, GC.heap_dump) move `full` and G1's `starts`
+	 * between events; they move the collections counted too, and those
+	 * counted since the last reading are allowed on top. From the first such
 	 * reading on, nothing is counted from the counters: only requested
 	 * markings (and canaries, which are no counter) judge samples, the
 	 * agent thread asks for history markings as where own cycles are
@@ -256,6 +260,7 @@ struct hp_marks {
 #define HP_COUNTER_STEP_MAX 8
 	bool guard_primed;
 	uint64_t guard_prev[HP_COUNTERS];
+	uint64_t guard_young;                   /* hp_gc_count at the last reading */
 	_Atomic int counters_off;               /* 0 trusted, else 1 + the enum hp_counter that failed */
 	bool off_back;                          /* it went back (else it jumped) */
 	uint64_t off_from, off_to;              /* its readings before and then */
@@ -300,7 +305,7 @@ void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
  * (by enum hp_counter): false once a counter has gone back or jumped, at
  * this reading or before; the GC callback then counts nothing from them.
  * GC callback only (plain loads and stores). */
-bool hp_marks_guard(struct hp_marks *m, const uint64_t now[HP_COUNTERS], uint32_t pauses_before);
+bool hp_marks_guard(struct hp_marks *m, const uint64_t now[HP_COUNTERS], uint64_t young, uint32_t pauses_before);
 bool hp_marks_counters_off(const struct hp_marks *m);
 /* "trusted ..." or "off: <which counter did what, when>; ..." for info,
  * status, the log and the profile. */
@@ -310,6 +315,10 @@ void hp_marks_counters_text(const struct hp_marks *m, char *buf, size_t len);
  * counters the guard turned off where no canary counts them. */
 bool hp_marks_own_uncounted(const struct hp_marks *m);
 
+/* What hp_marks_on_gc does with one reading of the counters (`young`:
+ * hp_gc_count), the guard first (tests). */
+void hp_marks_on_reading(struct hp_marks *m, const struct hp_marking *mk, uint64_t young, int64_t now,
+			 uint32_t pauses_before);
 /* The bookkeeping of hp_marks_on_gc, given the counters (tests). */
 void hp_marks_observe(struct hp_marks *m, uint64_t full, uint64_t concurrent, uint32_t pauses_before);
 /* ... and of the markings begun (hp_marking's `starts`) with the

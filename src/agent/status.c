@@ -39,7 +39,7 @@ void write_top(FILE *out, unsigned n, const struct hp_profile *p, const struct s
 	/* The estimate text without tabs (it has none; newlines neither). */
 	fprintf(out, "view\t%.0f\t%.0f\t%.0f\t%.0f\t%llu\t%llu\t%s\n", bytes, fmax(0.0, bytes - half), bytes + half,
 		c->recent_bytes, (unsigned long long)hp_striped_sum(&prof.samples, memory_order_relaxed),
-		(unsigned long long)mk.count, estimate);
+		(unsigned long long)markings_counted(), estimate);
 	for (size_t i = 0; p->history && i < p->history->nsuspects; i++) {
 		const struct hp_prof_suspect *x = &p->history->suspects[i];
 		const struct hp_prof_sample *smp = &p->samples[x->sample];
@@ -119,7 +119,8 @@ void hp_profiler_status(FILE *out)
 			"pauses, or no collection yet)\n");
 	struct hp_marking mk = { .sz = sizeof(mk) };
 	if (hp_marking(prof.probe, &mk) == 0)
-		fprintf(out, "markings: %llu (source: %s); requested by us: %llu\n", (unsigned long long)mk.count,
+		fprintf(out, "markings: %llu counted (the collector's counters read %llu; source: %s); requested by us: "
+			"%llu\n", (unsigned long long)markings_counted(), (unsigned long long)mk.count,
 			mk.source ? mk.source : "?", (unsigned long long)prof.marks.requests);
 	fprintf(out, "markings asked for by: profiles asked for %llu, periodic profiles %llu, heapprobe top %llu, "
 		"the history %llu, the exit %llu\n", (unsigned long long)prof.asked_by[MARK_ASKED],

@@ -700,40 +700,40 @@ Test(marks, a_counter_that_goes_back_turns_the_counters_off)
 		       back[HP_COUNTERS] = { 2, 7, 10, 8 }, later[HP_COUNTERS] = { 5, 7, 11, 8 };
 	char text[300];
 	hp_marks_counters_text(&m, text, sizeof(text));
-	cr_assert(strstr(text, "trusted"), "%s", text);
-	cr_assert(hp_marks_guard(&m, a, 10), "the first reading primes the guard");
-	cr_assert(hp_marks_guard(&m, a, 11), "no counter moved");
-	cr_assert(hp_marks_guard(&m, b, 12), "a full collection and a start in one pause");
+	cr_assert(strstr(text, "none refused"), "%s", text);
+	cr_assert(hp_marks_guard(&m, a, 0, 10), "the first reading primes the guard");
+	cr_assert(hp_marks_guard(&m, a, 0, 11), "no counter moved");
+	cr_assert(hp_marks_guard(&m, b, 0, 12), "a full collection and a start in one pause");
 	cr_assert_not(hp_marks_counters_off(&m));
-	cr_assert_not(hp_marks_guard(&m, back, 13), "full went from 4 to 2");
+	cr_assert_not(hp_marks_guard(&m, back, 0, 13), "full went from 4 to 2");
 	cr_assert(hp_marks_counters_off(&m));
 	hp_marks_counters_text(&m, text, sizeof(text));
 	cr_assert(strstr(text, "off: the collector's count of full collections went back from 4 to 2 at GC pause #14"),
 		  "%s", text);
 	cr_assert(strstr(text, "only requested markings count"), "%s", text);
-	cr_assert_not(hp_marks_guard(&m, later, 14), "off for good, even when the readings look right again");
+	cr_assert_not(hp_marks_guard(&m, later, 0, 14), "off for good, even when the readings look right again");
 	/* A new start of the profiler does not trust it again. */
 	hp_marks_reset(&m, NULL, 20);
-	cr_assert_not(hp_marks_guard(&m, later, 21));
+	cr_assert_not(hp_marks_guard(&m, later, 0, 21));
 }
 
 Test(marks, a_counter_that_jumps_turns_them_off_one_found_late_does_not)
 {
 	fresh(0, 0);
 	const uint64_t zero[HP_COUNTERS] = { 0, 0, 0, 0 };
-	cr_assert(hp_marks_guard(&m, zero, 1));
+	cr_assert(hp_marks_guard(&m, zero, 0, 1));
 	/* JDK 11's perfdata opens after the first collections: the
 	 * concurrent count read 0 until then, not a jump. */
 	const uint64_t found[HP_COUNTERS] = { 0, 40, 0, 41 };
-	cr_assert(hp_marks_guard(&m, found, 2), "a counter found since the last reading");
+	cr_assert(hp_marks_guard(&m, found, 0, 2), "a counter found since the last reading");
 	/* Two full collections in one pause (a young one failing into two
 	 * full ones, the second clearing soft references). */
 	const uint64_t two[HP_COUNTERS] = { 2, 40, 2, 41 };
-	cr_assert(hp_marks_guard(&m, two, 3));
+	cr_assert(hp_marks_guard(&m, two, 0, 3));
 	const uint64_t step[HP_COUNTERS] = { 2, 40 + HP_COUNTER_STEP_MAX, 2, 41 };
-	cr_assert(hp_marks_guard(&m, step, 4), "at most HP_COUNTER_STEP_MAX is still one collection's");
+	cr_assert(hp_marks_guard(&m, step, 0, 4), "at most HP_COUNTER_STEP_MAX is still one collection's");
 	const uint64_t jump[HP_COUNTERS] = { 2, 40 + 2 * HP_COUNTER_STEP_MAX + 1, 2, 41 };
-	cr_assert_not(hp_marks_guard(&m, jump, 5));
+	cr_assert_not(hp_marks_guard(&m, jump, 0, 5));
 	char text[300];
 	hp_marks_counters_text(&m, text, sizeof(text));
 	cr_assert(strstr(text, "off: the collector's count of concurrent cycles rose by 9 (48 to 57) in GC pause #6"),
@@ -746,8 +746,8 @@ Test(marks, full_collections_from_zero_jump_too)
 	 * to 1000 is no counter found late. */
 	fresh(0, 0);
 	const uint64_t zero[HP_COUNTERS] = { 0, 0, 0, 0 }, jump[HP_COUNTERS] = { 1000, 0, 0, 0 };
-	cr_assert(hp_marks_guard(&m, zero, 1));
-	cr_assert_not(hp_marks_guard(&m, jump, 8));
+	cr_assert(hp_marks_guard(&m, zero, 0, 1));
+	cr_assert_not(hp_marks_guard(&m, jump, 0, 8));
 	char text[300];
 	hp_marks_counters_text(&m, text, sizeof(text));
 	cr_assert(strstr(text, "count of full collections rose by 1000"), "%s", text);
@@ -758,8 +758,8 @@ Test(marks, counters_off_make_the_own_cycles_uncounted_unless_canaries_count_the
 	fresh(0, 0);
 	cr_assert_not(hp_marks_own_uncounted(&m));
 	const uint64_t a[HP_COUNTERS] = { 5, 0, 0, 0 }, back[HP_COUNTERS] = { 1, 0, 0, 0 };
-	hp_marks_guard(&m, a, 1);
-	hp_marks_guard(&m, back, 2);
+	hp_marks_guard(&m, a, 0, 1);
+	hp_marks_guard(&m, back, 0, 2);
 	cr_assert(hp_marks_own_uncounted(&m), "G1, Parallel, Serial: only requests judge samples now");
 	m.canary_on = true;             /* single-generation ZGC, Shenandoah: canaries are no counter */
 	cr_assert_not(hp_marks_own_uncounted(&m));
@@ -773,8 +773,8 @@ Test(marks, a_requested_marking_counts_with_the_counters_off)
 {
 	fresh(0, 0);
 	const uint64_t a[HP_COUNTERS] = { 5, 0, 0, 0 }, back[HP_COUNTERS] = { 1, 0, 0, 0 };
-	hp_marks_guard(&m, a, 1);
-	hp_marks_guard(&m, back, 2);
+	hp_marks_guard(&m, a, 0, 1);
+	hp_marks_guard(&m, back, 0, 2);
 	uint64_t seen = atomic_load(&m.seen.n);
 	hp_marks_requested(&m, 9, seen, 12);
 	uint32_t h;
@@ -782,4 +782,40 @@ Test(marks, a_requested_marking_counts_with_the_counters_off)
 	cr_assert_eq(h, 9);
 	cr_assert_eq(hp_marks_age(&m, 9), 1);
 	cr_assert_eq(hp_marks_age(&m, 10), 0);
+}
+
+/* Full collections with no GC event (heap inspections, dumps) move the
+ * count of full collections between events, and the collections counted
+ * with it: allowed on top. */
+Test(marks, full_collections_without_an_event_are_no_jump)
+{
+	fresh(0, 0);
+	const uint64_t a[HP_COUNTERS] = { 1, 0, 1, 0 }, b[HP_COUNTERS] = { 13, 0, 13, 0 },
+		       c[HP_COUNTERS] = { 30, 0, 13, 0 };
+	cr_assert(hp_marks_guard(&m, a, 100, 1));
+	/* 12 histograms of live objects since the last pause, and this one. */
+	cr_assert(hp_marks_guard(&m, b, 113, 2));
+	/* 17 more full collections than the 2 collections counted since. */
+	cr_assert_not(hp_marks_guard(&m, c, 115, 3));
+}
+
+/* hp_marks_on_gc's bookkeeping behind the guard: a full collection is
+ * counted while the counters are trusted, nothing once they are off. */
+Test(marks, nothing_is_counted_from_the_counters_once_off)
+{
+	fresh(0, 0);
+	struct hp_marking mk = { .sz = sizeof(mk), .full = 2 };
+	hp_marks_on_reading(&m, &mk, 10, hp_mono_ns(), 5);
+	uint64_t n = atomic_load(&m.seen.n);
+	mk.full = 3;
+	hp_marks_on_reading(&m, &mk, 11, hp_mono_ns(), 6);
+	cr_assert_eq(atomic_load(&m.seen.n), n + 1, "a full collection, counted");
+	mk.full = 1;                    /* back */
+	hp_marks_on_reading(&m, &mk, 12, hp_mono_ns(), 7);
+	cr_assert(hp_marks_counters_off(&m));
+	mk.full = 4;                    /* a full collection by the counter, refused */
+	hp_marks_on_reading(&m, &mk, 13, hp_mono_ns(), 8);
+	mk.full = 5;
+	hp_marks_on_reading(&m, &mk, 14, hp_mono_ns(), 9);
+	cr_assert_eq(atomic_load(&m.seen.n), n + 1, "counted after the counters were turned off");
 }
