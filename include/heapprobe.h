@@ -317,7 +317,15 @@ struct hp_marking {
 	 * each full collection (`full` moves with it then); a cycle undone or
 	 * aborted counts here but never in `concurrent`. */
 	const char *starts_source;
+	/* Appended in 0.7. Which counts above are read from the JVM now
+	 * (HP_MARKING_READ_*; a count not read is 0). A counter can be found
+	 * after the first collections (G1's perfdata, which JDK 11 opens late;
+	 * G1's count of cycles begun): its first reading is no jump. */
+	unsigned read;
 };
+#define HP_MARKING_READ_FULL       1u   /* `full` */
+#define HP_MARKING_READ_CONCURRENT 2u   /* `concurrent` and `marked` (G1's perfdata) */
+#define HP_MARKING_READ_STARTS     4u   /* `starts` */
 
 /* Plain loads, no JNI, no lock: fit for GC callbacks and allocation hooks,
  * once set up (the probe sets it up at VM start; any call outside a GC

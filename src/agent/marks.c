@@ -215,7 +215,7 @@ void hp_marks_on_reading(struct hp_marks *m, const struct hp_marking *mk, uint64
 			 uint32_t pauses_before)
 {
 	const uint64_t readings[HP_COUNTERS] = { mk->full, mk->concurrent, mk->starts, mk->marked };
-	if (!hp_marks_guard(m, readings, young, pauses_before)) {
+	if (!hp_marks_guard(m, readings, mk->read, young, pauses_before)) {
 		/* Counted from nothing but requests now: the requested cycle's
 		 * start still comes from the collector's cause (a string), and
 		 * G1's Remark from its perfdata count unless that count is the
@@ -246,13 +246,23 @@ static const char *const counter_names[HP_COUNTERS] = {
 	[HP_COUNTER_MARKED] = "cycles marked (Remark)",
 };
 
-bool hp_marks_guard(struct hp_marks *m, const uint64_t now[HP_COUNTERS], uint64_t young, uint32_t pauses_before)
+/* Which hp_marking `read` bit says counter c is read. */
+static const unsigned counter_read_bit[HP_COUNTERS] = {
+	[HP_COUNTER_FULL] = HP_MARKING_READ_FULL,
+	[HP_COUNTER_CONCURRENT] = HP_MARKING_READ_CONCURRENT,
+	[HP_COUNTER_STARTS] = HP_MARKING_READ_STARTS,
+	[HP_COUNTER_MARKED] = HP_MARKING_READ_CONCURRENT,
+};
+
+bool hp_marks_guard(struct hp_marks *m, const uint64_t now[HP_COUNTERS], unsigned read, uint64_t young,
+		    uint32_t pauses_before)
 {
 	if (atomic_load_explicit(&m->counters_off, memory_order_relaxed))
 		return false;
 	if (!m->guard_primed) {
 		memcpy(m->guard_prev, now, sizeof(m->guard_prev));
 		m->guard_young = young;
+		m->guard_read = read;
 		m->guard_primed = true;
 		return true;
 	}
@@ -264,8 +274,9 @@ bool hp_marks_guard(struct hp_marks *m, const uint64_t now[HP_COUNTERS], uint64_
 		uint64_t was = m->guard_prev[c], is = now[c];
 		uint64_t most = HP_COUNTER_STEP_MAX + (c == HP_COUNTER_FULL || c == HP_COUNTER_STARTS ? unseen : 0);
 		bool back = is < was;
-		/* From 0: a counter found since the last reading. */
-		bool jump = !back && is - was > most && (was != 0 || c == HP_COUNTER_FULL);
+		/* Not read at the last reading, read now: found since. */
+		bool found = (read & counter_read_bit[c]) && !(m->guard_read & counter_read_bit[c]);
+		bool jump = !back && is - was > most && !found;
 		if (back || jump) {
 			m->off_back = back;
 			m->off_from = was;
@@ -277,6 +288,7 @@ bool hp_marks_guard(struct hp_marks *m, const uint64_t now[HP_COUNTERS], uint64_
 	}
 	memcpy(m->guard_prev, now, sizeof(m->guard_prev));
 	m->guard_young = young;
+	m->guard_read = read;
 	return true;
 }
 

@@ -252,15 +252,16 @@ struct hp_marks {
 	 * markings (and canaries, which are no counter) judge samples, the
 	 * agent thread asks for history markings as where own cycles are
 	 * uncounted, and info, status, the log and each profile say which
-	 * counter did what. A reading that rises from 0 is a first one (G1's
-	 * perfdata and cycle count can be found after the first collections,
-	 * JDK 11's perfdata opens late), except for `full`, located with the
-	 * probe. GC callback writes the guard_* and off_* fields, then
+	 * counter did what. The first reading of a counter found since the
+	 * last one (hp_marking's `read`: G1's perfdata and cycle count can be
+	 * found after the first collections, JDK 11's perfdata opens late) is
+	 * no jump. GC callback writes the guard_* and off_* fields, then
 	 * counters_off with release; others read it with acquire first. */
 #define HP_COUNTER_STEP_MAX 8
 	bool guard_primed;
 	uint64_t guard_prev[HP_COUNTERS];
 	uint64_t guard_young;                   /* hp_gc_count at the last reading */
+	unsigned guard_read;                    /* hp_marking's `read` then */
 	_Atomic int counters_off;               /* 0 trusted, else 1 + the enum hp_counter that failed */
 	bool off_back;                          /* it went back (else it jumped) */
 	uint64_t off_from, off_to;              /* its readings before and then */
@@ -305,7 +306,8 @@ void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
  * (by enum hp_counter): false once a counter has gone back or jumped, at
  * this reading or before; the GC callback then counts nothing from them.
  * GC callback only (plain loads and stores). */
-bool hp_marks_guard(struct hp_marks *m, const uint64_t now[HP_COUNTERS], uint64_t young, uint32_t pauses_before);
+bool hp_marks_guard(struct hp_marks *m, const uint64_t now[HP_COUNTERS], unsigned read, uint64_t young,
+		    uint32_t pauses_before);
 bool hp_marks_counters_off(const struct hp_marks *m);
 /* "trusted ..." or "off: <which counter did what, when>; ..." for info,
  * status, the log and the profile. */

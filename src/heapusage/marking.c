@@ -392,6 +392,9 @@ int hp_marking(struct hp_probe *p, struct hp_marking *out)
 		out->explicit_cycle = explicit_cycle(p, m);
 	if (sz >= offsetof(struct hp_marking, starts_source) + sizeof(out->starts_source))
 		out->starts_source = starts ? m->starts_source : NULL;
+	if (sz >= offsetof(struct hp_marking, read) + sizeof(out->read))
+		out->read = (m->full ? HP_MARKING_READ_FULL : 0) | (m->g1_phases ? HP_MARKING_READ_CONCURRENT : 0) |
+			    (starts ? HP_MARKING_READ_STARTS : 0);
 	return 0;
 }
 

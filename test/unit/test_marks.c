@@ -6,6 +6,7 @@
 #include "vmstructs/clock.h"
 
 static struct hp_marks m;
+#define ALL_READ (HP_MARKING_READ_FULL | HP_MARKING_READ_CONCURRENT | HP_MARKING_READ_STARTS)
 
 static void fresh(uint64_t full, uint64_t concurrent)
 {
@@ -701,39 +702,39 @@ Test(marks, a_counter_that_goes_back_turns_the_counters_off)
 	char text[300];
 	hp_marks_counters_text(&m, text, sizeof(text));
 	cr_assert(strstr(text, "none refused"), "%s", text);
-	cr_assert(hp_marks_guard(&m, a, 0, 10), "the first reading primes the guard");
-	cr_assert(hp_marks_guard(&m, a, 0, 11), "no counter moved");
-	cr_assert(hp_marks_guard(&m, b, 0, 12), "a full collection and a start in one pause");
+	cr_assert(hp_marks_guard(&m, a, ALL_READ, 0, 10), "the first reading primes the guard");
+	cr_assert(hp_marks_guard(&m, a, ALL_READ, 0, 11), "no counter moved");
+	cr_assert(hp_marks_guard(&m, b, ALL_READ, 0, 12), "a full collection and a start in one pause");
 	cr_assert_not(hp_marks_counters_off(&m));
-	cr_assert_not(hp_marks_guard(&m, back, 0, 13), "full went from 4 to 2");
+	cr_assert_not(hp_marks_guard(&m, back, ALL_READ, 0, 13), "full went from 4 to 2");
 	cr_assert(hp_marks_counters_off(&m));
 	hp_marks_counters_text(&m, text, sizeof(text));
 	cr_assert(strstr(text, "off: the collector's count of full collections went back from 4 to 2 at GC pause #14"),
 		  "%s", text);
 	cr_assert(strstr(text, "only requested markings count"), "%s", text);
-	cr_assert_not(hp_marks_guard(&m, later, 0, 14), "off for good, even when the readings look right again");
+	cr_assert_not(hp_marks_guard(&m, later, ALL_READ, 0, 14), "off for good, even when the readings look right again");
 	/* A new start of the profiler does not trust it again. */
 	hp_marks_reset(&m, NULL, 20);
-	cr_assert_not(hp_marks_guard(&m, later, 0, 21));
+	cr_assert_not(hp_marks_guard(&m, later, ALL_READ, 0, 21));
 }
 
 Test(marks, a_counter_that_jumps_turns_them_off_one_found_late_does_not)
 {
 	fresh(0, 0);
 	const uint64_t zero[HP_COUNTERS] = { 0, 0, 0, 0 };
-	cr_assert(hp_marks_guard(&m, zero, 0, 1));
+	cr_assert(hp_marks_guard(&m, zero, HP_MARKING_READ_FULL | HP_MARKING_READ_STARTS, 0, 1));
 	/* JDK 11's perfdata opens after the first collections: the
-	 * concurrent count read 0 until then, not a jump. */
+	 * concurrent count was not read until then, not a jump. */
 	const uint64_t found[HP_COUNTERS] = { 0, 40, 0, 41 };
-	cr_assert(hp_marks_guard(&m, found, 0, 2), "a counter found since the last reading");
+	cr_assert(hp_marks_guard(&m, found, ALL_READ, 0, 2), "a counter found since the last reading");
 	/* Two full collections in one pause (a young one failing into two
 	 * full ones, the second clearing soft references). */
 	const uint64_t two[HP_COUNTERS] = { 2, 40, 2, 41 };
-	cr_assert(hp_marks_guard(&m, two, 0, 3));
+	cr_assert(hp_marks_guard(&m, two, ALL_READ, 0, 3));
 	const uint64_t step[HP_COUNTERS] = { 2, 40 + HP_COUNTER_STEP_MAX, 2, 41 };
-	cr_assert(hp_marks_guard(&m, step, 0, 4), "at most HP_COUNTER_STEP_MAX is still one collection's");
+	cr_assert(hp_marks_guard(&m, step, ALL_READ, 0, 4), "at most HP_COUNTER_STEP_MAX is still one collection's");
 	const uint64_t jump[HP_COUNTERS] = { 2, 40 + 2 * HP_COUNTER_STEP_MAX + 1, 2, 41 };
-	cr_assert_not(hp_marks_guard(&m, jump, 0, 5));
+	cr_assert_not(hp_marks_guard(&m, jump, ALL_READ, 0, 5));
 	char text[300];
 	hp_marks_counters_text(&m, text, sizeof(text));
 	cr_assert(strstr(text, "off: the collector's count of concurrent cycles rose by 9 (48 to 57) in GC pause #6"),
@@ -746,8 +747,8 @@ Test(marks, full_collections_from_zero_jump_too)
 	 * to 1000 is no counter found late. */
 	fresh(0, 0);
 	const uint64_t zero[HP_COUNTERS] = { 0, 0, 0, 0 }, jump[HP_COUNTERS] = { 1000, 0, 0, 0 };
-	cr_assert(hp_marks_guard(&m, zero, 0, 1));
-	cr_assert_not(hp_marks_guard(&m, jump, 0, 8));
+	cr_assert(hp_marks_guard(&m, zero, ALL_READ, 0, 1));
+	cr_assert_not(hp_marks_guard(&m, jump, ALL_READ, 0, 8));
 	char text[300];
 	hp_marks_counters_text(&m, text, sizeof(text));
 	cr_assert(strstr(text, "count of full collections rose by 1000"), "%s", text);
@@ -758,8 +759,8 @@ Test(marks, counters_off_make_the_own_cycles_uncounted_unless_canaries_count_the
 	fresh(0, 0);
 	cr_assert_not(hp_marks_own_uncounted(&m));
 	const uint64_t a[HP_COUNTERS] = { 5, 0, 0, 0 }, back[HP_COUNTERS] = { 1, 0, 0, 0 };
-	hp_marks_guard(&m, a, 0, 1);
-	hp_marks_guard(&m, back, 0, 2);
+	hp_marks_guard(&m, a, ALL_READ, 0, 1);
+	hp_marks_guard(&m, back, ALL_READ, 0, 2);
 	cr_assert(hp_marks_own_uncounted(&m), "G1, Parallel, Serial: only requests judge samples now");
 	m.canary_on = true;             /* single-generation ZGC, Shenandoah: canaries are no counter */
 	cr_assert_not(hp_marks_own_uncounted(&m));
@@ -773,8 +774,8 @@ Test(marks, a_requested_marking_counts_with_the_counters_off)
 {
 	fresh(0, 0);
 	const uint64_t a[HP_COUNTERS] = { 5, 0, 0, 0 }, back[HP_COUNTERS] = { 1, 0, 0, 0 };
-	hp_marks_guard(&m, a, 0, 1);
-	hp_marks_guard(&m, back, 0, 2);
+	hp_marks_guard(&m, a, ALL_READ, 0, 1);
+	hp_marks_guard(&m, back, ALL_READ, 0, 2);
 	uint64_t seen = atomic_load(&m.seen.n);
 	hp_marks_requested(&m, 9, seen, 12);
 	uint32_t h;
@@ -792,11 +793,11 @@ Test(marks, full_collections_without_an_event_are_no_jump)
 	fresh(0, 0);
 	const uint64_t a[HP_COUNTERS] = { 1, 0, 1, 0 }, b[HP_COUNTERS] = { 13, 0, 13, 0 },
 		       c[HP_COUNTERS] = { 30, 0, 13, 0 };
-	cr_assert(hp_marks_guard(&m, a, 100, 1));
+	cr_assert(hp_marks_guard(&m, a, ALL_READ, 100, 1));
 	/* 12 histograms of live objects since the last pause, and this one. */
-	cr_assert(hp_marks_guard(&m, b, 113, 2));
+	cr_assert(hp_marks_guard(&m, b, ALL_READ, 113, 2));
 	/* 17 more full collections than the 2 collections counted since. */
-	cr_assert_not(hp_marks_guard(&m, c, 115, 3));
+	cr_assert_not(hp_marks_guard(&m, c, ALL_READ, 115, 3));
 }
 
 /* hp_marks_on_gc's bookkeeping behind the guard: a full collection is
@@ -818,4 +819,17 @@ Test(marks, nothing_is_counted_from_the_counters_once_off)
 	mk.full = 5;
 	hp_marks_on_reading(&m, &mk, 14, hp_mono_ns(), 9);
 	cr_assert_eq(atomic_load(&m.seen.n), n + 1, "counted after the counters were turned off");
+}
+
+/* A counter read all along that reads 0 and then jumps is no counter
+ * found late. */
+Test(marks, a_counter_read_at_zero_that_jumps_is_refused)
+{
+	fresh(0, 0);
+	const uint64_t zero[HP_COUNTERS] = { 0, 0, 0, 0 }, jump[HP_COUNTERS] = { 0, 500, 0, 500 };
+	cr_assert(hp_marks_guard(&m, zero, ALL_READ, 0, 1));
+	cr_assert_not(hp_marks_guard(&m, jump, ALL_READ, 1, 2));
+	char text[300];
+	hp_marks_counters_text(&m, text, sizeof(text));
+	cr_assert(strstr(text, "count of concurrent cycles rose by 500 (0 to 500)"), "%s", text);
 }
