@@ -309,7 +309,7 @@ void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 bool hp_marks_guard(struct hp_marks *m, const uint64_t now[HP_COUNTERS], unsigned read, uint64_t young,
 		    uint32_t pauses_before);
 bool hp_marks_counters_off(const struct hp_marks *m);
-/* "trusted ..." or "off: <which counter did what, when>; ..." for info,
+/* "none refused ..." or "off: <which counter did what, when>; ..." for info,
  * status, the log and the profile. */
 void hp_marks_counters_text(const struct hp_marks *m, char *buf, size_t len);
 /* The collector's own markings are not counted: generational Shenandoah,

@@ -341,11 +341,11 @@ static void history_marking(JNIEnv *jni, uint64_t *samples_then)
 {
 	uint64_t samples = (uint64_t)hp_striped_sum(&prof.samples, memory_order_relaxed);
 	if (prof.o.period || !prof.o.live || !prof.have_history || prof.o.mark == HP_MARK_OFF ||
-	    !hp_marks_own_uncounted(&prof.marks) || samples == *samples_then)
+	    samples == *samples_then)
 		return;
 	*samples_then = samples;
-	pthread_mutex_lock(&prof.dump_lock);
-	if (prof.sites.slots && hp_marks_may_request(&prof.marks)) {
+	pthread_mutex_lock(&prof.dump_lock);    /* markings_tick sets what own_uncounted reads */
+	if (prof.sites.slots && hp_marks_own_uncounted(&prof.marks) && hp_marks_may_request(&prof.marks)) {
 		mark_before_profile(jni, MARK_HISTORY);
 		history_tick(jni, true);
 	}

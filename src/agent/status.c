@@ -33,10 +33,10 @@ void write_top(FILE *out, unsigned n, const struct hp_profile *p, const struct s
 			(unsigned long long)u.live_gc_count);
 	else
 		fprintf(out, "heap\t0\tnone\tno collection yet\t0\n");
-	struct hp_marking mk = { .sz = sizeof(mk) };
-	hp_marking(prof.probe, &mk);
 	double half = hp_ht_half95(c->var) * scale, bytes = c->bytes * scale;
-	/* The estimate text without tabs (it has none; newlines neither). */
+	/* The estimate text without tabs (it has none; newlines neither).
+	 * Markings: those the agent counted since sampling began (the ones
+	 * that judge its samples), not the collector's counters' reading. */
 	fprintf(out, "view\t%.0f\t%.0f\t%.0f\t%.0f\t%llu\t%llu\t%s\n", bytes, fmax(0.0, bytes - half), bytes + half,
 		c->recent_bytes, (unsigned long long)hp_striped_sum(&prof.samples, memory_order_relaxed),
 		(unsigned long long)markings_counted(), estimate);

@@ -244,11 +244,11 @@ void hp_marking_locate(struct hp_probe *p)
 					 "(ZGC: Mark Start pauses)");
 				__atomic_store_n(&m->starts, (const volatile unsigned *)at, __ATOMIC_RELEASE);
 			} else
-				m->full = at;
+				__atomic_store_n(&m->full, (const volatile unsigned *)at, __ATOMIC_RELEASE);
 		}
 	}
 	if (heap->kind == HP_GC_G1) {
-		m->g1_phases = hp_perfdata_invocations(p, 2);
+		__atomic_store_n(&m->g1_phases, hp_perfdata_invocations(p, 2), __ATOMIC_RELEASE);
 		/* Without `full` a full collection would look like a start. */
 		if (!m->starts && !m->starts_source[0] && m->full)
 			locate_g1_starts(p, m, heap);
@@ -353,8 +353,12 @@ int hp_marking(struct hp_probe *p, struct hp_marking *out)
 		return -EAGAIN;
 	}
 	out->source = m->source;
-	if (m->full)
-		out->full = *m->full;
+	/* Each pointer loaded once: the agent thread may set one meanwhile
+	 * (hp_marking_locate), and a count and its `read` bit must agree. */
+	const volatile unsigned *full = __atomic_load_n(&m->full, __ATOMIC_ACQUIRE);
+	const volatile int64_t *g1_phases = __atomic_load_n(&m->g1_phases, __ATOMIC_ACQUIRE);
+	if (full)
+		out->full = *full;
 	/* Test-only (HEAPPROBE_FAULTS): a counter gone wrong, for the agent's
 	 * guard (agent/marks.h). Plain loads, fit for GC callbacks. */
 	if (p->faults & (HP_FAULT_COUNTER_BACK | HP_FAULT_COUNTER_JUMP)) {
@@ -363,8 +367,8 @@ int hp_marking(struct hp_probe *p, struct hp_marking *out)
 			out->full += 1000;
 	}
 	uint64_t marked = 0;
-	if (m->g1_phases) {
-		int64_t v = *m->g1_phases;
+	if (g1_phases) {
+		int64_t v = *g1_phases;
 		out->concurrent = v > 0 ? (uint64_t)v / 2 : 0;
 		marked = v > 0 ? ((uint64_t)v + 1) / 2 : 0;    /* Remark, then Cleanup */
 	}
@@ -393,7 +397,7 @@ int hp_marking(struct hp_probe *p, struct hp_marking *out)
 	if (sz >= offsetof(struct hp_marking, starts_source) + sizeof(out->starts_source))
 		out->starts_source = starts ? m->starts_source : NULL;
 	if (sz >= offsetof(struct hp_marking, read) + sizeof(out->read))
-		out->read = (m->full ? HP_MARKING_READ_FULL : 0) | (m->g1_phases ? HP_MARKING_READ_CONCURRENT : 0) |
+		out->read = (full ? HP_MARKING_READ_FULL : 0) | (g1_phases ? HP_MARKING_READ_CONCURRENT : 0) |
 			    (starts ? HP_MARKING_READ_STARTS : 0);
 	return 0;
 }

@@ -62,14 +62,16 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 	check("heap_usage_new_size", rc == 0 && u->used > 0 && canary_ok(&b, new_usage), why);
 
 	/* hp_marking: 0.1's struct ended at live_source; the first ones at
-	 * source; 0.5's at explicit_cycle (0.6 appended starts_source) */
+	 * source; 0.5's at explicit_cycle; 0.6's at starts_source (0.7
+	 * appended read) */
 	size_t sizes[] = { offsetof(struct hp_marking, source) + sizeof(const char *),
 			   offsetof(struct hp_marking, live_source) + sizeof(const char *),
 			   offsetof(struct hp_marking, explicit_cycle) + sizeof(int),
+			   offsetof(struct hp_marking, starts_source) + sizeof(const char *),
 			   sizeof(struct hp_marking), sizeof(struct hp_marking) + 64 };
-	const char *names[] = { "marking_oldest_size", "marking_0_1_size", "marking_0_5_size", "marking_size",
-				"marking_new_size" };
-	for (int i = 0; i < 5; i++) {
+	const char *names[] = { "marking_oldest_size", "marking_0_1_size", "marking_0_5_size", "marking_0_6_size",
+				"marking_size", "marking_new_size" };
+	for (int i = 0; i < 6; i++) {
 		fill(&b, sizes[i]);
 		rc = hp_marking(probe, (struct hp_marking *)b.bytes);
 		const struct hp_marking *m = (const void *)b.bytes;

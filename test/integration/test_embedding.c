@@ -207,8 +207,8 @@ Test(embed, struct_sizes)
 	struct jvm_result r = jvm_run(argv, NULL, 60);
 	cr_assert_eq(r.exit_code, 0, "%s", r.output);
 	const char *checks[] = { "open_opts_old_size", "heap_usage_old_size", "heap_usage_new_size",
-				 "marking_oldest_size", "marking_0_1_size", "marking_0_5_size", "marking_size", "marking_new_size",
-				 "marking_too_small_refused" };
+				 "marking_oldest_size", "marking_0_1_size", "marking_0_5_size", "marking_0_6_size",
+				 "marking_size", "marking_new_size", "marking_too_small_refused" };
 	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
 		char want[128];
 		snprintf(want, sizeof(want), "abi.%s: ok", checks[i]);
