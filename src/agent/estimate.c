@@ -494,8 +494,9 @@ void describe_live(char *out, size_t cap, const struct snap_ctx *c, double scale
 		hp_marks_z_end_text(&prof.marks, z_end + 2, sizeof(z_end) - 2);
 	}
 	if (hp_marks_counters_off(&prof.marks)) {
-		memcpy(guard, "; counters ", 11);
-		hp_marks_counters_text(&prof.marks, guard + 11, sizeof(guard) - 11);
+		char why[280];
+		hp_marks_counters_text(&prof.marks, why, sizeof(why));
+		snprintf(guard, sizeof(guard), "; counters %s", why);
 	}
 	if (have)
 		len += snprintf(out + len, cap - (size_t)len,

@@ -259,18 +259,11 @@ bool hp_marks_guard(struct hp_marks *m, const uint64_t now[HP_COUNTERS], unsigne
 {
 	if (atomic_load_explicit(&m->counters_off, memory_order_relaxed))
 		return false;
-	if (!m->guard_primed) {
-		memcpy(m->guard_prev, now, sizeof(m->guard_prev));
-		m->guard_young = young;
-		m->guard_read = read;
-		m->guard_primed = true;
-		return true;
-	}
 	/* Full collections without a GC event (a heap inspection or dump:
 	 * jmap -histo:live, GC.class_histogram, GC.heap_dump) still count in
 	 * the collections (_total_collections), and in G1's cycles begun. */
 	uint64_t unseen = young > m->guard_young ? young - m->guard_young : 0;
-	for (int c = 0; c < HP_COUNTERS; c++) {
+	for (int c = 0; m->guard_primed && c < HP_COUNTERS; c++) {
 		uint64_t was = m->guard_prev[c], is = now[c];
 		uint64_t most = HP_COUNTER_STEP_MAX + (c == HP_COUNTER_FULL || c == HP_COUNTER_STARTS ? unseen : 0);
 		bool back = is < was;
@@ -289,6 +282,7 @@ bool hp_marks_guard(struct hp_marks *m, const uint64_t now[HP_COUNTERS], unsigne
 	memcpy(m->guard_prev, now, sizeof(m->guard_prev));
 	m->guard_young = young;
 	m->guard_read = read;
+	m->guard_primed = true;
 	return true;
 }
 

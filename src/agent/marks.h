@@ -238,16 +238,15 @@ struct hp_marks {
 	char canary_state[160];                 /* on, or why not */
 	/* The counters' guard. The counters above are fields of the JVM read
 	 * at offsets found at start (symbols/ data, VMStructs, machine code)
-	 * and perfdata entries: one that goes back, or moves by more in one
-	 * collection than a collection can hold (HP_COUNTER_STEP_MAX: a
-	 * pause completes at most two full collections, or one cycle's
-	 * Remark or Cleanup), beyond the collections counted since, is no longer the collector's count (a layout
-	 * moved, a torn read, a perfdata entry reused) and would count
-	 * markings that never happened, or miss them. Full collections with
-	 * no GC event (heap inspections and dumps: jmap -histo:live,
-	 * GC.class_histogram, GC.heap_dump) move `full` and G1's `starts`
-	 * between events; they move the collections counted too, and those
-	 * counted since the last reading are allowed on top. From the first such
+	 * and perfdata entries. One that goes back, or rises in one
+	 * collection by more than HP_COUNTER_STEP_MAX beyond the collections
+	 * counted since (a pause completes at most two full collections, or
+	 * one cycle's Remark or Cleanup; heap inspections and dumps,
+	 * jmap -histo:live, GC.class_histogram, GC.heap_dump, run full
+	 * collections with no GC event, which move `full` and G1's `starts`
+	 * and the collections counted), is no longer the collector's count (a
+	 * layout moved, a torn read, a perfdata entry reused): it would count
+	 * markings that never happened, or miss them. From the first such
 	 * reading on, nothing is counted from the counters: only requested
 	 * markings (and canaries, which are no counter) judge samples, the
 	 * agent thread asks for history markings as where own cycles are

@@ -361,7 +361,7 @@ int hp_marking(struct hp_probe *p, struct hp_marking *out)
 		out->full = *full;
 	/* Test-only (HEAPPROBE_FAULTS): a counter gone wrong, for the agent's
 	 * guard (agent/marks.h). Plain loads, fit for GC callbacks. */
-	if (p->faults & (HP_FAULT_COUNTER_BACK | HP_FAULT_COUNTER_JUMP)) {
+	if (hp_probe_fault(p, HP_FAULT_COUNTER_BACK | HP_FAULT_COUNTER_JUMP)) {
 		bool late = hp_gc_count(p) >= 8;
 		if (hp_probe_fault(p, late ? HP_FAULT_COUNTER_JUMP : HP_FAULT_COUNTER_BACK))
 			out->full += 1000;

@@ -166,6 +166,16 @@ static void start(struct target *t, const char *const *jvm_opts, const char *age
 	running = t->pid;
 }
 
+/* start() with HEAPPROBE_FAULTS set for the target alone (tests of a
+ * part failing). */
+static void start_with_faults(struct target *t, const char *const *jvm_opts, const char *agent_opts,
+			      const char *faults)
+{
+	setenv("HEAPPROBE_FAULTS", faults, 1);
+	start(t, jvm_opts, agent_opts, false);
+	unsetenv("HEAPPROBE_FAULTS");
+}
+
 static int jcmd(const struct target *t, const char *const *args, char **out)
 {
 	char path[1100], pid[32];
@@ -499,9 +509,7 @@ Test(steady, hidden_marking_falls_back_and_says_so)
 {
 	const char *o[] = { "-XX:+UseZGC", NULL };
 	struct target t;
-	setenv("HEAPPROBE_FAULTS", "disable-mode=marking", 1);
-	start(&t, o, NULL, false);
-	unsetenv("HEAPPROBE_FAULTS");
+	start_with_faults(&t, o, NULL, "disable-mode=marking");
 	struct outcome out = profile_and_walk(&t);
 	cr_expect(strstr(out.out, "marking requests hidden"), "no reason given\n%s", out.out);
 	cr_expect_gt(out.recent, 0.5 * out.keep_truth, "unverified samples not reported as recent\n%s", out.out);
@@ -518,9 +526,7 @@ Test(steady, a_marking_counter_that_goes_back_is_refused_and_requests_carry_on)
 {
 	const char *o[] = { "-XX:+UseG1GC", NULL };
 	struct target t;
-	setenv("HEAPPROBE_FAULTS", "counter-back", 1);
-	start(&t, o, NULL, false);
-	unsetenv("HEAPPROBE_FAULTS");
+	start_with_faults(&t, o, NULL, "counter-back");
 	struct outcome out = profile_and_walk(&t);
 	cr_expect(strstr(out.out, "marking counters off: the collector's count of full collections went back from 10"),
 		  "no log line naming the counter\n%s", out.out);
@@ -543,9 +549,7 @@ Test(steady, a_marking_counter_that_jumps_is_not_counted)
 	snprintf(xlog, sizeof(xlog), "-Xlog:gc:file=%s", gclog);
 	const char *o[] = { "-XX:+UseParallelGC", xlog, NULL };
 	struct target t;
-	setenv("HEAPPROBE_FAULTS", "counter-jump", 1);
-	start(&t, o, NULL, false);
-	unsetenv("HEAPPROBE_FAULTS");
+	start_with_faults(&t, o, NULL, "counter-jump");
 	struct outcome out = profile_and_walk_or_exit(&t, true);
 	char *log = slurp(gclog);
 	unlink(gclog);
@@ -687,9 +691,7 @@ Test(steady, z_live_figure_hidden_falls_back)
 		xmx = Z11_XMX;          /* as steady::z */
 	const char *o[] = { "-XX:+UseZGC", feature() >= 21 ? "-XX:-ZGenerational" : NULL, NULL };
 	struct target t;
-	setenv("HEAPPROBE_FAULTS", fault, 1);
-	start(&t, o, "info=exit", false);
-	unsetenv("HEAPPROBE_FAULTS");
+	start_with_faults(&t, o, "info=exit", fault);
 	struct outcome out = profile_and_walk(&t);
 	cr_expect(strstr(out.out, "marking.live: none yet (no completed cycle, or none kept): none: symbol not in libjvm"),
 		  "the hidden symbol is not named as the reason\n%s", out.out);
