@@ -168,6 +168,13 @@ struct hp_marks {
 	uint64_t request_ns_total, request_ns_max;
 	uint64_t last_ns, last_end_ns;          /* the last completed request: its wall time, when it ended */
 	double budget;                          /* share of the wall clock for periodic requests (0: 1/50) */
+	/* A request that outlived its time (hp_marks_request): the profile
+	 * went on without it; its helper thread still waits in the call and
+	 * no request is made until it returns. */
+	int64_t timeout_ns;                     /* a request's time (0: mark_timeout's default) */
+	struct hp_marks_helper *stuck;          /* the request timed out and not returned yet, NULL none */
+	int64_t stuck_ns;                       /* ... when it was asked for */
+	uint64_t requests_timed_out;
 	uint32_t request_cover, request_end_pause;      /* ... its cover, the pause count when it ended */
 	uint64_t request_live;                  /* ... the collector's live figure read when it returned, 0 none */
 	const char *request_live_source;        /* ... where that figure is read (hp_marking's live_source) */
@@ -395,9 +402,9 @@ bool hp_marks_young_window(const struct hp_marks *m, uint32_t cover, uint32_t *f
  * (Used by the canary look; tests.) */
 uint32_t hp_marks_g1_start_bound(const struct hp_marks *m, uint32_t best, uint32_t done);
 
-/* What the requester does while a marking it asked for runs (G1 only;
- * hp_marks_request): tick(ctx) every ~2 ms, the call itself made on a
- * helper thread attached to `vm`. */
+/* How a request is made (hp_marks_request): on a helper thread attached
+ * to `vm`, so that the requester can give up on it after m->timeout_ns;
+ * on G1 the requester calls tick(ctx) every ~2 ms meanwhile (NULL: none). */
 struct hp_marks_watch {
 	JavaVM *vm;
 	void (*tick)(void *ctx);
@@ -410,11 +417,15 @@ struct hp_marks_watch {
  * counter. Blocks for the marking. Returns 0 if one completed, 1 if none was
  * needed, else a negative errno; m->last_request says what happened. Call
  * with the dump lock held, from a JVM thread, never after VMDeath.
- * With `watch` (NULL: none) on G1, the caller ticks until the request
- * returns, so it can look at the samples during the marking (a sample
- * still referenced after its Remark was alive at its start: marks.c);
- * where the helper cannot be started or attached, the request runs on the
- * calling thread. */
+ * With `watch` (NULL: none) the call is made on a helper thread; on G1
+ * the caller ticks until the request returns, so it can look at the
+ * samples during the marking (a sample still referenced after its Remark
+ * was alive at its start: marks.c). A request that has not returned after
+ * m->timeout_ns is given up: -ETIMEDOUT, nothing counted, the helper left
+ * to finish; until it does, each request returns -EBUSY at once (a
+ * marking it completes late is the collector's own to the counters and
+ * canaries). Where the helper cannot be started or attached, the request
+ * runs on the calling thread, with no time limit. */
 int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags, const _Atomic uint64_t *pauses,
 		     const struct hp_marks_watch *watch);
 

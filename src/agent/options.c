@@ -16,6 +16,7 @@ static const char *valid_options(char *buf, size_t cap)
 	snprintf(buf, cap,
 		 "interval=<size>, live[=true|false], min_age=<n>, depth=<n>, file=<path>, "
 		 "format=%s[+...], period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=concurrent|full|off, mark_budget=<percent>, "
+		 "mark_timeout=<seconds>, "
 		 "dump, stop, stop,discard, status, top=<n>, reply=<path>, info, info=exit, "
 		 "verify, log=<path>, verbose, upload=<url>, app=<name>, labels=<k=v;k=v>, upload_queue=<n>",
 		 hp_format_names("|", names, sizeof(names)));
@@ -130,6 +131,7 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 	out->max_live = 100000;
 	out->min_age = 1;
 	out->mark_budget = HP_MARK_BUDGET_DEFAULT;
+	out->mark_timeout = HP_MARK_TIMEOUT_DEFAULT;
 	out->format = HP_FORMAT_PPROF;
 	out->formats = 1u << HP_FORMAT_PPROF;
 	bool any_profiler_option = false, only_reports = false;
@@ -211,6 +213,10 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 			ok = v && parse_percent(v, vlen, 0.1, 50, &out->mark_budget);
 			range = "mark_budget is the share of the wall clock periodic profiles may spend in requested markings, "
 				"a percentage from 0.1% to 50% (default 2%)";
+		} else if (IS("mark_timeout")) {
+			ok = v && parse_uint(v, vlen, 1, 3600, &out->mark_timeout);
+			range = "mark_timeout is the seconds a requested marking may take before the profile is written "
+				"without it, from 1 to 3600 (default 60)";
 		} else if (IS("dump") && !v) {
 			out->dump = true;
 			profiler = false;

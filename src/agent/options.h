@@ -24,6 +24,10 @@ enum hp_mark_policy { HP_MARK_CONCURRENT = 0, HP_MARK_FULL, HP_MARK_OFF };
 /* mark_budget's default: 1/50 of the wall clock in requested markings. */
 #define HP_MARK_BUDGET_DEFAULT 0.02
 
+/* mark_timeout's default: seconds a requested marking may take before the
+ * profile goes on without it. */
+#define HP_MARK_TIMEOUT_DEFAULT 60
+
 struct hp_agent_options {
 	/* profiler */
 	bool profile;               /* sample allocations (on unless only info/verify given) */
@@ -39,6 +43,7 @@ struct hp_agent_options {
 	enum hp_stacks_mode stacks;
 	enum hp_mark_policy mark;
 	double mark_budget;         /* periodic requests keep requested markings under this share of the wall clock */
+	unsigned mark_timeout;      /* seconds a request may take before the profile goes on without it */
 	bool format_given;          /* format= named (dump/stop: this write's format) */
 	/* commands to an agent already running (dynamic attach; the heapprobe
 	 * command sends them): dump and stop write to this command's file= and

@@ -202,7 +202,9 @@ static void mark_before_profile(JNIEnv *jni, enum mark_for why)
 		if (markings_counted() > before)
 			survival_catch_up();
 	}
-	if (rc < 0 && prof.marks.requests == 1)
+	if (rc == -ETIMEDOUT)
+		logf_("marking request %s", prof.marks.last_request);
+	else if (rc < 0 && prof.marks.requests == 1)
 		logf_("no marking before profiles: %s", prof.marks.last_request);
 }
 
@@ -665,6 +667,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	hp_marks_reset(&prof.marks, probe, pauses_now());
 	memset(prof.asked_by, 0, sizeof(prof.asked_by));
 	prof.marks.budget = o->mark_budget;
+	prof.marks.timeout_ns = (int64_t)o->mark_timeout * 1000000000LL;
 	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_START, NULL);
 	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL);
 	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);

@@ -120,8 +120,9 @@ void hp_profiler_status(FILE *out)
 	struct hp_marking mk = { .sz = sizeof(mk) };
 	if (hp_marking(prof.probe, &mk) == 0)
 		fprintf(out, "markings: %llu counted (the collector's counters read %llu; source: %s); requested by us: "
-			"%llu\n", (unsigned long long)markings_counted(), (unsigned long long)mk.count,
-			mk.source ? mk.source : "?", (unsigned long long)prof.marks.requests);
+			"%llu (%llu timed out: no marking within mark_timeout=%u s)\n", (unsigned long long)markings_counted(),
+			(unsigned long long)mk.count, mk.source ? mk.source : "?", (unsigned long long)prof.marks.requests,
+			(unsigned long long)prof.marks.requests_timed_out, prof.o.mark_timeout);
 	fprintf(out, "markings asked for by: profiles asked for %llu, periodic profiles %llu, heapprobe top %llu, "
 		"the history %llu, the exit %llu\n", (unsigned long long)prof.asked_by[MARK_ASKED],
 		(unsigned long long)prof.asked_by[MARK_PERIODIC], (unsigned long long)prof.asked_by[MARK_TOP],

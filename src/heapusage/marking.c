@@ -50,6 +50,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -574,6 +575,14 @@ static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t
 		return hp_fail(why, len, -ENODATA, "the heap is not known: %s", p->reason[HP_PART_HEAP]);
 	if (hidden(p))
 		return hp_fail(why, len, -ENOTSUP, "marking requests hidden (HEAPPROBE_FAULTS)");
+	/* HEAPPROBE_FAULTS=request-stall: the first request stalls (the
+	 * agent's mark_timeout= gives up on it, then sees it return). */
+	static _Atomic bool stalled;
+	if (hp_probe_fault(p, HP_FAULT_REQUEST_STALL) && !atomic_exchange(&stalled, true)) {
+		struct timespec ts = { 8, 0 };
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
+	}
 	if (heap->kind != HP_GC_G1 && heap->kind != HP_GC_Z && heap->kind != HP_GC_SHENANDOAH &&
 	    heap->kind != HP_GC_SERIAL && heap->kind != HP_GC_PARALLEL)
 		return hp_fail(why, len, -ENOTSUP, "%s: no marking to ask for", hp_gc_kind_name(heap->kind));

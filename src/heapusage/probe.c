@@ -32,6 +32,7 @@ void hp_parse_faults(struct hp_probe *p, const char *spec)
 		{ "corrupt-frame", HP_FAULT_CORRUPT_FRAME },
 		{ "counter-back", HP_FAULT_COUNTER_BACK },
 		{ "counter-jump", HP_FAULT_COUNTER_JUMP },
+		{ "request-stall", HP_FAULT_REQUEST_STALL },
 	};
 	size_t nsyms = 0, nmodes = 0;
 	while (spec && *spec) {

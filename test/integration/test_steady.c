@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jvmrun.h"
@@ -593,6 +594,129 @@ Test(steady, a_refused_marking_request_is_said_and_the_view_keeps_its_age)
 		     out.out);
 	cr_log_info("refused request: the kept set %+.1f%% of the truth", 100 * (out.keep / out.keep_truth - 1));
 	free(out.out);
+}
+
+/* The n-th (from 1) "heapprobe: wrote" line of the target's output, copied
+ * into `line`; false if there are fewer. */
+static bool wrote_line(const char *out, int n, char *line, size_t cap)
+{
+	const char *p = out;
+	for (int i = 0; i < n; i++) {
+		p = strstr(p, "heapprobe: wrote ");
+		if (!p)
+			return false;
+		if (i < n - 1)
+			p++;
+	}
+	const char *nl = strchr(p, '\n');
+	snprintf(line, cap, "%.*s", (int)(nl ? (size_t)(nl - p) : strlen(p)), p);
+	return true;
+}
+
+/* Asks for a profile (jcmd dump) and waits until it is the n-th written;
+ * returns its line, and the seconds the dump took in `took`. */
+static char *dump_nth(struct target *t, int n, double *took)
+{
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	char *dumped;
+	const char *dump_args[] = { "JVMTI.agent_load", HP_AGENT_PATH, "dump", NULL };
+	cr_assert_eq(jcmd(t, dump_args, &dumped), 0, "jcmd dump failed:\n%s", dumped);
+	free(dumped);
+	static char line[8192];
+	for (int i = 0; i < 600; i++) {
+		char *out = slurp(t->out);
+		bool have = wrote_line(out, n, line, sizeof(line));
+		free(out);
+		if (have) {
+			clock_gettime(CLOCK_MONOTONIC, &b);
+			*took = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+			return strdup(line);
+		}
+		usleep(100000);
+	}
+	char *out = slurp(t->out);
+	cr_assert_fail("profile %d not written within 60 s\n%s", n, out);
+	return NULL;
+}
+
+/* A request the collector does not answer within mark_timeout=
+ * (HEAPPROBE_FAULTS=request-stall: the first request sleeps 8 s before it
+ * asks): the profile is written without it, says so and how old its view
+ * is, and counts nothing as verified by it; a profile asked for while it
+ * still runs asks nothing; once it returned, profiles get their marking
+ * again; the JVM ends normally. */
+Test(steady, a_marking_request_that_times_out_leaves_the_view_with_its_age)
+{
+	const char *o[] = { "-XX:+UseG1GC", NULL };
+	struct target t;
+	start_with_faults(&t, o, "mark_timeout=3", "request-stall");
+	bool ready = wait_line(&t, "ready", 120);
+	char *log = slurp(t.out);
+	cr_assert(ready, "the target did not get ready:\n%s", log);
+	free(log);
+	double took1, took2, took3;
+	char *first = dump_nth(&t, 1, &took1);
+	char *second = dump_nth(&t, 2, &took2);
+	/* the stalled request returns 8 s after it was made, then its cycle runs */
+	sleep(took1 + took2 < 10 ? (unsigned)(12 - took1 - took2) : 2);
+	char *third = dump_nth(&t, 3, &took3);
+	int fd = open(t.stop, O_WRONLY | O_CREAT, 0644);
+	close(fd);
+	int status = jvm_wait(t.pid, 60);
+	running = 0;
+	char *out = slurp(t.out);
+	cr_assert(status != -1, "the target did not end within 60 s of being told to (killed):\n%s", out);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the target ended badly (%d):\n%s", status, out);
+	/* not statistical: 3 s of mark_timeout=, against the 8 s stall; docs/test-bounds.md */
+	cr_expect_lt(took1, 7.0, "the first profile waited %.1f s for the stalled request\n%s", took1, out);
+	cr_expect(strstr(first, "request: timed out: no marking within 3 s"), "the time-out is not said\n%s", out);
+	cr_expect_null(strstr(first, "requested before this profile"), "a timed-out request counted\n%s", out);
+	cr_expect(strstr(first, "no marking since sampling began") || strstr(first, "the last began "),
+		  "the view's age is not stated\n%s", out);
+	cr_expect(strstr(out, "marking request timed out"), "the log does not say it\n%s", out);
+	cr_expect(strstr(second, "request: not requested: the request made ") && strstr(second, "has not returned"),
+		  "a profile asked for while it runs does not say why it asked nothing\n%s", out);
+	cr_expect(strstr(third, "requested before this profile"), "no marking once the stalled request returned\n%s",
+		  out);
+	cr_log_info("timed-out request: profiles took %.1f, %.1f, %.1f s", took1, took2, took3);
+	free(first);
+	free(second);
+	free(third);
+	free(out);
+}
+
+/* The same at exit: the shutdown hook's request is given up after
+ * mark_timeout=, and the JVM ends without waiting for it. */
+Test(steady, an_exit_marking_that_times_out_does_not_hold_the_exit)
+{
+	const char *o[] = { "-XX:+UseG1GC", NULL };
+	struct target t;
+	start_with_faults(&t, o, "mark_timeout=2", "request-stall");
+	bool ready = wait_line(&t, "ready", 120);
+	char *out = slurp(t.out);
+	cr_assert(ready, "the target did not get ready:\n%s", out);
+	free(out);
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	int fd = open(t.stop, O_WRONLY | O_CREAT, 0644);
+	close(fd);
+	int status = jvm_wait(t.pid, 60);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	running = 0;
+	double took = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+	out = slurp(t.out);
+	cr_assert(status != -1, "the target did not end within 60 s of being told to (killed):\n%s", out);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the target ended badly (%d):\n%s", status, out);
+	char line[8192];
+	cr_assert(wrote_line(out, 1, line, sizeof(line)), "no profile at exit\n%s", out);
+	cr_expect(strstr(line, "request: timed out: no marking within 2 s"), "the time-out is not said\n%s", out);
+	cr_expect(strstr(line, "no marking since sampling began") || strstr(line, "the last began "),
+		  "the view's age is not stated\n%s", out);
+	/* not statistical: 2 s of mark_timeout= against the 8 s stall (the exit without it takes ~1 s); docs/test-bounds.md */
+	cr_expect_lt(took, 7.0, "the exit took %.1f s: it waited for the stalled request\n%s", took, out);
+	cr_log_info("exit with a timed-out request: %.1f s", took);
+	free(out);
 }
 
 /* The profile at exit, as a new user gets it (no dump, no options): the

@@ -97,6 +97,13 @@ Test(options, choices_and_booleans)
 	parse_bad("mark_budget=1e1", "mark_budget is");
 	parse_bad("mark_budget=", "mark_budget is");
 	parse_bad("mark_budget", "mark_budget is");
+	cr_expect_eq(parse_ok(NULL).mark_timeout, 60);
+	cr_expect_eq(parse_ok("mark_timeout=1").mark_timeout, 1);
+	cr_expect_eq(parse_ok("mark_timeout=3600").mark_timeout, 3600);
+	parse_bad("mark_timeout=0", "mark_timeout is the seconds a requested marking may take");
+	parse_bad("mark_timeout=3601", "from 1 to 3600 (default 60)");
+	parse_bad("mark_timeout=2s", "mark_timeout is");
+	parse_bad("mark_timeout=", "mark_timeout is");
 	/* verbose: a flag, off by default; it does not start profiling alone
 	 * any more than log= does, and takes no value. */
 	cr_expect(!parse_ok(NULL).verbose);
