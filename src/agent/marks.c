@@ -121,7 +121,8 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	__atomic_store_n(&m->last_completion, pauses_now, __ATOMIC_RELAXED);
 	__atomic_store_n(&m->last_completion_ns, hp_mono_ns(), __ATOMIC_RELAXED);
 	m->last_full_pause = 0;
-	m->requests = m->requests_ok = 0;
+	m->requests = m->requests_ok = m->requests_timed_out = 0;
+	m->last_ns = m->last_end_ns = 0;        /* stuck stays: its helper may still be in the call */
 	m->request_ns_total = m->request_ns_max = 0;
 	m->request_live = 0;
 	m->request_live_source = NULL;
@@ -504,8 +505,8 @@ void hp_marks_seen_raise(struct hp_marks *m, uint64_t k, uint32_t cover, int64_t
 		;
 }
 
-static void marks_requested_at(struct hp_marks *m, uint32_t at_request, uint64_t seen_before, uint32_t pauses_now,
-			       int64_t request_ns)
+void hp_marks_requested_at(struct hp_marks *m, uint32_t at_request, uint64_t seen_before, uint32_t pauses_now,
+			   int64_t request_ns)
 {
 	/* ZGC: the marking began at its Mark Start pause, after the request
 	 * (the last one seen: the driver runs one cycle at a time). */
@@ -548,185 +549,7 @@ static void marks_requested_at(struct hp_marks *m, uint32_t at_request, uint64_t
 
 void hp_marks_requested(struct hp_marks *m, uint32_t at_request, uint64_t seen_before, uint32_t pauses_now)
 {
-	marks_requested_at(m, at_request, seen_before, pauses_now, hp_mono_ns());
-}
-
-bool hp_marks_may_request(struct hp_marks *m)
-{
-	if (!m->requests_ok)
-		return true;
-	uint64_t since = (uint64_t)hp_mono_ns() - m->last_end_ns;
-	double budget = m->budget > 0 ? m->budget : HP_MARK_BUDGET_DEFAULT;
-	if ((double)since * budget >= (double)m->last_ns)
-		return true;
-	snprintf(m->last_request, sizeof(m->last_request),
-		 "skipped for this periodic profile: the last marking took %.0f ms, %.1f s ago (at most %.3g%% of "
-		 "the time in requested markings, mark_budget=)", (double)m->last_ns / 1e6, (double)since / 1e9,
-		 100 * budget);
-	return false;
-}
-
-/* A marking asked for on a helper thread, watched (hp_marks_request).
- *
- * Why: a G1 sample the marking covers and a young pause clears after
- * Remark (it died after the cycle began) is judged dead at the start
- * unless a sweep saw it still referenced after Remark (judge.c). The
- * requester blocks in System.gc() until the cycle ends, holding the dump
- * lock, so no sweep can look during the cycle; where a young pause came
- * between Remark and the sweep after the request, the cache's young
- * samples that died then were judged dead at the start: 169 of 257 at
- * ages below 2,500 samples in one run, where ~13% were dead, and the view
- * between markings read 30% low until the next one (G1 on 25 under load,
- * `heapprobe top`). The helper makes the call; the requester, still
- * holding the lock, sweeps at each pause meanwhile. */
-struct hp_marks_helper {
-	struct hp_probe *probe;
-	JavaVM *vm;
-	unsigned flags;
-	char why[200];
-	int rc;
-	bool attached;
-	_Atomic bool done;
-	_Atomic int refs;       /* the helper's and the requester's: the last to let go frees it */
-};
-
-static void helper_release(struct hp_marks_helper *w)
-{
-	if (atomic_fetch_sub_explicit(&w->refs, 1, memory_order_acq_rel) == 1)
-		free(w);
-}
-
-static void *helper_main(void *arg)
-{
-	struct hp_marks_helper *w = arg;
-	JNIEnv *env = NULL;
-	JavaVMAttachArgs args = { .version = JNI_VERSION_1_6, .name = (char *)"heapprobe marking request" };
-	if ((*w->vm)->AttachCurrentThreadAsDaemon(w->vm, (void **)&env, &args) == JNI_OK && env) {
-		w->attached = true;
-		w->rc = hp_request_marking(w->probe, w->flags, w->why, sizeof(w->why));
-		(*w->vm)->DetachCurrentThread(w->vm);
-	}
-	atomic_store_explicit(&w->done, true, memory_order_release);
-	helper_release(w);
-	return NULL;
-}
-
-/* A request that timed out: whether its helper is still in the call (it
- * is let go once it returned). Dump lock held. */
-static bool still_stuck(struct hp_marks *m)
-{
-	if (!m->stuck)
-		return false;
-	if (!atomic_load_explicit(&m->stuck->done, memory_order_acquire))
-		return true;
-	helper_release(m->stuck);
-	m->stuck = NULL;
-	return false;
-}
-
-/* Why a request is made by a helper thread: the requester can give up on
- * it (a collector that takes minutes, or never answers, must not hold the
- * profile, the dump lock, or the JVM's exit: the shutdown hook asks too),
- * and on G1 it sweeps while the marking runs.
- *
- * The sweeps: a G1 sample the marking covers and a young pause clears
- * after Remark (it died after the cycle began) is judged dead at the start
- * unless a sweep saw it still referenced after Remark (judge.c). The
- * requester holds the dump lock while System.gc() runs, so no other sweep
- * can look during the cycle; where a young pause came between Remark and
- * the sweep after the request, the cache's young samples that died then
- * were judged dead at the start: 169 of 257 at ages below 2,500 samples in
- * one run, where ~13% were dead, and the view between markings read 30%
- * low until the next one (G1 on 25 under load, `heapprobe top`). The
- * requester, still holding the lock, sweeps at each pause meanwhile. */
-static int request_on_helper(struct hp_marks *m, struct hp_probe *probe, unsigned flags, char *why, size_t len,
-			     const struct hp_marks_watch *watch, bool tick)
-{
-	struct hp_marks_helper *w = calloc(1, sizeof(*w));
-	pthread_t t;
-	if (!w)
-		return hp_request_marking(probe, flags, why, len);
-	*w = (struct hp_marks_helper){ .probe = probe, .vm = watch->vm, .flags = flags };
-	atomic_init(&w->refs, 2);
-	if (pthread_create(&t, NULL, helper_main, w) != 0) {
-		free(w);
-		return hp_request_marking(probe, flags, why, len);
-	}
-	pthread_detach(t);
-	int64_t t0 = hp_mono_ns(), limit = m->timeout_ns > 0 ? m->timeout_ns : HP_MARK_TIMEOUT_DEFAULT * 1000000000LL;
-	while (!atomic_load_explicit(&w->done, memory_order_acquire)) {
-		struct timespec ts = { 0, 2 * 1000000 };
-		nanosleep(&ts, NULL);
-		if (atomic_load_explicit(&w->done, memory_order_acquire))
-			break;
-		if (tick && watch->tick)
-			watch->tick(watch->ctx);
-		if (hp_mono_ns() - t0 >= limit) {
-			m->stuck = w;   /* the requester's reference, let go once it returns */
-			m->stuck_ns = t0;
-			m->requests_timed_out++;
-			snprintf(why, len, "timed out: no marking within %.0f s (mark_timeout=); the request still "
-				 "runs, nothing is asked for until it returns", (double)limit / 1e9);
-			return -ETIMEDOUT;
-		}
-	}
-	bool attached = w->attached;
-	int rc = w->rc;
-	if (attached)
-		snprintf(why, len, "%s", w->why);
-	helper_release(w);
-	return attached ? rc : hp_request_marking(probe, flags, why, len);
-}
-
-int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags, const _Atomic uint64_t *pauses,
-		     const struct hp_marks_watch *watch)
-{
-	/* Always a new marking, even when the last one began after every
-	 * sample: objects may have died since it began, and a profile asked
-	 * for now must not count them (a marking counts for a profile only if
-	 * it began after the profile was asked for). */
-	if (still_stuck(m)) {
-		snprintf(m->last_request, sizeof(m->last_request),
-			 "not requested: the request made %.0f s ago has not returned (it timed out, mark_timeout=)",
-			 (double)(hp_mono_ns() - m->stuck_ns) / 1e9);
-		return -EBUSY;
-	}
-	uint32_t at_request = (uint32_t)atomic_load(pauses);
-	uint64_t seen_before = atomic_load(&m->seen.n);
-	char why[200] = "";
-	hp_marks_arm_explicit(m);
-	int64_t request_ns = hp_mono_ns();
-	uint64_t t0 = (uint64_t)request_ns;
-	atomic_store(&m->z_requesting, true);
-	int rc = watch && watch->vm ? request_on_helper(m, probe, flags, why, sizeof(why), watch, m->g1_mode)
-				    : hp_request_marking(probe, flags, why, sizeof(why));
-	uint64_t dt = (uint64_t)hp_mono_ns() - t0;
-	m->requests++;
-	if (rc) {
-		atomic_store(&m->z_requesting, false);
-		atomic_store(&m->explicit_armed, false);
-		snprintf(m->last_request, sizeof(m->last_request), "%s%.180s", rc == -ETIMEDOUT ? "" : "not requested: ",
-			 why);
-		return rc;
-	}
-	m->requests_ok++;
-	m->last_ns = dt;
-	m->last_end_ns = (uint64_t)hp_mono_ns();
-	m->request_ns_total += dt;
-	if (dt > m->request_ns_max)
-		m->request_ns_max = dt;
-	marks_requested_at(m, at_request, seen_before, (uint32_t)atomic_load(pauses), request_ns);
-	atomic_store(&m->z_requesting, false);
-	/* Its live figure, read now: the heap's is rewritten by the next
-	 * cycle's mark end, and a cycle of the collector's own may come
-	 * before the profile is written (estimate.c, marking_figure). */
-	struct hp_marking mk = { .sz = sizeof(mk) };
-	bool have = hp_marking(probe, &mk) == 0 && mk.live;
-	m->request_live = have ? mk.live : 0;
-	m->request_live_source = have ? mk.live_source : NULL;
-	snprintf(m->last_request, sizeof(m->last_request), "%.120s requested before this profile (%.0f ms)", why,
-		 (double)dt / 1e6);
-	return 0;
+	hp_marks_requested_at(m, at_request, seen_before, pauses_now, hp_mono_ns());
 }
 
 /* ---- times --------------------------------------------------------------- */

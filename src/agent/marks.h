@@ -175,6 +175,7 @@ struct hp_marks {
 	struct hp_marks_helper *stuck;          /* the request timed out and not returned yet, NULL none */
 	int64_t stuck_ns;                       /* ... when it was asked for */
 	uint64_t requests_timed_out;
+	int64_t deadline_ns;                    /* set by the asker: no request runs past it (0: none) */
 	uint32_t request_cover, request_end_pause;      /* ... its cover, the pause count when it ended */
 	uint64_t request_live;                  /* ... the collector's live figure read when it returned, 0 none */
 	const char *request_live_source;        /* ... where that figure is read (hp_marking's live_source) */
@@ -356,6 +357,10 @@ void hp_marks_z_end_text(const struct hp_marks *m, char *buf, size_t len);
  * for). `seen_before`: m->seen.n then. (The bookkeeping of
  * hp_marks_request, for tests.) */
 void hp_marks_requested(struct hp_marks *m, uint32_t at_request, uint64_t seen_before, uint32_t pauses_now);
+/* The same, the request made at request_ns (hp_mono_ns): a marking that
+ * began after it began at its first pause, not at the request (request.c). */
+void hp_marks_requested_at(struct hp_marks *m, uint32_t at_request, uint64_t seen_before, uint32_t pauses_now,
+			   int64_t request_ns);
 
 /* Markings that began after a sample with `pause_at_alloc` was allocated
  * and have completed (0: not verified yet). Saturates at HP_MARKS_RING. */
@@ -420,11 +425,12 @@ struct hp_marks_watch {
  * With `watch` (NULL: none) the call is made on a helper thread; on G1
  * the caller ticks until the request returns, so it can look at the
  * samples during the marking (a sample still referenced after its Remark
- * was alive at its start: marks.c). A request that has not returned after
- * m->timeout_ns is given up: -ETIMEDOUT, nothing counted, the helper left
- * to finish; until it does, each request returns -EBUSY at once (a
- * marking it completes late is the collector's own to the counters and
- * canaries). Where the helper cannot be started or attached, the request
+ * was alive at its start: request.c). A request that has not returned after
+ * m->timeout_ns (or at m->deadline_ns, set by the asker for all of a
+ * profile's requests) is given up: -ETIME, nothing counted, the helper left
+ * to finish (its time charged to the budget); until it does, each request
+ * returns -EBUSY at once (a marking it completes late is the collector's
+ * own to the counters and canaries). Where the helper cannot be started or attached, the request
  * runs on the calling thread, with no time limit. */
 int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags, const _Atomic uint64_t *pauses,
 		     const struct hp_marks_watch *watch);

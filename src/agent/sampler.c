@@ -172,6 +172,8 @@ static void mark_before_profile(JNIEnv *jni, enum mark_for why)
 	if (periodic && !hp_marks_may_request(&prof.marks))
 		return;
 	uint64_t before = markings_counted();
+	/* One time limit for this profile's requests (G1's two included). */
+	prof.marks.deadline_ns = hp_mono_ns() + (int64_t)prof.o.mark_timeout * 1000000000LL;
 	/* On G1, sweeps while the marking runs (judge.c, sweep_while_asking). */
 	struct hp_marks_watch watch = { prof.vm, sweep_while_asking, jni };
 	sweep_ask_begin();
@@ -189,20 +191,35 @@ static void mark_before_profile(JNIEnv *jni, enum mark_for why)
 	/* (Generational Shenandoah needs no second one: its System.gc() may
 	 * return at the start of the global cycle it asked for, after a young
 	 * one under way, and hp_request_marking waits for that cycle's end.) */
-	if (g1) {
+	/* (Not with less than half of mark_timeout= left: the first one
+	 * counts, and the profile is not held for a second that may not end.) */
+	if (g1 && prof.marks.deadline_ns - hp_mono_ns() < (int64_t)prof.o.mark_timeout * 500000000LL)
+		snprintf(prof.marks.last_request + strlen(prof.marks.last_request),
+			 sizeof(prof.marks.last_request) - strlen(prof.marks.last_request),
+			 "; no second (under half of mark_timeout= left)");
+	else if (g1) {
 		char first[sizeof(prof.marks.last_request)];
 		snprintf(first, sizeof(first), "%s", prof.marks.last_request);
-		rc = hp_marks_request(&prof.marks, prof.probe, flags, &prof.gc_events, &watch);
-		if (rc == 0)
+		/* The first one counted whatever the second does. */
+		int rc2 = hp_marks_request(&prof.marks, prof.probe, flags, &prof.gc_events, &watch);
+		char second[sizeof(prof.marks.last_request)];
+		snprintf(second, sizeof(second), "%s", prof.marks.last_request);
+		if (rc2 == 0)
 			snprintf(prof.marks.last_request, sizeof(prof.marks.last_request), "%.90s, then another (%s)", first,
 				 "G1: the first keeps young objects dead old ones point to");
+		else
+			snprintf(prof.marks.last_request, sizeof(prof.marks.last_request), "%.90s, then another: %.80s",
+				 first, second);
+		if (rc2 == -ETIME)
+			logf_("second marking request %s", second);
 	}
+	prof.marks.deadline_ns = 0;
 	if (rc == 0) {
 		hp_marks_canary_rearm(&prof.marks, jni, &prof.gc_events);      /* counted: not again */
 		if (markings_counted() > before)
 			survival_catch_up();
 	}
-	if (rc == -ETIMEDOUT)
+	if (rc == -ETIME)
 		logf_("marking request %s", prof.marks.last_request);
 	else if (rc < 0 && prof.marks.requests == 1)
 		logf_("no marking before profiles: %s", prof.marks.last_request);

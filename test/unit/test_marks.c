@@ -167,6 +167,21 @@ Test(marks, periodic_requests_keep_to_their_duty_cycle)
 	cr_assert(hp_marks_may_request(&m));
 }
 
+/* A request that timed out (marks.c request_on_helper) completed nothing
+ * but is charged: the next periodic one waits as after a completed one
+ * of that length (4 s at 2%: 200 s; at 50%: 8 s), not at once. */
+Test(marks, a_request_that_timed_out_is_charged_to_the_budget)
+{
+	fresh(0, 0);
+	m.requests = 1;
+	m.requests_timed_out = 1;
+	m.last_ns = 4000000000ull;
+	m.last_end_ns = mono_ns() - 10000000000ull;
+	cr_assert_not(hp_marks_may_request(&m), "a request that timed out 10 s ago, after 4 s, let the next one go");
+	m.budget = 0.5;         /* 8 s after a 4 s one */
+	cr_assert(hp_marks_may_request(&m));
+}
+
 /* Generational ZGC (marks.h): young collections of 3 pauses each, the
  * first bumping the collection count; a major begins at the first pause of
  * a collection and bumps `starts`. An own major covers what was allocated
