@@ -178,8 +178,13 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags,
 	int64_t request_ns = hp_mono_ns();
 	uint64_t t0 = (uint64_t)request_ns;
 	atomic_store(&m->z_requesting, true);
-	int rc = watch && watch->vm ? request_on_helper(m, probe, flags, why, sizeof(why), watch, m->g1_mode)
-				    : hp_request_marking(probe, flags, why, sizeof(why));
+	/* Serial and Parallel with no full collection allowed: refused at
+	 * once (no concurrent marking to ask for), no helper needed. */
+	struct hp_gc_info g = { .sz = sizeof(g) };
+	bool refused = !(flags & (HP_MARK_ALLOW_FULL | HP_MARK_FULL_UNLESS_DISABLED)) && hp_gc_info(probe, &g) == 0 &&
+		       (g.kind == HP_GC_SERIAL || g.kind == HP_GC_PARALLEL);
+	int rc = watch && watch->vm && !refused ? request_on_helper(m, probe, flags, why, sizeof(why), watch, m->g1_mode)
+						: hp_request_marking(probe, flags, why, sizeof(why));
 	uint64_t dt = (uint64_t)hp_mono_ns() - t0;
 	m->requests++;
 	if (rc) {

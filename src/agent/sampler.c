@@ -363,6 +363,13 @@ static void history_marking(JNIEnv *jni, uint64_t *samples_then)
 	    samples == *samples_then)
 		return;
 	*samples_then = samples;
+	/* Serial and Parallel ask for nothing here without mark=full (no
+	 * concurrent marking: every request would be refused; the guard
+	 * turning their counters off leaves them the exit's full collection). */
+	struct hp_gc_info g = { .sz = sizeof(g) };
+	if (prof.o.mark != HP_MARK_FULL && hp_gc_info(prof.probe, &g) == 0 &&
+	    (g.kind == HP_GC_SERIAL || g.kind == HP_GC_PARALLEL))
+		return;
 	pthread_mutex_lock(&prof.dump_lock);    /* markings_tick sets what own_uncounted reads */
 	if (prof.sites.slots && hp_marks_own_uncounted(&prof.marks) && hp_marks_may_request(&prof.marks)) {
 		mark_before_profile(jni, MARK_HISTORY);
