@@ -13,21 +13,6 @@
 #include <string.h>
 #include <time.h>
 
-bool hp_marks_may_request(struct hp_marks *m)
-{
-	if (!m->requests_ok && !m->last_end_ns)
-		return true;    /* none made, none charged (a request that timed out is) */
-	uint64_t since = (uint64_t)hp_mono_ns() - m->last_end_ns;
-	double budget = m->budget > 0 ? m->budget : HP_MARK_BUDGET_DEFAULT;
-	if ((double)since * budget >= (double)m->last_ns)
-		return true;
-	snprintf(m->last_request, sizeof(m->last_request),
-		 "skipped for this periodic profile: the last marking took %.0f ms, %.1f s ago (at most %.3g%% of "
-		 "the time in requested markings, mark_budget=)", (double)m->last_ns / 1e6, (double)since / 1e9,
-		 100 * budget);
-	return false;
-}
-
 /* A marking asked for on a helper thread, watched (hp_marks_request).
  *
  * Why: a G1 sample the marking covers and a young pause clears after
@@ -95,6 +80,34 @@ static bool still_stuck(struct hp_marks *m)
 	return false;
 }
 
+static void stuck_text(struct hp_marks *m)
+{
+	snprintf(m->last_request, sizeof(m->last_request),
+		 "not requested: the request made %.0f s ago has not returned (it timed out, mark_timeout=)",
+		 (double)(hp_mono_ns() - m->stuck_ns) / 1e9);
+}
+
+bool hp_marks_may_request(struct hp_marks *m)
+{
+	/* A request that timed out and has not returned: none now; one that
+	 * returned since is charged in full first (still_stuck). */
+	if (still_stuck(m)) {
+		stuck_text(m);
+		return false;
+	}
+	if (!m->requests_ok && !m->last_end_ns)
+		return true;    /* none made, none charged (a request that timed out is) */
+	uint64_t since = (uint64_t)hp_mono_ns() - m->last_end_ns;
+	double budget = m->budget > 0 ? m->budget : HP_MARK_BUDGET_DEFAULT;
+	if ((double)since * budget >= (double)m->last_ns)
+		return true;
+	snprintf(m->last_request, sizeof(m->last_request),
+		 "skipped for this periodic profile: the last marking took %.0f ms, %.1f s ago (at most %.3g%% of "
+		 "the time in requested markings, mark_budget=)", (double)m->last_ns / 1e6, (double)since / 1e9,
+		 100 * budget);
+	return false;
+}
+
 /* Why a request is made by a helper thread: the requester can give up on
  * it (a collector that takes minutes, or never answers, must not hold the
  * profile, the dump lock, or the JVM's exit: the shutdown hook asks too),
@@ -135,7 +148,8 @@ static int request_on_helper(struct hp_marks *m, struct hp_probe *probe, unsigne
 		if (tick && watch->tick)
 			watch->tick(watch->ctx);
 		int64_t now = hp_mono_ns();
-		if (now - t0 >= limit) {
+		/* (Done during the tick, a sweep of a large table: not given up.) */
+		if (now - t0 >= limit && !atomic_load_explicit(&w->done, memory_order_acquire)) {
 			atomic_store(&w->abandoned, true);
 			m->stuck = w;   /* the requester's reference, let go once it returns */
 			m->stuck_ns = t0;
@@ -166,9 +180,7 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags,
 	 * for now must not count them (a marking counts for a profile only if
 	 * it began after the profile was asked for). */
 	if (still_stuck(m)) {
-		snprintf(m->last_request, sizeof(m->last_request),
-			 "not requested: the request made %.0f s ago has not returned (it timed out, mark_timeout=)",
-			 (double)(hp_mono_ns() - m->stuck_ns) / 1e9);
+		stuck_text(m);
 		return -EBUSY;
 	}
 	uint32_t at_request = (uint32_t)atomic_load(pauses);

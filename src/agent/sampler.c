@@ -173,7 +173,8 @@ static void mark_before_profile(JNIEnv *jni, enum mark_for why)
 		return;
 	uint64_t before = markings_counted();
 	/* One time limit for this profile's requests (G1's two included). */
-	prof.marks.deadline_ns = hp_mono_ns() + (int64_t)prof.o.mark_timeout * 1000000000LL;
+	int64_t limit_ns = prof.marks.timeout_ns > 0 ? prof.marks.timeout_ns : HP_MARK_TIMEOUT_DEFAULT * 1000000000LL;
+	prof.marks.deadline_ns = hp_mono_ns() + limit_ns;
 	/* On G1, sweeps while the marking runs (judge.c, sweep_while_asking). */
 	struct hp_marks_watch watch = { prof.vm, sweep_while_asking, jni };
 	sweep_ask_begin();
@@ -193,7 +194,7 @@ static void mark_before_profile(JNIEnv *jni, enum mark_for why)
 	 * one under way, and hp_request_marking waits for that cycle's end.) */
 	/* (Not with less than half of mark_timeout= left: the first one
 	 * counts, and the profile is not held for a second that may not end.) */
-	if (g1 && prof.marks.deadline_ns - hp_mono_ns() < (int64_t)prof.o.mark_timeout * 500000000LL)
+	if (g1 && prof.marks.deadline_ns - hp_mono_ns() < limit_ns / 2)
 		snprintf(prof.marks.last_request + strlen(prof.marks.last_request),
 			 sizeof(prof.marks.last_request) - strlen(prof.marks.last_request),
 			 "; no second (under half of mark_timeout= left)");

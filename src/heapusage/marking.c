@@ -579,7 +579,7 @@ static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t
 	 * agent's mark_timeout= gives up on it, then sees it return). */
 	static _Atomic bool stalled;
 	if (hp_probe_fault(p, HP_FAULT_REQUEST_STALL) && !atomic_exchange(&stalled, true)) {
-		struct timespec ts = { 15, 0 };
+		struct timespec ts = { 25, 0 };
 		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 			;
 	}

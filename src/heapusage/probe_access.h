@@ -35,7 +35,7 @@ struct hp_libjvm;
 #define HP_FAULT_COUNTER_JUMP    (1u << 9)   /* "counter-jump": ... 1000 high from the 8th on, so it
                                                 jumps then */
 #define HP_FAULT_REQUEST_STALL   (1u << 10)  /* "request-stall": the first hp_request_marking sleeps
-                                                15 s before it asks (a request that outlives the
+                                                25 s before it asks (a request that outlives the
                                                 agent's mark_timeout=) */
 
 /* Whether HEAPPROBE_FAULTS asked for `fault` (HP_FAULT_*). */
