@@ -974,8 +974,9 @@ static double last_marking_start(const char *t, double when)
  * the first drop with the list at 20 MiB or more within 30% of the list
  * at its moment, and one names a site counted alive since its drop.
  * `seen`: only the profiles whose latest marking began after the list's
- * latest drop (where drops are found by markings alone). */
-static void grown_list_read_whole(const char *java, const char *gc, bool seen)
+ * latest drop (where drops are found by markings alone). `bound`: each
+ * profile's relative error at most (docs/test-bounds.md). */
+static void grown_list_read_whole(const char *java, const char *gc, bool seen, double bound)
 {
 	char dir[] = "/tmp/hp-load-grow-XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
@@ -1030,9 +1031,9 @@ static void grown_list_read_whole(const char *java, const char *gc, bool seen)
 		} else if (when > first_drop && want >= 20 * MiB) {
 			checked++;
 			snprintf(all + strlen(all), sizeof(all) - strlen(all), " %.1f/%.1f", view / MiB, want / MiB);
-			/* empirical: 24 periodic profiles at 64k and 512k on G1 17 within -16..+9% (docs/load-grow-sampler.md); docs/test-bounds.md */
-			cr_expect(fabs(view / want - 1) < 0.30, "%s: the list read %.1f MiB, %.1f MiB by construction (%+.0f%%)",
-				  e->d_name, view / MiB, want / MiB, 100 * (view / want - 1));
+			/* empirical: G1 17, 24 periodic profiles at 64k and 512k within -16..+9% (30%); generational ZGC -35..+30% (45%); docs/test-bounds.md */
+			cr_expect(fabs(view / want - 1) < bound, "%s: the list read %.1f MiB, %.1f MiB by construction (%+.0f%%, "
+				  "bound %.0f%%)", e->d_name, view / MiB, want / MiB, 100 * (view / want - 1), 100 * bound);
 		}
 		free(t);
 	}
@@ -1048,7 +1049,7 @@ static void grown_list_read_whole(const char *java, const char *gc, bool seen)
 
 Test(load, a_list_grown_since_its_drop_is_read_whole, .timeout = 240)
 {
-	grown_list_read_whole(test_java(), "-XX:+UseG1GC", false);
+	grown_list_read_whole(test_java(), "-XX:+UseG1GC", false, 0.30);
 }
 
 /* Parallel's full collections, a second apart under this load, judge a
@@ -1056,7 +1057,7 @@ Test(load, a_list_grown_since_its_drop_is_read_whole, .timeout = 240)
  * the marking's judgments (cohort.c). */
 Test(load, a_list_grown_since_a_drop_a_full_collection_found_is_read_whole, .timeout = 240)
 {
-	grown_list_read_whole(test_java(), "-XX:+UseParallelGC", false);
+	grown_list_read_whole(test_java(), "-XX:+UseParallelGC", false, 0.30);
 }
 
 /* Generational ZGC (JDK 25): its young collections leave weak
@@ -1072,7 +1073,11 @@ Test(load, a_list_grown_since_a_drop_a_generational_zgc_major_found_is_read_whol
 {
 	char java[1024];
 	jdk_java(java, sizeof(java), 25);
-	grown_list_read_whole(java, "-XX:+UseZGC", true);
+	/* 45%: what grew between the drop and the major that found it is read
+	 * by the curve, -35% and -33% late in a growth phase, +30% early in
+	 * one (docs/test-bounds.md); the average-survival reading this test
+	 * was made against read -45..-72% there. */
+	grown_list_read_whole(java, "-XX:+UseZGC", true, 0.45);
 }
 
 /* No drop found in the service that drops nothing on generational ZGC
