@@ -18,15 +18,12 @@
  * Bounds err on the side of "recent, not yet verified", never the other.
  */
 #include "agent/marks.h"
-#include "agent/options.h"
 #include "vmstructs/clock.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* CLOCK_MONOTONIC ns: request timing and marking start times. */
 static uint32_t ring_latest(const struct hp_mark_ring *r, bool *have)

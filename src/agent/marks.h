@@ -430,10 +430,17 @@ struct hp_marks_watch {
  * profile's requests) is given up: -ETIME, nothing counted, the helper left
  * to finish (its time charged to the budget); until it does, each request
  * returns -EBUSY at once (a marking it completes late is the collector's
- * own to the counters and canaries). Where the helper cannot be started or attached, the request
- * runs on the calling thread, with no time limit. */
+ * own to the counters and canaries). Where the helper cannot be started
+ * or attached, the request runs on the calling thread, with no time limit. */
 int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags, const _Atomic uint64_t *pauses,
 		     const struct hp_marks_watch *watch);
+
+/* A request's time limit: m->timeout_ns, or mark_timeout='s default. */
+int64_t hp_marks_time_limit_ns(const struct hp_marks *m);
+
+/* Serial and Parallel: no concurrent marking to ask for (a request is a
+ * full collection, or refused without one allowed). */
+bool hp_marks_no_concurrent(struct hp_probe *probe);
 
 /* For periodic profiles, before asking: where the collector's own cycles
  * are seen by canaries (single-generation ZGC and Shenandoah) and have

@@ -13,19 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-/* A marking asked for on a helper thread, watched (hp_marks_request).
- *
- * Why: a G1 sample the marking covers and a young pause clears after
- * Remark (it died after the cycle began) is judged dead at the start
- * unless a sweep saw it still referenced after Remark (judge.c). The
- * requester blocks in System.gc() until the cycle ends, holding the dump
- * lock, so no sweep can look during the cycle; where a young pause came
- * between Remark and the sweep after the request, the cache's young
- * samples that died then were judged dead at the start: 169 of 257 at
- * ages below 2,500 samples in one run, where ~13% were dead, and the view
- * between markings read 30% low until the next one (G1 on 25 under load,
- * `heapprobe top`). The helper makes the call; the requester, still
- * holding the lock, sweeps at each pause meanwhile. */
+/* A marking asked for on a helper thread (request_on_helper says why). */
 struct hp_marks_helper {
 	struct hp_probe *probe;
 	JavaVM *vm;
@@ -78,6 +66,17 @@ static bool still_stuck(struct hp_marks *m)
 	helper_release(m->stuck);
 	m->stuck = NULL;
 	return false;
+}
+
+int64_t hp_marks_time_limit_ns(const struct hp_marks *m)
+{
+	return m->timeout_ns > 0 ? m->timeout_ns : HP_MARK_TIMEOUT_DEFAULT * 1000000000LL;
+}
+
+bool hp_marks_no_concurrent(struct hp_probe *probe)
+{
+	struct hp_gc_info g = { .sz = sizeof(g) };
+	return hp_gc_info(probe, &g) == 0 && (g.kind == HP_GC_SERIAL || g.kind == HP_GC_PARALLEL);
 }
 
 static void stuck_text(struct hp_marks *m)
@@ -137,7 +136,7 @@ static int request_on_helper(struct hp_marks *m, struct hp_probe *probe, unsigne
 		return hp_request_marking(probe, flags, why, len);
 	}
 	pthread_detach(t);
-	int64_t t0 = hp_mono_ns(), limit = m->timeout_ns > 0 ? m->timeout_ns : HP_MARK_TIMEOUT_DEFAULT * 1000000000LL;
+	int64_t t0 = hp_mono_ns(), limit = hp_marks_time_limit_ns(m);
 	if (m->deadline_ns > 0)         /* one time limit for all of a profile's requests */
 		limit = m->deadline_ns - t0 < limit ? (m->deadline_ns - t0 > 0 ? m->deadline_ns - t0 : 0) : limit;
 	while (!atomic_load_explicit(&w->done, memory_order_acquire)) {
@@ -192,9 +191,7 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags,
 	atomic_store(&m->z_requesting, true);
 	/* Serial and Parallel with no full collection allowed: refused at
 	 * once (no concurrent marking to ask for), no helper needed. */
-	struct hp_gc_info g = { .sz = sizeof(g) };
-	bool refused = !(flags & (HP_MARK_ALLOW_FULL | HP_MARK_FULL_UNLESS_DISABLED)) && hp_gc_info(probe, &g) == 0 &&
-		       (g.kind == HP_GC_SERIAL || g.kind == HP_GC_PARALLEL);
+	bool refused = !(flags & (HP_MARK_ALLOW_FULL | HP_MARK_FULL_UNLESS_DISABLED)) && hp_marks_no_concurrent(probe);
 	int rc = watch && watch->vm && !refused ? request_on_helper(m, probe, flags, why, sizeof(why), watch, m->g1_mode)
 						: hp_request_marking(probe, flags, why, sizeof(why));
 	uint64_t dt = (uint64_t)hp_mono_ns() - t0;

@@ -173,7 +173,7 @@ static void mark_before_profile(JNIEnv *jni, enum mark_for why)
 		return;
 	uint64_t before = markings_counted();
 	/* One time limit for this profile's requests (G1's two included). */
-	int64_t limit_ns = prof.marks.timeout_ns > 0 ? prof.marks.timeout_ns : HP_MARK_TIMEOUT_DEFAULT * 1000000000LL;
+	int64_t limit_ns = hp_marks_time_limit_ns(&prof.marks);
 	prof.marks.deadline_ns = hp_mono_ns() + limit_ns;
 	/* On G1, sweeps while the marking runs (judge.c, sweep_while_asking). */
 	struct hp_marks_watch watch = { prof.vm, sweep_while_asking, jni };
@@ -367,9 +367,7 @@ static void history_marking(JNIEnv *jni, uint64_t *samples_then)
 	/* Serial and Parallel ask for nothing here without mark=full (no
 	 * concurrent marking: every request would be refused; the guard
 	 * turning their counters off leaves them the exit's full collection). */
-	struct hp_gc_info g = { .sz = sizeof(g) };
-	if (prof.o.mark != HP_MARK_FULL && hp_gc_info(prof.probe, &g) == 0 &&
-	    (g.kind == HP_GC_SERIAL || g.kind == HP_GC_PARALLEL))
+	if (prof.o.mark != HP_MARK_FULL && hp_marks_no_concurrent(prof.probe))
 		return;
 	pthread_mutex_lock(&prof.dump_lock);    /* markings_tick sets what own_uncounted reads */
 	if (prof.sites.slots && hp_marks_own_uncounted(&prof.marks) && hp_marks_may_request(&prof.marks)) {

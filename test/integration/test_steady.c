@@ -625,10 +625,16 @@ static long markings_in(const char *line)
 
 /* Asks for a profile (jcmd dump) and waits until it is the n-th written;
  * returns its line, and the seconds the dump took in `took`. */
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 static char *dump_nth(struct target *t, int n, double *took)
 {
-	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
+	double t0 = now_s();
 	char *dumped;
 	const char *dump_args[] = { "JVMTI.agent_load", HP_AGENT_PATH, "dump", NULL };
 	cr_assert_eq(jcmd(t, dump_args, &dumped), 0, "jcmd dump failed:\n%s", dumped);
@@ -639,8 +645,7 @@ static char *dump_nth(struct target *t, int n, double *took)
 		bool have = wrote_line(out, n, line, sizeof(line));
 		free(out);
 		if (have) {
-			clock_gettime(CLOCK_MONOTONIC, &b);
-			*took = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+			*took = now_s() - t0;
 			return strdup(line);
 		}
 		usleep(100000);
@@ -730,14 +735,12 @@ Test(steady, an_exit_marking_that_times_out_does_not_hold_the_exit)
 {
 	struct target t;
 	start_stalled(&t, "mark_timeout=2");
-	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
+	double t0 = now_s();
 	int fd = open(t.stop, O_WRONLY | O_CREAT, 0644);
 	close(fd);
 	int status = jvm_wait(t.pid, 60);
-	clock_gettime(CLOCK_MONOTONIC, &b);
+	double took = now_s() - t0;
 	running = 0;
-	double took = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
 	char *out = slurp(t.out);
 	cr_assert(status != -1, "the target did not end within 60 s of being told to (killed):\n%s", out);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the target ended badly (%d):\n%s", status, out);

@@ -167,7 +167,7 @@ Test(marks, periodic_requests_keep_to_their_duty_cycle)
 	cr_assert(hp_marks_may_request(&m));
 }
 
-/* A request that timed out (marks.c request_on_helper) completed nothing
+/* A request that timed out (request.c request_on_helper) completed nothing
  * but is charged: the next periodic one waits as after a completed one
  * of that length (4 s at 2%: 200 s; at 50%: 8 s), not at once. */
 Test(marks, a_request_that_timed_out_is_charged_to_the_budget)
