@@ -322,10 +322,27 @@ struct hp_marking {
 	 * after the first collections (G1's perfdata, which JDK 11 opens late;
 	 * G1's count of cycles begun): its first reading is no jump. */
 	unsigned read;
+	/* Appended in 0.8. Generational Shenandoah's phase now: which of its
+	 * cycles' phases are under way (HP_PHASE_* bits), read from
+	 * ShenandoahHeap::_gc_state, which the collector sets in the pauses
+	 * that begin and end them; -1 where not read (other collectors and
+	 * modes, or its offset not found: phase_source says why). A young
+	 * cycle's Init Mark turns HP_PHASE_YOUNG_MARKING on; an old marking's
+	 * bootstrap cycle or a global cycle turns HP_PHASE_OLD_MARKING on too,
+	 * and their Final Mark turns both off and HP_PHASE_WEAK_ROOTS on until
+	 * the weak references of what they found dead are cleared. */
+	int phase;
+	const char *phase_source;
 };
 #define HP_MARKING_READ_FULL       1u   /* `full` */
 #define HP_MARKING_READ_CONCURRENT 2u   /* `concurrent` and `marked` (G1's perfdata) */
 #define HP_MARKING_READ_STARTS     4u   /* `starts` */
+#define HP_PHASE_MARKING       1        /* hp_marking's `phase`: a marking under way */
+#define HP_PHASE_YOUNG_MARKING 2        /* ... of the young generation */
+#define HP_PHASE_OLD_MARKING   4        /* ... of the old generation (an old marking, a global cycle) */
+#define HP_PHASE_WEAK_ROOTS    8        /* weak references being cleared after a Final Mark */
+#define HP_PHASE_EVACUATION    16
+#define HP_PHASE_UPDATE_REFS   32
 
 /* Plain loads, no JNI, no lock: fit for GC callbacks and allocation hooks,
  * once set up (the probe sets it up at VM start; any call outside a GC

@@ -90,6 +90,11 @@ struct hp_marking_state {
 	uint64_t last_seen_ns, last_gc_count, last_count;
 	uint64_t gc_count_now;          /* collections at the last GC event */
 	struct hp_cb_slot cb;           /* an hp_marking_callback (gcthread.h) */
+	/* Generational Shenandoah: ShenandoahHeap::_gc_state's low byte and the
+	 * symbols/ data's bit for each HP_PHASE_* (locate_shenandoah_phase). */
+	const volatile uint8_t *sh_state;
+	uint8_t sh_bits[6];
+	char phase_source[240];
 };
 
 /* Fault injection (HEAPPROBE_FAULTS=hide-marking): no marking counter and
@@ -220,6 +225,92 @@ static void locate_g1_starts(struct hp_probe *p, struct hp_marking_state *m, con
 	}
 }
 
+/* Generational Shenandoah's phase: ShenandoahHeap::_gc_state, whose bits
+ * say which phases of a cycle are under way (symbols/ data: gcstate.*).
+ * No VMStructs table has it and its offset moves with the release, so it
+ * is read from the code of the two methods that update it, each of which
+ * takes its address first (vmstructs/codefield.c, hp_codefield_lea), and
+ * taken only where both give the same offset inside the object VMStructs
+ * sizes and the byte there holds no bit the data does not name. 32 bits
+ * wide on 27: its low byte (little-endian) holds the same bits. */
+static const char *const sh_bit_names[6] = { "MARKING", "YOUNG_MARKING", "OLD_MARKING", "WEAK_ROOTS", "EVACUATION",
+					     "UPDATE_REFS" };
+
+static void locate_shenandoah_phase(struct hp_probe *p, struct hp_marking_state *m, const struct hp_heap_info *heap)
+{
+	const char *names[2] = { hp_symdata_getf(p->data, "symbol.shenandoah_gc_state_concurrent"),
+				 hp_symdata_getf(p->data, "symbol.shenandoah_gc_state_at_safepoint") };
+	const struct hp_vms_type *t = p->vms ? hp_vms_type(p->vms, "ShenandoahHeap") : NULL;
+	int64_t off[2] = { -1, -1 };
+	unsigned known = 0;
+	uint8_t bits[6];
+	for (int k = 0; k < 6; k++) {
+		const char *v = hp_symdata_getf(p->data, "gcstate.%s", sh_bit_names[k]);
+		char *end = NULL;
+		unsigned long b = v ? strtoul(v, &end, 0) : 0;
+		if (!v || *end || !b || b > 0x80 || (b & (b - 1)) || (known & b)) {
+			snprintf(m->phase_source, sizeof(m->phase_source), "none: %s gcstate.%s in the symbols/ data "
+				 "for this release", v ? "a bad" : "no", sh_bit_names[k]);
+			return;
+		}
+		bits[k] = (uint8_t)b;
+		known |= (unsigned)b;
+	}
+	for (int k = 0; k < 2; k++) {
+		const struct hp_sym *s = names[k] ? hp_probe_sym(p, names[k]) : NULL;
+		uint8_t code[48];
+		size_t n = s && s->size && s->size < sizeof(code) ? s->size : sizeof(code);
+		char why[160] = "";
+		if (!names[k]) {
+			snprintf(m->phase_source, sizeof(m->phase_source), "none: no symbol.shenandoah_gc_state_* in the "
+				 "symbols/ data for this release");
+			return;
+		}
+		if (!hp_probe_sym_is_text_function(p, s)) {
+			snprintf(m->phase_source, sizeof(m->phase_source), "none: %s not in libjvm's text", names[k]);
+			return;
+		}
+		if (hp_safe_read(code, (const void *)(uintptr_t)s->addr, n) != 0 ||
+		    hp_codefield_lea(code, n, &off[k], why, sizeof(why)) != 0) {
+			snprintf(m->phase_source, sizeof(m->phase_source), "none: %s's code not understood: %s", names[k],
+				 why[0] ? why : "unreadable");
+			return;
+		}
+	}
+	uint8_t v;
+	if (off[0] != off[1]) {
+		snprintf(m->phase_source, sizeof(m->phase_source), "none: the two setters of _gc_state name "
+			 "different offsets (%lld, %lld)", (long long)off[0], (long long)off[1]);
+	} else if (!t || off[0] < 8 || (uint64_t)off[0] + 1 > t->size) {
+		snprintf(m->phase_source, sizeof(m->phase_source), "none: offset %lld from the setters' code is "
+			 "outside ShenandoahHeap (%llu bytes)", (long long)off[0], t ? (unsigned long long)t->size : 0ULL);
+	} else if (hp_safe_read(&v, (const char *)heap->heap + off[0], 1) != 0 || (v & ~known)) {
+		snprintf(m->phase_source, sizeof(m->phase_source), "none: ShenandoahHeap+%lld fails validation "
+			 "(0x%02x has bits the data does not name)", (long long)off[0], v);
+	} else {
+		memcpy(m->sh_bits, bits, sizeof(bits));
+		snprintf(m->phase_source, sizeof(m->phase_source), "ShenandoahHeap::_gc_state (+%lld, from the code "
+			 "of set_gc_state_concurrent and set_gc_state_at_safepoint; bits from the symbols/ data)",
+			 (long long)off[0]);
+		__atomic_store_n(&m->sh_state, (const volatile uint8_t *)((const char *)heap->heap + off[0]),
+				 __ATOMIC_RELEASE);
+	}
+}
+
+/* hp_marking's phase: one byte load, the bits mapped. */
+static int shenandoah_phase(const struct hp_marking_state *m)
+{
+	const volatile uint8_t *at = __atomic_load_n(&m->sh_state, __ATOMIC_ACQUIRE);
+	if (!at)
+		return -1;
+	uint8_t v = *at;
+	int out = 0;
+	for (int k = 0; k < 6; k++)
+		if (v & m->sh_bits[k])
+			out |= 1 << k;
+	return out;
+}
+
 void hp_marking_locate(struct hp_probe *p)
 {
 	struct hp_marking_state *m = state(p);
@@ -229,6 +320,7 @@ void hp_marking_locate(struct hp_probe *p)
 	if (hidden(p)) {
 		m->located = true;
 		snprintf(m->source, sizeof(m->source), "hidden (HEAPPROBE_FAULTS=disable-mode=marking)");
+		snprintf(m->phase_source, sizeof(m->phase_source), "hidden (HEAPPROBE_FAULTS=disable-mode=marking)");
 		return;
 	}
 	int64_t off;
@@ -258,6 +350,12 @@ void hp_marking_locate(struct hp_probe *p)
 				 "unreadable (a full collection would look like a cycle's start)");
 	}
 	m->shenandoah = heap->kind == HP_GC_SHENANDOAH;
+	if (!m->located && m->shenandoah && heap->generational == 1)
+		locate_shenandoah_phase(p, m, heap);
+	else if (!m->located)
+		snprintf(m->phase_source, sizeof(m->phase_source), "none: %s", m->shenandoah
+			 ? "single-generation Shenandoah (its cycles are seen by canary objects)"
+			 : "not generational Shenandoah");
 	if (!m->located)
 		locate_live(p, m, heap);
 	m->located = true;
@@ -400,6 +498,10 @@ int hp_marking(struct hp_probe *p, struct hp_marking *out)
 	if (sz >= offsetof(struct hp_marking, read) + sizeof(out->read))
 		out->read = (full ? HP_MARKING_READ_FULL : 0) | (g1_phases ? HP_MARKING_READ_CONCURRENT : 0) |
 			    (starts ? HP_MARKING_READ_STARTS : 0);
+	if (sz >= offsetof(struct hp_marking, phase_source) + sizeof(out->phase_source)) {
+		out->phase = shenandoah_phase(m);
+		out->phase_source = m->phase_source[0] ? m->phase_source : "none";
+	}
 	return 0;
 }
 

@@ -110,6 +110,10 @@ int hp_write_info(struct hp_probe *p, FILE *out)
 		fprintf(out, "marking.starts: %s%s\n", ss, mk.starts_source ? "" : " (no marking starts counted)");
 	if (mk.starts_source)
 		fprintf(out, "marking.started: %" PRIu64 "\n", mk.starts);
+	if (mk.phase_source && mk.phase >= 0)
+		fprintf(out, "marking.phase: 0x%02x from %s\n", (unsigned)mk.phase, mk.phase_source);
+	else if (mk.phase_source && strncmp(mk.phase_source, "none: not generational", 22) != 0)
+		fprintf(out, "marking.phase: %s\n", mk.phase_source);
 	if (mk.live_source) {
 		if (mk.live)
 			fprintf(out, "marking.live: %" PRIu64 " bytes from %s\n", mk.live, mk.live_source);

@@ -128,6 +128,51 @@ int hp_codefield_inc_aarch64(const uint8_t *c, size_t n, int64_t *offset, char *
 	return 0;
 }
 
+/* ---- an address taken (lea / add) ---------------------------------------- */
+
+int hp_codefield_lea_x86_64(const uint8_t *c, size_t n, int64_t *offset, char *why, size_t len)
+{
+	/* REX.W with no REX.B or X (the base is %rdi, not %r15), opcode 8d, ModRM
+	 * mod 10 (disp32) r/m 111 (%rdi), any destination register. */
+	for (size_t i = 0; i + 7 <= n; i++) {
+		if ((c[i] & 0xfb) == 0x48 && c[i + 1] == 0x8d && (c[i + 2] & 0xc7) == 0x87) {
+			int32_t d;
+			memcpy(&d, c + i + 3, 4);
+			*offset = d;
+			return 0;
+		}
+	}
+	snprintf(why, len, "x86_64: no lea disp32(%%rdi) in the first %zu bytes", n);
+	return -ENOEXEC;
+}
+
+int hp_codefield_lea_aarch64(const uint8_t *c, size_t n, int64_t *offset, char *why, size_t len)
+{
+	/* add xD, x0, #imm12 (64-bit, no shift): sf 1, op 0, S 0, 100010, sh 0. */
+	for (size_t i = 0; i + 4 <= n; i += 4) {
+		uint32_t w = word(c, i);
+		if ((w & 0xffc003e0u) == 0x91000000u) {
+			*offset = (w >> 10) & 0xfff;
+			return 0;
+		}
+	}
+	snprintf(why, len, "aarch64: no add xD, x0, #imm in the first %zu bytes", n);
+	return -ENOEXEC;
+}
+
+int hp_codefield_lea(const uint8_t *code, size_t n, int64_t *offset, char *why, size_t len)
+{
+#if defined(__x86_64__)
+	return hp_codefield_lea_x86_64(code, n, offset, why, len);
+#elif defined(__aarch64__)
+	return hp_codefield_lea_aarch64(code, n, offset, why, len);
+#else
+	(void)code, (void)n, (void)offset;
+	snprintf(why, len, "no decoder for this architecture");
+	return -ENOTSUP;
+#endif
+}
+
 int hp_codefield_inc(const uint8_t *code, size_t n, int64_t *offset, char *why, size_t len)
 {
 #if defined(__x86_64__)

@@ -35,7 +35,7 @@ struct hp_symdata {
 };
 
 static const char *const key_kinds[] = { "release", "field.", "static.", "symbol.", "refresh.", "events.", "jmm.",
-					 "sampler.", "frame.", "code.", "layout.", "witness." };
+					 "sampler.", "frame.", "code.", "layout.", "witness.", "gcstate." };
 
 static const char *entry_key(const void *ctx, uint32_t id)
 {
@@ -122,7 +122,7 @@ int hp_symdata_parse(const char *text, size_t len, const char *name, int expect_
 			rc = -EBADMSG;
 		} else if (!known_kind(key)) {
 			hp_set_err(err, errlen, "%s:%d: unknown key '%s' (kinds: release field. static. symbol. "
-				"refresh. events. jmm. sampler. frame. code. layout. witness.)", name, lineno, key);
+				"refresh. events. jmm. sampler. frame. code. layout. witness. gcstate.)", name, lineno, key);
 			rc = -EBADMSG;
 		} else if (!valid_token(key) || !valid_token(value)) {
 			hp_set_err(err, errlen, "%s:%d: non-printable character", name, lineno);

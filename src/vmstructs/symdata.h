@@ -38,6 +38,11 @@
  *   layout.const.<name> <value>        integer constant; one that fails turns
  *                                      off every field.<Type>.* (every frame.*
  *                                      for a constant)
+ *   gcstate.<bit> <value>              generational Shenandoah's
+ *                                      ShenandoahHeap::GCState bits
+ *                                      (heapusage/marking.c: MARKING,
+ *                                      YOUNG_MARKING, OLD_MARKING,
+ *                                      WEAK_ROOTS, EVACUATION, UPDATE_REFS)
  *   witness.<fact key> [!]<mangled>    a libjvm symbol that must be there
  *                                      (with '!': must not) for the fact to
  *                                      hold; else the fact is off

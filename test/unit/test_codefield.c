@@ -135,3 +135,62 @@ Test(codefield, host_decoder)
 	cr_assert_eq(hp_codefield_inc(NULL, 0, &off, why, sizeof(why)), -ENOTSUP);
 #endif
 }
+
+/* ---- an address taken (hp_codefield_lea): ShenandoahHeap::_gc_state ---- */
+
+static int64_t x86_lea(const uint8_t *c, size_t n)
+{
+	int64_t off = -1;
+	char why[160] = "";
+	int rc = hp_codefield_lea_x86_64(c, n, &off, why, sizeof(why));
+	return rc == 0 ? off : rc;
+}
+
+static int64_t a64_lea(const uint32_t *w, size_t nw)
+{
+	uint8_t c[64];
+	for (size_t i = 0; i < nw; i++)
+		for (int b = 0; b < 4; b++)
+			c[4 * i + (size_t)b] = (uint8_t)(w[i] >> (8 * b));
+	int64_t off = -1;
+	char why[160] = "";
+	int rc = hp_codefield_lea_aarch64(c, 4 * nw, &off, why, sizeof(why));
+	return rc == 0 ? off : rc;
+}
+
+Test(codefield, x86_lea_after_a_branch_or_endbr)
+{
+	/* test %dl,%dl; jne +0x3c; mov %esi,%r9d; lea 0x279(%rdi),%r8 */
+	const uint8_t a[] = { 0x84, 0xd2, 0x75, 0x3c, 0x41, 0x89, 0xf1, 0x4c, 0x8d, 0x87, 0x79, 0x02, 0, 0 };
+	cr_assert_eq(x86_lea(a, sizeof(a)), 0x279);
+	/* endbr64; lea 0x48c(%rdi),%rsi */
+	const uint8_t b[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x8d, 0xb7, 0x8c, 0x04, 0, 0 };
+	cr_assert_eq(x86_lea(b, sizeof(b)), 0x48c);
+}
+
+Test(codefield, x86_lea_through_another_base_is_refused)
+{
+	/* lea 0x279(%r15),%r8 (REX.B: the base is %r15) */
+	const uint8_t a[] = { 0x4d, 0x8d, 0x87, 0x79, 0x02, 0, 0 };
+	cr_assert_eq(x86_lea(a, sizeof(a)), -ENOEXEC);
+	/* lea 0x279(%rip),%r8 (ModRM r/m 101, mod 00) */
+	const uint8_t b[] = { 0x4c, 0x8d, 0x05, 0x79, 0x02, 0, 0 };
+	cr_assert_eq(x86_lea(b, sizeof(b)), -ENOEXEC);
+	/* lea 0x79(%rdi),%r8 (disp8: not a member this far in) and a truncated one */
+	const uint8_t c[] = { 0x4c, 0x8d, 0x47, 0x79, 0x4c, 0x8d, 0x87, 0x79, 0x02 };
+	cr_assert_eq(x86_lea(c, sizeof(c)), -ENOEXEC);
+}
+
+Test(codefield, aarch64_add_from_x0)
+{
+	/* stp x29, x30, [sp, #-16]!; sxtb w6, w1; add x5, x0, #0x279 */
+	const uint32_t w[] = { 0xa9bf7bfd, 0x13001c26, 0x91000000u | (0x279u << 10) | 5u };
+	cr_assert_eq(a64_lea(w, 3), 0x279);
+}
+
+Test(codefield, aarch64_add_from_another_register_or_shifted_is_refused)
+{
+	/* add x5, x1, #0x279; add x5, x0, #0x279, lsl #12 */
+	const uint32_t w[] = { 0x91000000u | (0x279u << 10) | (1u << 5) | 5u, 0x91400000u | (0x279u << 10) | 5u };
+	cr_assert_eq(a64_lea(w, 2), -ENOEXEC);
+}
