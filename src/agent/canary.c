@@ -105,6 +105,18 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 		}
 		return;
 	}
+	if (g.kind == HP_GC_SHENANDOAH && g.generational == 1 && mk.sz >= sizeof(mk) && mk.phase >= 0) {
+		/* shcycles.c: its phase at each pause's end. A young cycle's
+		 * judgments of the young are not counted as markings (they say
+		 * nothing of the old): the agent thread still asks for markings
+		 * for the leak history (own_uncounted). */
+		m->own_uncounted = true;
+		__atomic_store_n(&m->sh_on, true, __ATOMIC_RELEASE);
+		snprintf(m->canary_state, sizeof(m->canary_state), "%s", "generational: old markings and global "
+			 "cycles counted from ShenandoahHeap::_gc_state at each pause (a young cycle would clear a "
+			 "canary); young cycles seen for drops, not counted");
+		return;
+	}
 	if ((g.kind != HP_GC_Z && g.kind != HP_GC_SHENANDOAH) || g.generational != 0) {
 		m->own_uncounted = g.kind == HP_GC_Z || g.kind == HP_GC_SHENANDOAH;
 		snprintf(m->canary_state, sizeof(m->canary_state), "%s",

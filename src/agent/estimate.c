@@ -487,11 +487,15 @@ void describe_live(char *out, size_t cap, const struct snap_ctx *c, double scale
 			   all > 0 ? 100.0 * c->recent_bytes / all : 0.0, (unsigned long long)c->recent);
 	if (len < 0 || (size_t)len >= cap)
 		return;
-	char z_end[200] = "", guard[300] = "";
+	char z_end[300] = "", guard[300] = "";
 	if (__atomic_load_n(&prof.marks.z_own, __ATOMIC_ACQUIRE)) {
 		z_end[0] = ',';
 		z_end[1] = ' ';
 		hp_marks_z_end_text(&prof.marks, z_end + 2, sizeof(z_end) - 2);
+	} else if (__atomic_load_n(&prof.marks.sh_on, __ATOMIC_ACQUIRE)) {
+		z_end[0] = ',';
+		z_end[1] = ' ';
+		hp_marks_sh_text(&prof.marks, z_end + 2, sizeof(z_end) - 2);
 	}
 	if (hp_marks_counters_off(&prof.marks)) {
 		char why[280];

@@ -41,10 +41,48 @@ static uint32_t sweep_prev, sweep_now;
 
 static bool asking;
 
+/* Generational Shenandoah (marks.h, sh_on): its young collections are
+ * concurrent cycles, several pauses each, and a sweep can fall anywhere in
+ * one; so young is not "born within HP_COHORT_YOUNG_PAUSES pauses" but
+ * "first judged by a young cycle past its Final Mark since the sweep
+ * before began": born at or before the cover of the latest such cycle
+ * when this sweep began, after that of the cycle HP_COHORT_YOUNG_CYCLES -
+ * 1 before the latest one when the sweep before began (sh_from: a sample
+ * its first cycle found alive just before a drop is still young at the
+ * next, unless promoted then, and dies with the list; without it a drop
+ * soon after a cycle's Init Mark left fewer than the run's 4 young
+ * samples dead, one drop of two found under load). A sweep counts only if
+ * no whole-heap marking's weak roots, degenerated or full collection
+ * (w_events) fell since the sweep before began. With a window of pauses
+ * instead, the young samples of a cache were found dying together where
+ * no list was dropped (docs/load-grow-drops.md); counting a cycle only
+ * once its weak roots were done, the sweeps in between had already taken
+ * its young deaths away, and no drop was found from them (by hand). */
+static struct sh_sweep {
+	uint64_t done, events;
+	uint32_t cover;
+} sh_prev, sh_now;
+#define HP_COHORT_YOUNG_CYCLES 2
+static uint32_t sh_from;
+
+static bool sh_mode(void)
+{
+	return __atomic_load_n(&prof.marks.sh_on, __ATOMIC_ACQUIRE);
+}
+
 void sweep_begin(void)
 {
 	sweep_prev = sweep_now;
 	sweep_now = (uint32_t)atomic_load(&prof.gc_events);
+	bool sh = sh_mode();
+	if (sh) {
+		sh_prev = sh_now;
+		sh_now.events = hp_sh_events(&prof.marks.sh);
+		sh_now.done = hp_sh_young_done(&prof.marks.sh, &sh_now.cover);
+		sh_from = sh_prev.done >= HP_COHORT_YOUNG_CYCLES
+				  ? hp_sh_young_cover(&prof.marks.sh, sh_prev.done - (HP_COHORT_YOUNG_CYCLES - 1))
+				  : 0;
+	}
 	if (!prof.cohort_on)
 		return;
 	/* Only young collections cleared references since the last sweep:
@@ -52,8 +90,9 @@ void sweep_begin(void)
 	 * again and no death, the share too low), no marking counted since
 	 * it began, none asked for under way. */
 	uint64_t m = markings_counted();
-	hp_cohort_sweep_begin(&prof.cohort, !asking && m == prof.cohort_markings && sweep_now != sweep_prev,
-			      hp_real_ns());
+	bool young = sh ? sh_now.done != sh_prev.done && sh_now.events == sh_prev.events && !(sh_now.events & 1)
+			: sweep_now != sweep_prev;
+	hp_cohort_sweep_begin(&prof.cohort, !asking && m == prof.cohort_markings && young, hp_real_ns());
 	prof.cohort_markings = m;
 }
 
@@ -62,7 +101,8 @@ void sweep_end(void)
 	if (!prof.cohort_on)
 		return;
 	/* One counted meanwhile: not only young deaths. */
-	hp_cohort_sweep_end(&prof.cohort, markings_counted() == prof.cohort_markings);
+	hp_cohort_sweep_end(&prof.cohort, markings_counted() == prof.cohort_markings &&
+					  (!sh_mode() || hp_sh_events(&prof.marks.sh) == sh_now.events));
 	/* A marking's judgments are made in the first sweep after it is
 	 * counted, with its rings' at the catch-up before. Not a sweep while
 	 * a marking asked for runs: it judges nothing, and what a catch-up
@@ -86,8 +126,11 @@ void sweep_end(void)
  * overflows looks for no drop). */
 void sweep_saw(const struct hp_live_entry *e, bool dead)
 {
-	if (prof.cohort_on && prof.cohort.counting && e->pause_at_alloc + HP_COHORT_YOUNG_PAUSES >= sweep_prev &&
-	    e->pause_at_alloc < sweep_now)
+	if (!prof.cohort_on || !prof.cohort.counting)
+		return;
+	bool young = sh_mode() ? e->pause_at_alloc > sh_from && e->pause_at_alloc <= sh_now.cover
+			       : e->pause_at_alloc + HP_COHORT_YOUNG_PAUSES >= sweep_prev && e->pause_at_alloc < sweep_now;
+	if (young)
 		hp_cohort_seen(&prof.cohort, e->site, dead, e->time_ns);
 }
 
@@ -318,9 +361,9 @@ void markings_tick(JNIEnv *jni)
 		 * judgments of the list: those born before the drop dead,
 		 * those since alive; docs/load-grow-zgen-drops.md): its late
 		 * growth read by the curve between majors -19..-53% before.
-		 * Not on generational Shenandoah: its own cycles are not
-		 * counted (requests ~15 s apart under load), and with the
-		 * cohort on, measured under load, one drop of two missed and
+		 * On generational Shenandoah only where its phase is read
+		 * (sh_mode): with a window of pauses instead of its young
+		 * cycles, measured under load, one drop of two was missed and
 		 * a site's young samples found dying together where no list
 		 * was dropped (one `heapprobe top` screen at -50.7%,
 		 * docs/load-grow-drops.md). Not on single-generation ZGC and
@@ -330,7 +373,8 @@ void markings_tick(JNIEnv *jni)
 		bool known = hp_gc_info(prof.probe, &g) == 0;
 		bool zgen = known && g.kind == HP_GC_Z && g.generational == 1;
 		prof.cohort_on = prof.have_cohort && known &&
-				 (g.kind == HP_GC_G1 || g.kind == HP_GC_PARALLEL || g.kind == HP_GC_SERIAL || zgen);
+				 (g.kind == HP_GC_G1 || g.kind == HP_GC_PARALLEL || g.kind == HP_GC_SERIAL || zgen ||
+				  sh_mode());
 		/* Generational ZGC's young collections take weak references
 		 * as strong (only the old generation processes them: the
 		 * garbage site's samples stay referenced between majors,

@@ -114,6 +114,7 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	m->z_end_step = 0;
 	m->z_ended = 0;
 	atomic_store(&m->z_requesting, false);
+	hp_sh_cycles_reset(&m->sh);
 	m->canary_markings = 0;
 	__atomic_store_n(&m->last_completion, pauses_now, __ATOMIC_RELAXED);
 	__atomic_store_n(&m->last_completion_ns, hp_mono_ns(), __ATOMIC_RELAXED);
@@ -212,6 +213,23 @@ void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 void hp_marks_on_reading(struct hp_marks *m, const struct hp_marking *mk, uint64_t young, int64_t now,
 			 uint32_t pauses_before)
 {
+	/* Generational Shenandoah: its phase is no count (nothing for the
+	 * guard); a whole-heap marking the collector began itself is counted
+	 * when its weak roots are seen done. One the agent asked for (its
+	 * pauses name System.gc() while a request is armed) is the
+	 * requester's to count. */
+	if (mk->phase >= 0 && __atomic_load_n(&m->sh_on, __ATOMIC_ACQUIRE)) {
+		uint32_t cover = 0;
+		int64_t start = 0;
+		bool ours = atomic_load_explicit(&m->explicit_armed, memory_order_relaxed) && mk->explicit_cycle == 1;
+		if (hp_sh_cycles_observe(&m->sh, mk->phase, ours, pauses_before, now, &cover, &start) == HP_SH_WHOLE_DONE &&
+		    cover > 0 && cover <= pauses_before) {
+			hp_marks_ring_push(&m->seen, cover, start, pauses_before + 1);
+			atomic_fetch_add(&m->canary_markings, 1);
+			__atomic_store_n(&m->last_completion, pauses_before + 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&m->last_completion_ns, now, __ATOMIC_RELAXED);
+		}
+	}
 	const uint64_t readings[HP_COUNTERS] = { mk->full, mk->concurrent, mk->starts, mk->marked };
 	if (!hp_marks_guard(m, readings, mk->read, young, pauses_before)) {
 		/* Counted from nothing but requests now: the requested cycle's
@@ -381,6 +399,19 @@ void hp_marks_observe_z_end(struct hp_marks *m, uint64_t young, bool began, uint
 	int64_t old = (int64_t)(uint32_t)(pauses_before + 1 - m->z_p0) - 3 * (int64_t)(young - m->z_y0 + 1);
 	if (old >= 2 && !atomic_load(&m->z_requesting) && z_push_pending(m, pauses_before))
 		m->z_ended++;
+}
+
+void hp_marks_sh_text(const struct hp_marks *m, char *buf, size_t len)
+{
+	/* Written by the GC callback: relaxed loads, a status line. */
+	uint32_t cover;
+	unsigned long long young = hp_sh_young_done(&m->sh, &cover);
+	snprintf(buf, len, "young cycles %llu; whole-heap markings begun %llu, counted %llu, abandoned %llu (a "
+		 "degenerated or full collection); pauses no cycle explains %llu",
+		 young, (unsigned long long)__atomic_load_n(&m->sh.w_begun, __ATOMIC_RELAXED),
+		 (unsigned long long)__atomic_load_n(&m->sh.w_done, __ATOMIC_RELAXED),
+		 (unsigned long long)__atomic_load_n(&m->sh.w_abandoned, __ATOMIC_RELAXED),
+		 (unsigned long long)__atomic_load_n(&m->sh.irregular, __ATOMIC_RELAXED));
 }
 
 void hp_marks_z_end_text(const struct hp_marks *m, char *buf, size_t len)

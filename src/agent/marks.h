@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agent/shcycles.h"
 #include "heapprobe.h"
 
 #define HP_MARKS_RING 256       /* markings remembered for ages (min_age) */
@@ -163,6 +164,14 @@ struct hp_marks {
 	int64_t z_end_step;                     /* the count that turned it off */
 	uint64_t z_ended;                       /* majors counted at their end */
 	_Atomic bool z_requesting;
+	/* Generational Shenandoah's cycles from its phase at each pause's end
+	 * (shcycles.h): its young cycles, for the drops a sweep looks for
+	 * (judge.c), and its whole-heap markings (global cycles, old
+	 * markings), pushed to `seen` with their cover. sh_on: set once by
+	 * hp_marks_canary_setup where hp_marking's phase is read. GC callback
+	 * writes. */
+	bool sh_on;                             /* __atomic_* */
+	struct hp_sh_cycles sh;
 	/* Requests (under the dump lock). */
 	uint64_t requests, requests_ok;
 	uint64_t request_ns_total, request_ns_max;
@@ -243,7 +252,7 @@ struct hp_marks {
 	 * a marking's start is the end of the pause its cover names (or later). */
 #define HP_PAUSE_RING 64
 	_Atomic int64_t pause_end_ns[HP_PAUSE_RING];
-	char canary_state[160];                 /* on, or why not */
+	char canary_state[240];                 /* on, or why not */
 	/* The counters' guard. The counters above are fields of the JVM read
 	 * at offsets found at start (symbols/ data, VMStructs, machine code)
 	 * and perfdata entries. One that goes back, or rises in one
@@ -351,6 +360,9 @@ void hp_marks_observe_z_end(struct hp_marks *m, uint64_t young, bool began, uint
 
 /* What z_end says, for info, status and the profile. */
 void hp_marks_z_end_text(const struct hp_marks *m, char *buf, size_t len);
+/* What generational Shenandoah's cycles showed (sh), for status and the
+ * profile. */
+void hp_marks_sh_text(const struct hp_marks *m, char *buf, size_t len);
 
 /* Records a requested marking that completed: it covers the samples
  * allocated at or before `at_request` (the pause count when it was asked

@@ -138,6 +138,11 @@ void hp_profiler_status(FILE *out)
 		hp_marks_z_end_text(&prof.marks, z, sizeof(z));
 		fprintf(out, "generational ZGC's own majors: %s\n", z);
 	}
+	if (__atomic_load_n(&prof.marks.sh_on, __ATOMIC_ACQUIRE)) {
+		char sh[300];
+		hp_marks_sh_text(&prof.marks, sh, sizeof(sh));
+		fprintf(out, "generational Shenandoah's cycles: %s\n", sh);
+	}
 	if (prof.marks.own_waits)
 		fprintf(out, "periodic profiles that waited for the collector's own cycle instead of asking: %llu of %llu "
 			"(%.0f ms waited in all)\n", (unsigned long long)prof.marks.own_waits_ok,

@@ -1080,6 +1080,40 @@ Test(load, a_list_grown_since_a_drop_a_generational_zgc_major_found_is_read_whol
 	grown_list_read_whole(java, "-XX:+UseZGC", true, 0.45);
 }
 
+/* Generational Shenandoah (JDK 25): its young cycles are seen from its
+ * phase at each pause (agent/shcycles.c), and a sweep looks at the young
+ * samples those cycles first judged; a list dropped every 4 s beside the
+ * bench's cache is found, none in the same service without the list.
+ * Before (a window of pauses, not cycles) the cache alone showed drops in
+ * 5 profiles of 2 runs, and with the window of cycles completed rather
+ * than past their Final Mark, no young death was ever looked at (by hand).
+ * By hand: 3, 3, 3 found with the list, 0, 0, 0 without. */
+Test(load, drops_found_not_invented_generational_shenandoah, .timeout = 200)
+{
+	char java[1024];
+	jdk_java(java, sizeof(java), 25);
+	const char *gc = "-XX:+UseShenandoahGC -XX:ShenandoahGCMode=generational";
+	long with = drops_found_in(java, gc, true, "-Xmx3g", 190, 16);
+	cr_assert(strstr(drops_status, "generational Shenandoah's cycles: young cycles "),
+		  "status does not say what its cycles showed:\n%s", drops_status);
+	long without = drops_found_in(java, gc, false, "-Xmx3g", 190, 16);
+	cr_log_info("%s: %ld drops found with the list, %ld without", gc, with, without);
+	cr_expect(with >= 1, "%s: no drop found of a list dropped every 4 s", gc);
+	cr_expect(without == 0, "%s: %ld drops found in a service that drops nothing", gc, without);
+}
+
+/* Generational Shenandoah (JDK 25): a drop its young cycles show
+ * (agent/shcycles.c) counts the list's older samples dead, and what the
+ * list grew since counts alive once the markings agree. Before, with no
+ * drop looked for there, the profiles written after a drop read the list
+ * before it: +240..+303% (docs/load-shenandoah-generational-drops.md). */
+Test(load, a_list_grown_since_a_drop_a_generational_shenandoah_young_cycle_found_is_read_whole, .timeout = 240)
+{
+	char java[1024];
+	jdk_java(java, sizeof(java), 25);
+	grown_list_read_whole(java, "-XX:+UseShenandoahGC -XX:ShenandoahGCMode=generational", false, 0.30);
+}
+
 /* No drop found in the service that drops nothing on generational ZGC
  * (JDK 21's, -XX:+ZGenerational), where its majors alone find them, on
  * the bench's 190 MiB cache and 3 GiB heap for 16 s (0 in 12 runs by
