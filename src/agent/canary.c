@@ -114,7 +114,7 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 		__atomic_store_n(&m->sh_on, true, __ATOMIC_RELEASE);
 		snprintf(m->canary_state, sizeof(m->canary_state), "%s", "generational: old markings and global "
 			 "cycles counted from ShenandoahHeap::_gc_state at each pause (a young cycle would clear a "
-			 "canary); young cycles seen for drops, not counted");
+			 "canary); its young collections looked at for drops, not counted");
 		return;
 	}
 	if ((g.kind != HP_GC_Z && g.kind != HP_GC_SHENANDOAH) || g.generational != 0) {

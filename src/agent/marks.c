@@ -92,7 +92,9 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	m->primed = false;
 	m->guard_primed = false;        /* counters_off stays: a counter gone wrong stays so */
 	struct hp_marking mk = { .sz = sizeof(mk) };
-	if (hp_marking(probe, &mk) == 0) {
+	int rc = hp_marking(probe, &mk);
+	hp_sh_cycles_reset(&m->sh, rc == 0 ? mk.phase : -1);
+	if (rc == 0) {
 		m->count_seen = mk.full + mk.concurrent;
 		m->full_seen = mk.full;
 		m->starts_seen = mk.starts;
@@ -114,7 +116,6 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	m->z_end_step = 0;
 	m->z_ended = 0;
 	atomic_store(&m->z_requesting, false);
-	hp_sh_cycles_reset(&m->sh);
 	m->canary_markings = 0;
 	__atomic_store_n(&m->last_completion, pauses_now, __ATOMIC_RELAXED);
 	__atomic_store_n(&m->last_completion_ns, hp_mono_ns(), __ATOMIC_RELAXED);
@@ -218,12 +219,12 @@ void hp_marks_on_reading(struct hp_marks *m, const struct hp_marking *mk, uint64
 	 * when its weak roots are seen done. One the agent asked for (its
 	 * pauses name System.gc() while a request is armed) is the
 	 * requester's to count. */
-	if (mk->phase >= 0 && __atomic_load_n(&m->sh_on, __ATOMIC_ACQUIRE)) {
+	if (mk->phase >= 0) {
 		uint32_t cover = 0;
 		int64_t start = 0;
 		bool ours = atomic_load_explicit(&m->explicit_armed, memory_order_relaxed) && mk->explicit_cycle == 1;
 		if (hp_sh_cycles_observe(&m->sh, mk->phase, ours, pauses_before, now, &cover, &start) == HP_SH_WHOLE_DONE &&
-		    cover > 0 && cover <= pauses_before) {
+		    __atomic_load_n(&m->sh_on, __ATOMIC_ACQUIRE) && cover > 0 && cover <= pauses_before) {
 			hp_marks_ring_push(&m->seen, cover, start, pauses_before + 1);
 			atomic_fetch_add(&m->canary_markings, 1);
 			__atomic_store_n(&m->last_completion, pauses_before + 1, __ATOMIC_RELAXED);

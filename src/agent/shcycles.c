@@ -59,9 +59,9 @@
 
 #include "heapprobe.h"
 
-void hp_sh_cycles_reset(struct hp_sh_cycles *s)
+void hp_sh_cycles_reset(struct hp_sh_cycles *s, int phase)
 {
-	s->prev = -1;
+	s->prev = phase;
 	s->y_marking = s->y_final = false;
 	s->y_cover = 0;
 	atomic_store(&s->y_done, 0);
@@ -72,6 +72,14 @@ void hp_sh_cycles_reset(struct hp_sh_cycles *s)
 	s->w_start_ns = 0;
 	atomic_store(&s->w_events, 0);
 	s->w_begun = s->w_done = s->w_abandoned = s->irregular = 0;
+	if (phase < 0)
+		return;
+	s->y_marking = phase & HP_PHASE_YOUNG_MARKING;
+	s->w_marking = phase & HP_PHASE_OLD_MARKING;
+	if (phase & HP_PHASE_WEAK_ROOTS) {
+		s->irregular++;         /* some cycle's weak roots, which we did not see begin */
+		atomic_store(&s->w_events, 2);
+	}
 }
 
 #define CYCLE_BITS (HP_PHASE_MARKING | HP_PHASE_YOUNG_MARKING | HP_PHASE_OLD_MARKING | HP_PHASE_WEAK_ROOTS | \
@@ -91,12 +99,14 @@ enum hp_sh_event hp_sh_cycles_observe(struct hp_sh_cycles *s, int phase, bool re
 	if (phase < 0)
 		return ev;
 	if (p < 0) {
-		/* The first pause seen: a cycle under way began unseen (a late
-		 * attach), its cover not known. Its clearing may still come. */
-		if (phase & CYCLE_BITS) {
-			s->irregular++;
+		/* The first pause seen, the phase not read when counting began
+		 * (the probe is set up at the first collection): a cycle under
+		 * way began unseen, its cover not known, and its clearing may
+		 * still come. Followed as hp_sh_cycles_reset does. */
+		s->y_marking = phase & HP_PHASE_YOUNG_MARKING;
+		s->w_marking = phase & HP_PHASE_OLD_MARKING;
+		if (phase & CYCLE_BITS)
 			bump(s, 2);
-		}
 		return ev;
 	}
 	bool fired = false;
@@ -110,7 +120,7 @@ enum hp_sh_event hp_sh_cycles_observe(struct hp_sh_cycles *s, int phase, bool re
 		s->w_final = false;
 		s->w_done++;
 		bump(s, 1);             /* even again */
-		if (!s->w_requested) {
+		if (!s->w_requested && s->w_start_ns) {        /* not one under way when counting began */
 			*out_cover = s->w_cover;
 			*out_start = s->w_start_ns;
 			ev = HP_SH_WHOLE_DONE;

@@ -47,7 +47,10 @@ enum hp_sh_event {
 	HP_SH_WHOLE_DONE = 1,   /* a whole-heap marking: its weak roots are done (out_cover, out_start) */
 };
 
-void hp_sh_cycles_reset(struct hp_sh_cycles *s);
+/* Starts from the phase now (hp_marking's, -1 if not read): a cycle
+ * already under way is followed with its cover unknown (0: it judges no
+ * sample), its clearing still closing the sweeps. */
+void hp_sh_cycles_reset(struct hp_sh_cycles *s, int phase);
 
 /* At each pause's end: `phase` hp_marking's (HP_PHASE_* bits, >= 0),
  * `requested` whether this pause belongs to a cycle the agent asked for,

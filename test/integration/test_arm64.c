@@ -96,6 +96,21 @@ static void info(int feature)
 	jvm_result_free(&r);
 }
 
+/* Generational Shenandoah's phase on aarch64 (JDK 25): the offset of
+ * ShenandoahHeap::_gc_state from the two setters' aarch64 code
+ * (codefield.c, hp_codefield_lea), the two agreeing. */
+static void info_generational_shenandoah(int feature)
+{
+	const char *argv[] = { QEMU, "-L", "/", java(feature), "-XX:+UseShenandoahGC", "-XX:ShenandoahGCMode=generational",
+			       "-agentpath:" HP_ARM64_AGENT "=info", "-version", NULL };
+	struct jvm_result r = jvm_run(argv, NULL, 300);
+	cr_assert_eq(r.exit_code, 0, "java exited %d\n%s", r.exit_code, r.output);
+	cr_expect(strstr(r.output, "gc.kind: shenandoah\n"), "%s", r.output);
+	cr_expect(strstr(r.output, "marking.phase: 0x00 from ShenandoahHeap::_gc_state (+"),
+		  "JDK %d: no phase of generational Shenandoah\n%s", feature, r.output);
+	jvm_result_free(&r);
+}
+
 /* RetainedSet's live view, against its construction (the bounds of
  * test_profiler's retained tests: keepBytes within 20%, keepLongs 30%). */
 static void retained(int feature, const char *gc)
@@ -202,6 +217,7 @@ TestSuite(arm64, .timeout = 900);
 Test(arm64, jdk17_info) { info(17); }
 Test(arm64, jdk21_info) { info(21); }
 Test(arm64, jdk25_info) { info(25); }
+Test(arm64, jdk25_info_generational_shenandoah) { info_generational_shenandoah(25); }
 Test(arm64, jdk17_retained_g1) { retained(17, "-XX:+UseG1GC"); }
 Test(arm64, jdk21_retained_g1) { retained(21, "-XX:+UseG1GC"); }
 Test(arm64, jdk25_retained_g1) { retained(25, "-XX:+UseG1GC"); }

@@ -236,6 +236,27 @@ static void check_g1_starts(int feature)
 	jvm_result_free(&r);
 }
 
+/* Generational Shenandoah's phase (info's marking.phase:
+ * ShenandoahHeap::_gc_state, at the offset the code of its two setters
+ * gives on this release's libjvm, the two agreeing; its bits from the
+ * symbols/ data, 27 using 26's): read, and idle at VM start. Its cycles
+ * counted from it against the JVM's own log: test_load's
+ * generational_shenandoah_cycles_counted_as_its_log_shows (JDK 25). */
+static void check_shenandoah_phase(int feature)
+{
+	char path[512];
+	const char *java = java_for(feature, path, sizeof(path));
+	if (!java)
+		cr_skip_test("JDK %d not installed in %s (run scripts/setup-jdks.sh)", feature, HP_JDKS_DIR);
+	const char *argv[] = { java, "-XX:+UseShenandoahGC", "-XX:ShenandoahGCMode=generational",
+			       "-agentpath:" HP_AGENT_PATH "=info", "-version", NULL };
+	struct jvm_result r = jvm_run(argv, NULL, 120);
+	cr_assert_eq(r.exit_code, 0, "JDK %d: java exited %d\n%s", feature, r.exit_code, r.output);
+	cr_expect(strstr(r.output, "marking.phase: 0x00 from ShenandoahHeap::_gc_state (+"),
+		  "JDK %d: generational Shenandoah's phase not read\n%s", feature, r.output);
+	jvm_result_free(&r);
+}
+
 TestSuite(jdk11, .timeout = 180);
 TestSuite(jdk17, .timeout = 180);
 TestSuite(jdk21, .timeout = 180);
@@ -250,6 +271,9 @@ GC_TESTS(25)
  * 27 has no data of its own: 26's serves, each fact checked. */
 GC_TESTS(26)
 GC_TESTS(27)
+Test(jdk25, shenandoah_generational_phase) { check_shenandoah_phase(25); }
+Test(jdk26, shenandoah_generational_phase) { check_shenandoah_phase(26); }
+Test(jdk27, shenandoah_generational_phase) { check_shenandoah_phase(27); }
 Test(jdk21, z_generational) { check(21, "-XX:+UseZGC", "-XX:+ZGenerational", CONCURRENT); }
 
 /* Fault injection proves the fallback order: each source that goes away
@@ -314,6 +338,26 @@ Test(fallback, hidden_g1_start_count_method_is_reported)
 				   "not in libjvm's text (no marking starts counted)"), "%s", r.output);
 	cr_expect(!strstr(r.output, "marking.started: "), "%s", r.output);
 	cr_expect(strstr(r.output, "Pause Young (Concurrent Start)"), "the run had no concurrent cycle\n%s", r.output);
+	jvm_result_free(&r);
+}
+
+/* One of generational Shenandoah's two _gc_state setters hidden: no
+ * phase, said so with its reason (the agent then looks for no drop there
+ * and counts only the markings it asks for, as before); the JVM runs a
+ * collection on. */
+Test(fallback, hidden_shenandoah_gc_state_setter_is_reported)
+{
+	char path[512];
+	const char *java = java_for(25, path, sizeof(path));
+	if (!java)
+		cr_skip_test("JDK 25 not installed in %s (run scripts/setup-jdks.sh)", HP_JDKS_DIR);
+	const char *env[] = { "HEAPPROBE_FAULTS=hide-symbol=_ZN14ShenandoahHeap25set_gc_state_at_safepointEjb", NULL };
+	const char *argv[] = { java, "-Xmx256m", "-XX:+UseShenandoahGC", "-XX:ShenandoahGCMode=generational",
+			       "-agentpath:" HP_AGENT_PATH "=info=exit", "-cp", HP_TEST_CLASSES, "RetainedSet", NULL };
+	struct jvm_result r = jvm_run(argv, env, 120);
+	cr_assert_eq(r.exit_code, 0, "java exited %d\n%s", r.exit_code, r.output);
+	cr_expect(strstr(r.output, "marking.phase: none: _ZN14ShenandoahHeap25set_gc_state_at_safepointEjb not in "
+				   "libjvm's text\n"), "%s", r.output);
 	jvm_result_free(&r);
 }
 
