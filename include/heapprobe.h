@@ -343,6 +343,7 @@ struct hp_marking {
 #define HP_PHASE_WEAK_ROOTS    8        /* weak references being cleared after a Final Mark */
 #define HP_PHASE_EVACUATION    16
 #define HP_PHASE_UPDATE_REFS   32
+#define HP_PHASE_FORWARDED     64       /* objects forwarded (evacuated) not yet all updated */
 
 /* Plain loads, no JNI, no lock: fit for GC callbacks and allocation hooks,
  * once set up (the probe sets it up at VM start; any call outside a GC

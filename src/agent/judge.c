@@ -64,6 +64,7 @@ static struct sh_sweep {
 } sh_prev, sh_now;
 #define HP_COHORT_YOUNG_CYCLES 2
 static uint32_t sh_from;
+static bool sh_kept;
 
 static bool sh_mode(void)
 {
@@ -79,9 +80,12 @@ void sweep_begin(void)
 		sh_prev = sh_now;
 		sh_now.events = hp_sh_events(&prof.marks.sh);
 		sh_now.done = hp_sh_young_done(&prof.marks.sh, &sh_now.cover);
-		sh_from = sh_prev.done >= HP_COHORT_YOUNG_CYCLES
-				  ? hp_sh_young_cover(&prof.marks.sh, sh_prev.done - (HP_COHORT_YOUNG_CYCLES - 1))
-				  : 0;
+		/* A start no longer kept (more young cycles since the sweep
+		 * before than the ring holds): no window, the sweep not
+		 * counted; 0 before the first cycles. */
+		sh_from = 0;
+		sh_kept = sh_prev.done < HP_COHORT_YOUNG_CYCLES ||
+			  hp_sh_young_cover(&prof.marks.sh, sh_prev.done - (HP_COHORT_YOUNG_CYCLES - 1), &sh_from);
 	}
 	if (!prof.cohort_on)
 		return;
@@ -90,7 +94,8 @@ void sweep_begin(void)
 	 * again and no death, the share too low), no marking counted since
 	 * it began, none asked for under way. */
 	uint64_t m = markings_counted();
-	bool young = sh ? sh_now.done != sh_prev.done && sh_now.events == sh_prev.events && !(sh_now.events & 1)
+	bool young = sh ? sh_now.done != sh_prev.done && sh_now.events == sh_prev.events && !(sh_now.events & 1) &&
+				  sh_kept
 			: sweep_now != sweep_prev;
 	hp_cohort_sweep_begin(&prof.cohort, !asking && m == prof.cohort_markings && young, hp_real_ns());
 	prof.cohort_markings = m;

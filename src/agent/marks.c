@@ -108,6 +108,7 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	m->g1_start_pause = m->g1_done_pause = 0;
 	m->g1_start_ns = m->g1_done_ns = 0;
 	atomic_store(&m->g1_exact, 0);
+	atomic_store(&m->sh_window, 0);
 	m->young_first = m->young_seen = hp_gc_count(probe);
 	atomic_store(&m->z_pending, false);
 	m->z_p0_set = false;
@@ -220,12 +221,24 @@ void hp_marks_on_reading(struct hp_marks *m, const struct hp_marking *mk, uint64
 	 * pauses name System.gc() while a request is armed) is the
 	 * requester's to count. */
 	if (mk->phase >= 0) {
-		uint32_t cover = 0;
-		int64_t start = 0;
-		bool ours = atomic_load_explicit(&m->explicit_armed, memory_order_relaxed) && mk->explicit_cycle == 1;
-		if (hp_sh_cycles_observe(&m->sh, mk->phase, ours, pauses_before, now, &cover, &start) == HP_SH_WHOLE_DONE &&
-		    __atomic_load_n(&m->sh_on, __ATOMIC_ACQUIRE) && cover > 0 && cover <= pauses_before) {
-			hp_marks_ring_push(&m->seen, cover, start, pauses_before + 1);
+		struct hp_sh_whole w = { 0 };
+		/* Ours: a request is armed and the collector's cause names it (or
+		 * cannot be read, -XX:-UsePerfData: then every whole-heap marking
+		 * while one is armed is taken for the request's). */
+		bool ours = atomic_load_explicit(&m->explicit_armed, memory_order_relaxed) && mk->explicit_cycle != 0;
+		if (hp_sh_cycles_observe(&m->sh, mk->phase, ours, pauses_before, now, &w) == HP_SH_WHOLE_DONE &&
+		    __atomic_load_n(&m->sh_on, __ATOMIC_ACQUIRE) && w.cover > 0 && w.cover <= pauses_before) {
+			/* Its young window first, then the marking (a reader that
+			 * sees the marking finds the window; hp_marks_young_window). */
+			uint64_t x = w.from < w.before && w.before - w.cover <= 0xffff && w.from > w.cover
+					     ? (uint64_t)w.cover | (uint64_t)(w.from - w.cover) << 32 |
+						       (uint64_t)(w.before - w.cover) << 48
+				     : w.before > w.cover && w.before - w.cover <= 0xffff
+					     ? (uint64_t)w.cover | (uint64_t)(w.before - w.cover) << 32 |
+						       (uint64_t)(w.before - w.cover) << 48
+					     : 0;
+			atomic_store_explicit(&m->sh_window, x, memory_order_release);
+			hp_marks_ring_push(&m->seen, w.cover, w.start_ns, pauses_before + 1);
 			atomic_fetch_add(&m->canary_markings, 1);
 			__atomic_store_n(&m->last_completion, pauses_before + 1, __ATOMIC_RELAXED);
 			__atomic_store_n(&m->last_completion_ns, now, __ATOMIC_RELAXED);
@@ -407,10 +420,13 @@ void hp_marks_sh_text(const struct hp_marks *m, char *buf, size_t len)
 	/* Written by the GC callback: relaxed loads, a status line. */
 	uint32_t cover;
 	unsigned long long young = hp_sh_young_done(&m->sh, &cover);
-	snprintf(buf, len, "young cycles %llu; whole-heap markings begun %llu, counted %llu, abandoned %llu (a "
-		 "degenerated or full collection); pauses no cycle explains %llu",
+	uint64_t done = __atomic_load_n(&m->sh.w_done, __ATOMIC_RELAXED);
+	uint64_t counted = __atomic_load_n(&m->sh.w_counted, __ATOMIC_RELAXED);
+	snprintf(buf, len, "young cycles %llu; whole-heap markings begun %llu, counted %llu (and %llu asked for or "
+		 "under way when counting began), abandoned %llu (a degenerated or full collection); pauses no cycle "
+		 "explains %llu",
 		 young, (unsigned long long)__atomic_load_n(&m->sh.w_begun, __ATOMIC_RELAXED),
-		 (unsigned long long)__atomic_load_n(&m->sh.w_done, __ATOMIC_RELAXED),
+		 (unsigned long long)counted, (unsigned long long)(done - counted),
 		 (unsigned long long)__atomic_load_n(&m->sh.w_abandoned, __ATOMIC_RELAXED),
 		 (unsigned long long)__atomic_load_n(&m->sh.irregular, __ATOMIC_RELAXED));
 }
@@ -516,6 +532,21 @@ bool hp_marks_young_window(const struct hp_marks *m, uint32_t cover, uint32_t *f
 	bool after = m->g1_mode && remark > cover + 1;
 	*before = after ? remark : 0;
 	*from = open ? start : *before;
+	if (!m->g1_mode) {
+		/* Generational Shenandoah's own whole-heap marking (sh_window):
+		 * an old marking judges the young as of its bootstrap cycle's
+		 * weak roots and the old at its own Final Mark, young cycles
+		 * clearing the young dead in between (what they clear then was
+		 * alive at its start); a global cycle has no window, and a
+		 * sample still referenced after its Final Mark was alive at its
+		 * start. */
+		uint64_t w = atomic_load_explicit(&m->sh_window, memory_order_acquire);
+		if (w && (uint32_t)w == cover) {
+			*from = cover + (uint32_t)((w >> 32) & 0xffff);
+			*before = cover + (uint32_t)(w >> 48);
+			return *from < *before;
+		}
+	}
 	return open;
 }
 

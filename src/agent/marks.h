@@ -172,6 +172,11 @@ struct hp_marks {
 	 * writes. */
 	bool sh_on;                             /* __atomic_* */
 	struct hp_sh_cycles sh;
+	/* The young window of the latest own whole-heap marking pushed: its
+	 * cover (low 32 bits), from - cover (next 16) and before - cover
+	 * (high 16), one word so that a reader never pairs one marking's
+	 * cover with another's window; 0 none (hp_marks_young_window). */
+	_Atomic uint64_t sh_window;
 	/* Requests (under the dump lock). */
 	uint64_t requests, requests_ok;
 	uint64_t request_ns_total, request_ns_max;
@@ -408,7 +413,10 @@ void hp_marks_observe_marked(struct hp_marks *m, uint64_t marked, uint32_t pause
  * Remark; true then. Otherwise false with an empty window: `before` the
  * Remark wherever one came after the cover (a sample still referenced
  * after it was alive at the start), `from` equal to it; 0, 0 outside G1
- * or with no such Remark. */
+ * or with no such Remark. Generational Shenandoah's own whole-heap
+ * markings (sh_window): an old marking's window runs from its bootstrap
+ * cycle's weak roots to its own Final Mark; a global cycle's is empty,
+ * `before` its Final Mark. */
 bool hp_marks_young_window(const struct hp_marks *m, uint32_t cover, uint32_t *from, uint32_t *before);
 
 /* G1: an upper bound on the concurrent start pause of the cycle that ended

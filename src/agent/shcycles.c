@@ -59,6 +59,12 @@
 
 #include "heapprobe.h"
 
+/* The status counts: one writer, readers anywhere (relaxed). */
+static void inc(uint64_t *c)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
 void hp_sh_cycles_reset(struct hp_sh_cycles *s, int phase)
 {
 	s->prev = phase;
@@ -68,18 +74,23 @@ void hp_sh_cycles_reset(struct hp_sh_cycles *s, int phase)
 	for (int i = 0; i < HP_SH_YOUNG_RING; i++)
 		atomic_store_explicit(&s->y_covers[i], 0, memory_order_relaxed);
 	s->w_marking = s->w_final = s->w_requested = false;
-	s->w_cover = 0;
+	s->w_cover = s->w_from = s->w_before = 0;
 	s->w_start_ns = 0;
 	atomic_store(&s->w_events, 0);
-	s->w_begun = s->w_done = s->w_abandoned = s->irregular = 0;
+	__atomic_store_n(&s->w_begun, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->w_done, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->w_counted, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->w_abandoned, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->irregular, 0, __ATOMIC_RELAXED);
 	if (phase < 0)
 		return;
+	/* A cycle under way: followed, its cover unknown (w_start_ns 0: not
+	 * reported; a young one's is 0, which judges no sample), and some
+	 * cycle's weak roots, which we did not see begin, may be clearing. */
 	s->y_marking = phase & HP_PHASE_YOUNG_MARKING;
 	s->w_marking = phase & HP_PHASE_OLD_MARKING;
-	if (phase & HP_PHASE_WEAK_ROOTS) {
-		s->irregular++;         /* some cycle's weak roots, which we did not see begin */
+	if (phase & HP_PHASE_WEAK_ROOTS)
 		atomic_store(&s->w_events, 2);
-	}
 }
 
 #define CYCLE_BITS (HP_PHASE_MARKING | HP_PHASE_YOUNG_MARKING | HP_PHASE_OLD_MARKING | HP_PHASE_WEAK_ROOTS | \
@@ -91,7 +102,7 @@ static void bump(struct hp_sh_cycles *s, uint64_t by)
 }
 
 enum hp_sh_event hp_sh_cycles_observe(struct hp_sh_cycles *s, int phase, bool requested, uint32_t pauses_before,
-				      int64_t now, uint32_t *out_cover, int64_t *out_start)
+				      int64_t now, struct hp_sh_whole *out)
 {
 	enum hp_sh_event ev = HP_SH_NOTHING;
 	int p = s->prev;
@@ -114,23 +125,34 @@ enum hp_sh_event hp_sh_cycles_observe(struct hp_sh_cycles *s, int phase, bool re
 	 * pause and are done by this one (this may be the next Init Mark). */
 	if (s->y_final && !(phase & HP_PHASE_WEAK_ROOTS)) {
 		s->y_final = false;
+		if (s->w_marking && !s->w_from)
+			s->w_from = pauses_before + 1;  /* the bootstrap's: the young dead at its start are gone */
 		fired = true;
 	}
 	if (s->w_final && !(phase & HP_PHASE_WEAK_ROOTS)) {
 		s->w_final = false;
-		s->w_done++;
+		inc(&s->w_done);
 		bump(s, 1);             /* even again */
 		if (!s->w_requested && s->w_start_ns) {        /* not one under way when counting began */
-			*out_cover = s->w_cover;
-			*out_start = s->w_start_ns;
+			inc(&s->w_counted);
+			out->cover = s->w_cover;
+			out->start_ns = s->w_start_ns;
+			out->from = s->w_from ? s->w_from : s->w_before;
+			out->before = s->w_before;
 			ev = HP_SH_WHOLE_DONE;
 		}
 		fired = true;
 	}
-	/* Final Marks, or cycles abandoned. */
+	/* Final Marks, or cycles abandoned. A whole-heap marking's Final Mark
+	 * turns OLD_MARKING off; a global cycle's turns YOUNG_MARKING off in
+	 * the same pause: not a young cycle (its clearing is every age's). */
+	bool whole_final = s->w_marking && !(phase & HP_PHASE_OLD_MARKING) && (phase & HP_PHASE_WEAK_ROOTS) &&
+			   !(phase & HP_PHASE_MARKING);
 	if (s->y_marking && !(phase & HP_PHASE_YOUNG_MARKING)) {
 		s->y_marking = false;
-		if (phase & HP_PHASE_WEAK_ROOTS) {
+		if (whole_final) {
+			/* a global cycle's Final Mark: below */
+		} else if (phase & HP_PHASE_WEAK_ROOTS) {
 			/* Its weak roots are cleared from here on, concurrently,
 			 * before the next pause: a sweep that begins now may see
 			 * them, so the cycle counts from this pause on. */
@@ -139,18 +161,19 @@ enum hp_sh_event hp_sh_cycles_observe(struct hp_sh_cycles *s, int phase, bool re
 			atomic_store_explicit(&s->y_done, k, memory_order_release);
 			s->y_final = true;
 		} else {
-			s->irregular++;         /* degenerated or full: anything may be cleared */
+			inc(&s->irregular);     /* degenerated or full: anything may be cleared */
 			bump(s, 2);
 		}
 		fired = true;
 	}
 	if (s->w_marking && !(phase & HP_PHASE_OLD_MARKING)) {
 		s->w_marking = false;
-		if ((phase & HP_PHASE_WEAK_ROOTS) && !(phase & HP_PHASE_MARKING)) {
+		if (whole_final) {
 			s->w_final = true;
+			s->w_before = pauses_before + 1;
 			bump(s, 1);     /* odd: its weak roots may be clearing old references */
 		} else {
-			s->w_abandoned++;
+			inc(&s->w_abandoned);
 			bump(s, 2);
 		}
 		fired = true;
@@ -167,18 +190,20 @@ enum hp_sh_event hp_sh_cycles_observe(struct hp_sh_cycles *s, int phase, bool re
 		s->w_requested = false;
 		s->w_cover = pauses_before;
 		s->w_start_ns = now;
-		s->w_begun++;
+		s->w_from = s->w_before = 0;
+		inc(&s->w_begun);
 		fired = true;
 	}
 	/* A request's global cycle (one under way when it began is cancelled
-	 * and started over in its Init Mark: the same marking from then). */
-	if (requested && s->w_marking)
+	 * and started over in its Init Mark: the same marking from then),
+	 * seen at any of its pauses up to the end of its weak roots. */
+	if (requested && (s->w_marking || s->w_final))
 		s->w_requested = true;
 	/* A pause from idle that began nothing: a degenerated or full
 	 * collection (a Final Update Refs pause comes with UPDATE_REFS on
 	 * before it). */
 	if (!fired && !(p & CYCLE_BITS)) {
-		s->irregular++;
+		inc(&s->irregular);
 		bump(s, 2);
 	}
 	return ev;
@@ -191,12 +216,13 @@ uint64_t hp_sh_young_done(const struct hp_sh_cycles *s, uint32_t *cover)
 	return k;
 }
 
-uint32_t hp_sh_young_cover(const struct hp_sh_cycles *s, uint64_t k)
+bool hp_sh_young_cover(const struct hp_sh_cycles *s, uint64_t k, uint32_t *cover)
 {
 	uint64_t now = atomic_load_explicit(&s->y_done, memory_order_acquire);
 	if (k == 0 || k > now || now - k >= HP_SH_YOUNG_RING - 1)
-		return 0;
-	return atomic_load_explicit(&s->y_covers[k % HP_SH_YOUNG_RING], memory_order_relaxed);
+		return false;
+	*cover = atomic_load_explicit(&s->y_covers[k % HP_SH_YOUNG_RING], memory_order_relaxed);
+	return true;
 }
 
 uint64_t hp_sh_events(const struct hp_sh_cycles *s)

@@ -31,6 +31,12 @@ struct hp_sh_cycles {
 						   counted when the request returns, not here */
 	uint32_t w_cover;
 	int64_t w_start_ns;
+	/* Its young window (hp_survival_alive_at_start): the pause count when
+	 * its bootstrap cycle's weak roots were seen done (young cycles alone
+	 * clear references from then on, the old marking running), and when
+	 * its own Final Mark ended (the old dead are cleared after it). 0 not
+	 * seen. */
+	uint32_t w_from, w_before;
 	/* Bumped when something other than a young cycle may begin to clear
 	 * weak references (a whole-heap marking's Final Mark: odd until its
 	 * weak roots are done) and by two for a pause that may have cleared
@@ -38,13 +44,23 @@ struct hp_sh_cycles {
 	 * A sweep saw only young cycles' clearing if it read the same even
 	 * value before and after. */
 	_Atomic uint64_t w_events;
-	uint64_t w_begun, w_done, w_abandoned, irregular;
+	/* Counts for status (GC callback writes, others read relaxed): whole-
+	 * heap markings begun, done, of those the collector's own with a known
+	 * cover (reported), abandoned; pauses no cycle explains. */
+	uint64_t w_begun, w_done, w_counted, w_abandoned, irregular;
 };
 
 /* What a pause's end completed. */
 enum hp_sh_event {
 	HP_SH_NOTHING = 0,
-	HP_SH_WHOLE_DONE = 1,   /* a whole-heap marking: its weak roots are done (out_cover, out_start) */
+	HP_SH_WHOLE_DONE = 1,   /* a whole-heap marking: its weak roots are done (struct hp_sh_whole) */
+};
+
+/* A whole-heap marking seen done: its cover, start (CLOCK_MONOTONIC) and
+ * young window (w_from, w_before above; from >= before: none). */
+struct hp_sh_whole {
+	uint32_t cover, from, before;
+	int64_t start_ns;
 };
 
 /* Starts from the phase now (hp_marking's, -1 if not read): a cycle
@@ -55,18 +71,19 @@ void hp_sh_cycles_reset(struct hp_sh_cycles *s, int phase);
 /* At each pause's end: `phase` hp_marking's (HP_PHASE_* bits, >= 0),
  * `requested` whether this pause belongs to a cycle the agent asked for,
  * `pauses_before` the pause count before this pause, `now` its end
- * (CLOCK_MONOTONIC). Returns HP_SH_WHOLE_DONE with the marking's cover
- * and start when the weak roots of one the collector began itself are
- * seen done, else HP_SH_NOTHING. */
+ * (CLOCK_MONOTONIC). Returns HP_SH_WHOLE_DONE with the marking in *out
+ * when the weak roots of one the collector began itself are seen done,
+ * else HP_SH_NOTHING. */
 enum hp_sh_event hp_sh_cycles_observe(struct hp_sh_cycles *s, int phase, bool requested, uint32_t pauses_before,
-				      int64_t now, uint32_t *out_cover, int64_t *out_start);
+				      int64_t now, struct hp_sh_whole *out);
 
 /* The young cycles past their Final Mark, and the cover of the latest (0
  * if none). Any thread. */
 uint64_t hp_sh_young_done(const struct hp_sh_cycles *s, uint32_t *cover);
 
-/* The cover of young cycle k (from 1), 0 if k is 0 or no longer kept. */
-uint32_t hp_sh_young_cover(const struct hp_sh_cycles *s, uint64_t k);
+/* The cover of young cycle k (from 1): false if k is 0 or no longer
+ * kept. */
+bool hp_sh_young_cover(const struct hp_sh_cycles *s, uint64_t k, uint32_t *cover);
 
 /* w_events now (any thread, acquire). */
 uint64_t hp_sh_events(const struct hp_sh_cycles *s);

@@ -166,9 +166,11 @@ static inline bool hp_survival_alive_at_start(uint32_t seen, uint32_t found, uin
  * hp_survival_alive_at_start). That window is
  * where only young collections clear references, after the marking's
  * first pause cleared the young dead and before its end clears the old
- * (G1: the concurrent start pause, then Remark); empty when alive_before
- * <= alive_from (the other collectors: nothing but the marking clears
- * what it covers, or no window is known). */
+ * (G1: the concurrent start pause, then Remark; generational
+ * Shenandoah's old marking: its bootstrap cycle's weak roots, then its
+ * own Final Mark); empty when alive_before <= alive_from (the other
+ * collectors: nothing but the marking clears what it covers, or no
+ * window is known). */
 void hp_survival_settle(struct hp_survival *s, uint32_t cover, uint32_t alive_from, uint32_t alive_before,
 			double start, double (*born)(int64_t ns, void *ctx), void *ctx);
 

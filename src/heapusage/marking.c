@@ -93,7 +93,7 @@ struct hp_marking_state {
 	/* Generational Shenandoah: ShenandoahHeap::_gc_state's low byte and the
 	 * symbols/ data's bit for each HP_PHASE_* (locate_shenandoah_phase). */
 	const volatile uint8_t *sh_state;
-	uint8_t sh_bits[6];
+	uint8_t sh_bits[7];
 	char phase_source[240];
 };
 
@@ -233,8 +233,8 @@ static void locate_g1_starts(struct hp_probe *p, struct hp_marking_state *m, con
  * taken only where both give the same offset inside the object VMStructs
  * sizes and the byte there holds no bit the data does not name. 32 bits
  * wide on 27: its low byte (little-endian) holds the same bits. */
-static const char *const sh_bit_names[6] = { "MARKING", "YOUNG_MARKING", "OLD_MARKING", "WEAK_ROOTS", "EVACUATION",
-					     "UPDATE_REFS" };
+static const char *const sh_bit_names[7] = { "MARKING", "YOUNG_MARKING", "OLD_MARKING", "WEAK_ROOTS", "EVACUATION",
+					     "UPDATE_REFS", "HAS_FORWARDED" };
 
 static void locate_shenandoah_phase(struct hp_probe *p, struct hp_marking_state *m, const struct hp_heap_info *heap)
 {
@@ -243,8 +243,8 @@ static void locate_shenandoah_phase(struct hp_probe *p, struct hp_marking_state 
 	const struct hp_vms_type *t = p->vms ? hp_vms_type(p->vms, "ShenandoahHeap") : NULL;
 	int64_t off[2] = { -1, -1 };
 	unsigned known = 0;
-	uint8_t bits[6];
-	for (int k = 0; k < 6; k++) {
+	uint8_t bits[7];
+	for (int k = 0; k < 7; k++) {
 		const char *v = hp_symdata_getf(p->data, "gcstate.%s", sh_bit_names[k]);
 		char *end = NULL;
 		unsigned long b = v ? strtoul(v, &end, 0) : 0;
@@ -258,7 +258,7 @@ static void locate_shenandoah_phase(struct hp_probe *p, struct hp_marking_state 
 	}
 	for (int k = 0; k < 2; k++) {
 		const struct hp_sym *s = names[k] ? hp_probe_sym(p, names[k]) : NULL;
-		uint8_t code[48];
+		uint8_t code[96];
 		size_t n = s && s->size && s->size < sizeof(code) ? s->size : sizeof(code);
 		char why[160] = "";
 		if (!names[k]) {
@@ -305,7 +305,7 @@ static int shenandoah_phase(const struct hp_marking_state *m)
 		return -1;
 	uint8_t v = *at;
 	int out = 0;
-	for (int k = 0; k < 6; k++)
+	for (int k = 0; k < 7; k++)
 		if (v & m->sh_bits[k])
 			out |= 1 << k;
 	return out;

@@ -110,8 +110,15 @@ int hp_write_info(struct hp_probe *p, FILE *out)
 		fprintf(out, "marking.starts: %s%s\n", ss, mk.starts_source ? "" : " (no marking starts counted)");
 	if (mk.starts_source)
 		fprintf(out, "marking.started: %" PRIu64 "\n", mk.starts);
-	if (mk.phase_source && mk.phase >= 0)
-		fprintf(out, "marking.phase: 0x%02x from %s\n", (unsigned)mk.phase, mk.phase_source);
+	if (mk.phase_source && mk.phase >= 0) {
+		static const char *const names[] = { "MARKING", "YOUNG_MARKING", "OLD_MARKING", "WEAK_ROOTS",
+						     "EVACUATION", "UPDATE_REFS", "HAS_FORWARDED" };
+		char ph[128] = "";
+		for (unsigned k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+			if (mk.phase & (1 << k))
+				snprintf(ph + strlen(ph), sizeof(ph) - strlen(ph), "%s%s", ph[0] ? "|" : "", names[k]);
+		fprintf(out, "marking.phase: %s from %s\n", ph[0] ? ph : "idle", mk.phase_source);
+	}
 	else if (mk.phase_source && strncmp(mk.phase_source, "none: not generational", 22) != 0)
 		fprintf(out, "marking.phase: %s\n", mk.phase_source);
 	if (mk.live_source) {

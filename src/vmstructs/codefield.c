@@ -133,14 +133,33 @@ int hp_codefield_inc_aarch64(const uint8_t *c, size_t n, int64_t *offset, char *
 int hp_codefield_lea_x86_64(const uint8_t *c, size_t n, int64_t *offset, char *why, size_t len)
 {
 	/* REX.W with no REX.B or X (the base is %rdi, not %r15), opcode 8d, ModRM
-	 * mod 10 (disp32) r/m 111 (%rdi), any destination register. */
+	 * mod 10 (disp32) r/m 111 (%rdi), any destination register; then, for
+	 * the address to be the one updated, a `lock cmpxchg` (f0, optional
+	 * REX, 0f b0|b1) through that register (ModRM mod 00, no SIB, no
+	 * disp). */
 	for (size_t i = 0; i + 7 <= n; i++) {
-		if ((c[i] & 0xfb) == 0x48 && c[i + 1] == 0x8d && (c[i + 2] & 0xc7) == 0x87) {
-			int32_t d;
-			memcpy(&d, c + i + 3, 4);
-			*offset = d;
-			return 0;
+		if ((c[i] & 0xfb) != 0x48 || c[i + 1] != 0x8d || (c[i + 2] & 0xc7) != 0x87)
+			continue;
+		unsigned dest = ((c[i + 2] >> 3) & 7) | ((c[i] >> 2) & 1) << 3;
+		for (size_t j = i + 7; j + 4 <= n; j++) {
+			if (c[j] != 0xf0)
+				continue;
+			size_t k = j + 1;
+			unsigned b = 0;
+			if (c[k] >= 0x40 && c[k] <= 0x4f)
+				b = c[k++] & 1;
+			if (k + 3 > n || c[k] != 0x0f || (c[k + 1] != 0xb0 && c[k + 1] != 0xb1))
+				continue;
+			unsigned modrm = c[k + 2], rm = modrm & 7;
+			if ((modrm >> 6) == 0 && rm != 4 && rm != 5 && (rm | b << 3) == dest) {
+				int32_t d;
+				memcpy(&d, c + i + 3, 4);
+				*offset = d;
+				return 0;
+			}
 		}
+		snprintf(why, len, "x86_64: no lock cmpxchg through the register the lea at byte %zu loads", i);
+		return -ENOEXEC;
 	}
 	snprintf(why, len, "x86_64: no lea disp32(%%rdi) in the first %zu bytes", n);
 	return -ENOEXEC;

@@ -34,10 +34,11 @@ int hp_codefield_inc(const uint8_t *code, size_t n, int64_t *offset, char *why, 
 /* The address of a member taken through the first argument register, for a
  * method that updates it in a loop (compare-and-exchange) rather than
  * increments it: Shenandoah's ShenandoahHeap::set_gc_state_concurrent and
- * set_gc_state_at_safepoint (`lea disp32(%rdi),%r8` on x86_64, `add xD,
- * x0, #imm` on aarch64), the first such instruction within the first n
- * bytes. A scan, not a decode: the caller must check the offset with a
- * second method and the object's size. */
+ * set_gc_state_at_safepoint (`lea disp32(%rdi),%r8` followed by a `lock
+ * cmpxchg` through %r8 on x86_64; `add xD, x0, #imm` on aarch64, whose
+ * builds call an atomic stub instead), the first such instruction within
+ * the first n bytes. A scan, not a decode: the caller must check the
+ * offset with a second method and the object's size. */
 int hp_codefield_lea_x86_64(const uint8_t *code, size_t n, int64_t *offset, char *why, size_t len);
 int hp_codefield_lea_aarch64(const uint8_t *code, size_t n, int64_t *offset, char *why, size_t len);
 int hp_codefield_lea(const uint8_t *code, size_t n, int64_t *offset, char *why, size_t len);

@@ -42,7 +42,8 @@
  *                                      ShenandoahHeap::GCState bits
  *                                      (heapusage/marking.c: MARKING,
  *                                      YOUNG_MARKING, OLD_MARKING,
- *                                      WEAK_ROOTS, EVACUATION, UPDATE_REFS)
+ *                                      WEAK_ROOTS, EVACUATION, UPDATE_REFS,
+ *                                      HAS_FORWARDED)
  *   witness.<fact key> [!]<mangled>    a libjvm symbol that must be there
  *                                      (with '!': must not) for the fact to
  *                                      hold; else the fact is off

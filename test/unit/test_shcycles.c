@@ -16,6 +16,7 @@ static int phase_of(unsigned raw)
 	static const struct { unsigned raw; int phase; } map[] = {
 		{ 0x02, HP_PHASE_MARKING },  { 0x20, HP_PHASE_YOUNG_MARKING }, { 0x40, HP_PHASE_OLD_MARKING },
 		{ 0x10, HP_PHASE_WEAK_ROOTS }, { 0x04, HP_PHASE_EVACUATION }, { 0x08, HP_PHASE_UPDATE_REFS },
+		{ 0x01, HP_PHASE_FORWARDED },
 	};
 	int p = 0;
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
@@ -28,8 +29,7 @@ struct run {
 	struct hp_sh_cycles s;
 	uint32_t pauses;
 	int done;                       /* HP_SH_WHOLE_DONE returned */
-	uint32_t cover;
-	int64_t start;
+	struct hp_sh_whole w;           /* ... the last */
 };
 
 static void start(struct run *r)
@@ -43,13 +43,11 @@ static void start(struct run *r)
  * pause count times 1000. */
 static void pause_(struct run *r, unsigned raw, bool requested)
 {
-	uint32_t c = 0;
-	int64_t t = 0;
-	if (hp_sh_cycles_observe(&r->s, phase_of(raw), requested, r->pauses, (int64_t)r->pauses * 1000, &c, &t) ==
+	struct hp_sh_whole w = { 0 };
+	if (hp_sh_cycles_observe(&r->s, phase_of(raw), requested, r->pauses, (int64_t)r->pauses * 1000, &w) ==
 	    HP_SH_WHOLE_DONE) {
 		r->done++;
-		r->cover = c;
-		r->start = t;
+		r->w = w;
 	}
 	r->pauses++;
 }
@@ -81,7 +79,10 @@ Test(shcycles, a_young_cycle_counts_from_its_final_mark_with_its_init_marks_cove
 	pauses(&r, next, 4);
 	cr_assert_eq(hp_sh_young_done(&r.s, &cover), 3);
 	cr_assert_eq(cover, 7, "the third cycle's Init Mark came after 7 pauses");
-	cr_assert_eq(hp_sh_young_cover(&r.s, 2), 5);
+	uint32_t c2;
+	cr_assert(hp_sh_young_cover(&r.s, 2, &c2));
+	cr_assert_eq(c2, 5);
+	cr_assert(!hp_sh_young_cover(&r.s, 4, &c2), "not yet");
 	cr_assert_eq(hp_sh_events(&r.s), 0);
 	cr_assert_eq(r.done, 0);
 }
@@ -109,8 +110,13 @@ Test(shcycles, an_old_marking_is_counted_once_its_weak_roots_are_done_with_its_b
 	cr_assert_eq(r.done, 0);
 	pause_(&r, 0x22, false);        /* the next Init Mark: they are done */
 	cr_assert_eq(r.done, 1);
-	cr_assert_eq(r.cover, 5);
-	cr_assert_eq(r.start, init_mark_end);
+	cr_assert_eq(r.w.cover, 5);
+	cr_assert_eq(r.w.start_ns, init_mark_end);
+	/* Its young window: from the pause after the bootstrap's weak roots
+	 * (the bootstrap's Init Update Refs, pause #7: 8) to its own Final
+	 * Mark (pause #13: 14). */
+	cr_assert_eq(r.w.from, 8);
+	cr_assert_eq(r.w.before, 14);
 	cr_assert_eq(hp_sh_events(&r.s), 2);
 	cr_assert_eq(r.s.w_done, 1);
 }
@@ -125,8 +131,12 @@ Test(shcycles, a_global_cycle_that_takes_over_an_old_marking_keeps_the_earlier_c
 	/* The global's Final Mark turned OLD_MARKING off with evacuation
 	 * under way (0x15): its weak roots, then Init Update Refs. */
 	cr_assert_eq(r.done, 1);
-	cr_assert_eq(r.cover, 1, "a lower bound: the old marking's");
+	cr_assert_eq(r.w.cover, 1, "a lower bound: the old marking's");
+	cr_assert_eq(r.w.from, 4);
+	cr_assert_eq(r.w.before, 7, "the global cycle's Final Mark (pause #6)");
 	cr_assert_eq(r.s.w_abandoned, 0);
+	uint32_t cover;
+	cr_assert_eq(hp_sh_young_done(&r.s, &cover), 1, "the bootstrap; a global cycle is no young cycle");
 }
 
 Test(shcycles, degenerated_and_full_collections_count_no_marking_and_close_the_sweeps)
@@ -172,10 +182,19 @@ Test(shcycles, a_requested_cycle_is_left_to_the_requester)
 	pause_(&r, 0x00, false);
 	pause_(&r, 0x62, false);
 	pause_(&r, 0x57, false);
-	pause_(&r, 0x42, true);
+	pause_(&r, 0x62, true);         /* the request's global Init Mark: OLD_MARKING never off */
 	pause_(&r, 0x10, true);
 	pause_(&r, 0x22, false);
 	cr_assert_eq(r.done, 0);
+	/* The cause first read as the request's at its Final Mark only. */
+	pause_(&r, 0x15, false);
+	pause_(&r, 0x00, false);
+	pause_(&r, 0x62, false);
+	pause_(&r, 0x10, true);
+	pause_(&r, 0x22, false);
+	cr_assert_eq(r.done, 0);
+	cr_assert_eq(r.s.w_counted, 0);
+	cr_assert_eq(r.s.w_done, 3);
 }
 
 Test(shcycles, a_cycle_under_way_when_counting_begins_is_not_counted)
@@ -185,27 +204,27 @@ Test(shcycles, a_cycle_under_way_when_counting_begins_is_not_counted)
 	 * cleared: what they clear may be old. */
 	hp_sh_cycles_reset(&s, phase_of(0x57));
 	cr_assert_eq(hp_sh_events(&s), 2);
-	uint32_t c = 0, cover;
-	int64_t t = 0;
-	cr_assert_eq(hp_sh_cycles_observe(&s, phase_of(0x4b), false, 1, 1, &c, &t), HP_SH_NOTHING);
-	cr_assert_eq(hp_sh_cycles_observe(&s, phase_of(0x10), false, 2, 2, &c, &t), HP_SH_NOTHING);
+	uint32_t cover;
+	struct hp_sh_whole w;
+	cr_assert_eq(hp_sh_cycles_observe(&s, phase_of(0x4b), false, 1, 1, &w), HP_SH_NOTHING);
+	cr_assert_eq(hp_sh_cycles_observe(&s, phase_of(0x10), false, 2, 2, &w), HP_SH_NOTHING);
 	cr_assert_eq(hp_sh_events(&s), 3, "the old marking's weak roots: odd");
-	cr_assert_eq(hp_sh_cycles_observe(&s, phase_of(0x22), false, 3, 3, &c, &t), HP_SH_NOTHING,
+	cr_assert_eq(hp_sh_cycles_observe(&s, phase_of(0x22), false, 3, 3, &w), HP_SH_NOTHING,
 		     "its cover is not known: not counted");
 	cr_assert_eq(hp_sh_events(&s), 4);
 	/* Attached during a young cycle's marking: at its Final Mark it judges
 	 * nothing (cover 0). */
 	hp_sh_cycles_reset(&s, phase_of(0x22));
-	hp_sh_cycles_observe(&s, phase_of(0x15), false, 1, 1, &c, &t);
+	hp_sh_cycles_observe(&s, phase_of(0x15), false, 1, 1, &w);
 	cr_assert_eq(hp_sh_young_done(&s, &cover), 1);
 	cr_assert_eq(cover, 0);
 	/* Not read when counting began: the first pause is the baseline. */
 	hp_sh_cycles_reset(&s, -1);
 	/* Attached during an old marking's Final Mark: its cover unknown. */
-	cr_assert_eq(hp_sh_cycles_observe(&s, phase_of(0x10), false, 0, 1, &c, &t), HP_SH_NOTHING);
+	cr_assert_eq(hp_sh_cycles_observe(&s, phase_of(0x10), false, 0, 1, &w), HP_SH_NOTHING);
 	cr_assert_eq(hp_sh_events(&s), 2, "what it clears may be old");
 	cr_assert_eq(s.irregular, 0, "not a pause no cycle explains");
-	cr_assert_eq(hp_sh_cycles_observe(&s, phase_of(0x22), false, 1, 2, &c, &t), HP_SH_NOTHING);
+	cr_assert_eq(hp_sh_cycles_observe(&s, phase_of(0x22), false, 1, 2, &w), HP_SH_NOTHING);
 	cr_assert_eq(hp_sh_young_done(&s, &cover), 0);
-	cr_assert_eq(hp_sh_cycles_observe(&s, -1, false, 2, 3, &c, &t), HP_SH_NOTHING, "phase not read");
+	cr_assert_eq(hp_sh_cycles_observe(&s, -1, false, 2, 3, &w), HP_SH_NOTHING, "phase not read");
 }
