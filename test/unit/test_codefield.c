@@ -9,24 +9,35 @@
 
 #include "vmstructs/codefield.h"
 
-static int64_t x86(const uint8_t *c, size_t n)
+typedef int (*decoder)(const uint8_t *code, size_t n, int64_t *offset, char *why, size_t len);
+
+/* The offset a decoder reads, or its negative errno. */
+static int64_t run(decoder f, const uint8_t *c, size_t n)
 {
 	int64_t off = -1;
 	char why[160] = "";
-	int rc = hp_codefield_inc_x86_64(c, n, &off, why, sizeof(why));
+	int rc = f(c, n, &off, why, sizeof(why));
 	return rc == 0 ? off : rc;
 }
 
-static int64_t a64(const uint32_t *w, size_t nw)
+/* aarch64 instruction words, little-endian. */
+static int64_t run_words(decoder f, const uint32_t *w, size_t nw)
 {
 	uint8_t c[64];
 	for (size_t i = 0; i < nw; i++)
 		for (int b = 0; b < 4; b++)
 			c[4 * i + (size_t)b] = (uint8_t)(w[i] >> (8 * b));
-	int64_t off = -1;
-	char why[160] = "";
-	int rc = hp_codefield_inc_aarch64(c, 4 * nw, &off, why, sizeof(why));
-	return rc == 0 ? off : rc;
+	return run(f, c, 4 * nw);
+}
+
+static int64_t x86(const uint8_t *c, size_t n)
+{
+	return run(hp_codefield_inc_x86_64, c, n);
+}
+
+static int64_t a64(const uint32_t *w, size_t nw)
+{
+	return run_words(hp_codefield_inc_aarch64, w, nw);
 }
 
 Test(codefield, x86_load_add_store)
@@ -140,22 +151,12 @@ Test(codefield, host_decoder)
 
 static int64_t x86_lea(const uint8_t *c, size_t n)
 {
-	int64_t off = -1;
-	char why[160] = "";
-	int rc = hp_codefield_lea_x86_64(c, n, &off, why, sizeof(why));
-	return rc == 0 ? off : rc;
+	return run(hp_codefield_lea_x86_64, c, n);
 }
 
 static int64_t a64_lea(const uint32_t *w, size_t nw)
 {
-	uint8_t c[64];
-	for (size_t i = 0; i < nw; i++)
-		for (int b = 0; b < 4; b++)
-			c[4 * i + (size_t)b] = (uint8_t)(w[i] >> (8 * b));
-	int64_t off = -1;
-	char why[160] = "";
-	int rc = hp_codefield_lea_aarch64(c, 4 * nw, &off, why, sizeof(why));
-	return rc == 0 ? off : rc;
+	return run_words(hp_codefield_lea_aarch64, w, nw);
 }
 
 Test(codefield, x86_lea_after_a_branch_or_endbr)
