@@ -222,12 +222,15 @@ void hp_marks_on_reading(struct hp_marks *m, const struct hp_marking *mk, uint64
 	 * requester's to count. */
 	if (mk->phase >= 0) {
 		struct hp_sh_whole w = { 0 };
-		/* Ours: a request is armed and the collector's cause names it (or
-		 * cannot be read, -XX:-UsePerfData: then every whole-heap marking
-		 * while one is armed is taken for the request's). */
-		bool ours = atomic_load_explicit(&m->explicit_armed, memory_order_relaxed) && mk->explicit_cycle != 0;
+		/* Ours: a request is armed and the collector's cause names it.
+		 * Where the cause cannot be read (-XX:-UsePerfData) no
+		 * whole-heap marking is counted from here: a request can return
+		 * before its cycle's Init Mark then, and the cycle would be
+		 * counted twice, by the requester and here. */
+		bool ours = atomic_load_explicit(&m->explicit_armed, memory_order_relaxed) && mk->explicit_cycle == 1;
 		if (hp_sh_cycles_observe(&m->sh, mk->phase, ours, pauses_before, now, &w) == HP_SH_WHOLE_DONE &&
-		    __atomic_load_n(&m->sh_on, __ATOMIC_ACQUIRE) && w.cover > 0 && w.cover <= pauses_before) {
+		    __atomic_load_n(&m->sh_on, __ATOMIC_ACQUIRE) && mk->explicit_cycle >= 0 && w.cover > 0 &&
+		    w.cover <= pauses_before) {
 			/* Its young window first, then the marking (a reader that
 			 * sees the marking finds the window; hp_marks_young_window). */
 			uint64_t x = w.from < w.before && w.before - w.cover <= 0xffff && w.from > w.cover
@@ -420,8 +423,10 @@ void hp_marks_sh_text(const struct hp_marks *m, char *buf, size_t len)
 	/* Written by the GC callback: relaxed loads, a status line. */
 	uint32_t cover;
 	unsigned long long young = hp_sh_young_done(&m->sh, &cover);
-	uint64_t done = __atomic_load_n(&m->sh.w_done, __ATOMIC_RELAXED);
 	uint64_t counted = __atomic_load_n(&m->sh.w_counted, __ATOMIC_RELAXED);
+	uint64_t done = __atomic_load_n(&m->sh.w_done, __ATOMIC_RELAXED);
+	if (done < counted)
+		done = counted;         /* read between the writer's two increments */
 	snprintf(buf, len, "young cycles %llu; whole-heap markings begun %llu, counted %llu (and %llu asked for or "
 		 "under way when counting began), abandoned %llu (a degenerated or full collection); pauses no cycle "
 		 "explains %llu",
@@ -539,7 +544,13 @@ bool hp_marks_young_window(const struct hp_marks *m, uint32_t cover, uint32_t *f
 		 * clearing the young dead in between (what they clear then was
 		 * alive at its start); a global cycle has no window, and a
 		 * sample still referenced after its Final Mark was alive at its
-		 * start. */
+		 * start. "Still referenced" holds though its weak roots are
+		 * cleared concurrently after that pause: while WEAK_ROOTS is on,
+		 * Shenandoah's load barrier on a weak reference (IsSameObject
+		 * through the jweak, live.c) returns null for an object the
+		 * marking found dead, so a sweep then sees it cleared already.
+		 * A sweep that read references around the barrier would break
+		 * this. */
 		uint64_t w = atomic_load_explicit(&m->sh_window, memory_order_acquire);
 		if (w && (uint32_t)w == cover) {
 			*from = cover + (uint32_t)((w >> 32) & 0xffff);
@@ -594,7 +605,11 @@ void hp_marks_requested_at(struct hp_marks *m, uint32_t at_request, uint64_t see
 			at_request = cover;
 	}
 	uint64_t seen_after = atomic_load(&m->seen.n);
-	if (seen_after > seen_before && !__atomic_load_n(&m->z_own, __ATOMIC_ACQUIRE)) {
+	/* Generational Shenandoah: the callback never pushes the request's
+	 * own cycle (shcycles.c, w_requested); one it pushed meanwhile is an
+	 * own old marking that ended during the request, not this one. */
+	if (seen_after > seen_before && !__atomic_load_n(&m->z_own, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&m->sh_on, __ATOMIC_ACQUIRE)) {
 		/* The GC callback saw it end (G1, full collections): give its
 		 * entry the exact cover. */
 		hp_marks_seen_raise(m, seen_after - 1, at_request, request_ns);

@@ -231,8 +231,10 @@ static void locate_g1_starts(struct hp_probe *p, struct hp_marking_state *m, con
  * is read from the code of the two methods that update it, each of which
  * takes its address first (vmstructs/codefield.c, hp_codefield_lea), and
  * taken only where both give the same offset inside the object VMStructs
- * sizes and the byte there holds no bit the data does not name. 32 bits
- * wide on 27: its low byte (little-endian) holds the same bits. */
+ * sizes and the byte there holds no bit the data does not name (the data
+ * names bits 0-6: a weak check, bit 7 alone; the two setters agreeing and
+ * test_load's count of cycles against the JVM's log are the strong ones).
+ * 32 bits wide on 27: its low byte (little-endian) holds the same bits. */
 static const char *const sh_bit_names[7] = { "MARKING", "YOUNG_MARKING", "OLD_MARKING", "WEAK_ROOTS", "EVACUATION",
 					     "UPDATE_REFS", "HAS_FORWARDED" };
 

@@ -851,3 +851,57 @@ Test(marks, a_counter_read_at_zero_that_jumps_is_refused)
 		cr_assert(strstr(text, cases[i].says), "%s", text);
 	}
 }
+
+/* Generational Shenandoah's own whole-heap marking through the GC
+ * callback's reading (hp_marks_on_reading, shcycles.c): counted with its
+ * bootstrap's cover and its young window, from the bootstrap's weak roots
+ * to its own Final Mark (hp_marks_young_window); not counted where the
+ * collector's cause cannot be read, nor when it is the request's. */
+static void sh_pauses(const int *phases, int n, int cause, uint32_t *pauses)
+{
+	for (int i = 0; i < n; i++) {
+		struct hp_marking mk = { .sz = sizeof(mk), .phase = phases[i], .explicit_cycle = cause };
+		hp_marks_on_reading(&m, &mk, 0, hp_mono_ns(), (*pauses)++);
+	}
+}
+
+enum { Y = HP_PHASE_MARKING | HP_PHASE_YOUNG_MARKING, O = HP_PHASE_OLD_MARKING, W = HP_PHASE_WEAK_ROOTS,
+       E = HP_PHASE_EVACUATION | HP_PHASE_FORWARDED, U = HP_PHASE_UPDATE_REFS | HP_PHASE_FORWARDED };
+
+Test(marks, generational_shenandoah_old_marking_counted_with_its_young_window)
+{
+	/* idle, bootstrap Init Mark (cover 1), its Final Mark, Init and Final
+	 * Update Refs, a young cycle during the old marking, the old Final
+	 * Mark (pause #9), the next Init Mark */
+	const int seq[] = { 0, Y | O, O | HP_PHASE_MARKING | W | E, O | HP_PHASE_MARKING | U, O | HP_PHASE_MARKING,
+			    Y | O, O | HP_PHASE_MARKING | W | E, O | HP_PHASE_MARKING | U, O | HP_PHASE_MARKING, W, Y };
+	fresh(0, 0);
+	__atomic_store_n(&m.sh_on, true, __ATOMIC_RELEASE);
+	uint32_t pauses = 0, h, from = 0, before = 0;
+	sh_pauses(seq, 10, 0, &pauses);
+	cr_assert_not(hp_marks_horizon(&m, &h), "its weak roots are not done yet");
+	sh_pauses(seq + 10, 1, 0, &pauses);
+	cr_assert(hp_marks_horizon(&m, &h));
+	cr_expect_eq(h, 1, "the bootstrap's Init Mark came after one pause");
+	cr_assert(hp_marks_young_window(&m, h, &from, &before));
+	cr_expect_eq(from, 4, "after the bootstrap's Init Update Refs (pause #3), its weak roots done");
+	cr_expect_eq(before, 10, "the old Final Mark is pause #9");
+	cr_expect_not(hp_marks_young_window(&m, h + 1, &from, &before), "another marking's cover has no window");
+	/* The cause not readable: not counted. */
+	fresh(0, 0);
+	__atomic_store_n(&m.sh_on, true, __ATOMIC_RELEASE);
+	pauses = 0;
+	sh_pauses(seq, 11, -1, &pauses);
+	cr_expect_not(hp_marks_horizon(&m, &h));
+	/* The request's (armed, its pauses naming System.gc() from its Init
+	 * Mark on, which takes the arming): left to it. */
+	fresh(0, 0);
+	__atomic_store_n(&m.sh_on, true, __ATOMIC_RELEASE);
+	pauses = 0;
+	sh_pauses(seq, 1, 0, &pauses);
+	hp_marks_arm_explicit(&m);
+	sh_pauses(seq + 1, 10, 1, &pauses);
+	cr_expect_not(hp_marks_horizon(&m, &h));
+	cr_expect_eq(m.sh.w_done, 1);
+	cr_expect_eq(m.sh.w_counted, 0);
+}
