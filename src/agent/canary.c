@@ -105,7 +105,7 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 		}
 		return;
 	}
-	if (g.kind == HP_GC_SHENANDOAH && g.generational == 1 && mk.sz >= sizeof(mk) && mk.phase >= 0) {
+	if (g.kind == HP_GC_SHENANDOAH && g.generational == 1 && mk.phase >= 0) {
 		/* shcycles.c: its phase at each pause's end. A young cycle's
 		 * judgments of the young are not counted as markings (they say
 		 * nothing of the old): the agent thread still asks for markings

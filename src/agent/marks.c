@@ -85,6 +85,13 @@ static void ring_clear(struct hp_mark_ring *r)
 	atomic_store(&r->n, 0);
 }
 
+/* The last marking seen to end: its pause count and when. */
+static void completed(struct hp_marks *m, uint32_t pause, int64_t ns)
+{
+	__atomic_store_n(&m->last_completion, pause, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->last_completion_ns, ns, __ATOMIC_RELAXED);
+}
+
 void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_now)
 {
 	ring_clear(&m->seen);
@@ -118,8 +125,7 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	m->z_ended = 0;
 	atomic_store(&m->z_requesting, false);
 	m->canary_markings = 0;
-	__atomic_store_n(&m->last_completion, pauses_now, __ATOMIC_RELAXED);
-	__atomic_store_n(&m->last_completion_ns, hp_mono_ns(), __ATOMIC_RELAXED);
+	completed(m, pauses_now, hp_mono_ns());
 	m->last_full_pause = 0;
 	m->requests = m->requests_ok = m->requests_timed_out = 0;
 	m->last_ns = m->last_end_ns = 0;        /* stuck stays: its helper may still be in the call */
@@ -172,8 +178,7 @@ void hp_marks_observe(struct hp_marks *m, uint64_t full, uint64_t concurrent, ui
 	m->full_seen = full;
 	if (was_full)
 		m->last_full_pause = pauses_before + 1;
-	__atomic_store_n(&m->last_completion, pauses_before + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&m->last_completion_ns, now, __ATOMIC_RELAXED);
+	completed(m, pauses_before + 1, now);
 }
 
 /* Generational ZGC (marks.h): a major began at this pause (young: the
@@ -212,41 +217,40 @@ void hp_marks_on_gc(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	hp_marks_on_reading(m, &mk, hp_gc_count(probe), now, pauses_before);
 }
 
+/* Generational Shenandoah (shcycles.c): its phase is no count (nothing
+ * for the guard); a whole-heap marking the collector began itself is
+ * counted when its weak roots are seen done. Ours (a request is armed and
+ * the collector's cause names it) is the requester's to count. Where the
+ * cause cannot be read (-XX:-UsePerfData) no whole-heap marking is counted
+ * from here: a request can return before its cycle's Init Mark then, and
+ * the cycle would be counted twice, by the requester and here. */
+static void observe_sh(struct hp_marks *m, const struct hp_marking *mk, uint32_t pauses_before, int64_t now)
+{
+	struct hp_sh_whole w = { 0 };
+	bool ours = atomic_load_explicit(&m->explicit_armed, memory_order_relaxed) && mk->explicit_cycle == 1;
+	if (hp_sh_cycles_observe(&m->sh, mk->phase, ours, pauses_before, now, &w) != HP_SH_WHOLE_DONE ||
+	    !__atomic_load_n(&m->sh_on, __ATOMIC_ACQUIRE) || mk->explicit_cycle < 0 || w.cover == 0 ||
+	    w.cover > pauses_before)
+		return;
+	/* Its young window first, then the marking (a reader that sees the
+	 * marking finds the window; hp_marks_young_window): cover, from -
+	 * cover, before - cover in one word; an empty window (from at before)
+	 * where from is not inside (cover, before); none past 16 bits. */
+	uint32_t from = w.from > w.cover && w.from < w.before ? w.from : w.before;
+	uint64_t x = w.before > w.cover && w.before - w.cover <= 0xffff
+			     ? (uint64_t)w.cover | (uint64_t)(from - w.cover) << 32 | (uint64_t)(w.before - w.cover) << 48
+			     : 0;
+	atomic_store_explicit(&m->sh_window, x, memory_order_release);
+	hp_marks_ring_push(&m->seen, w.cover, w.start_ns, pauses_before + 1);
+	atomic_fetch_add(&m->canary_markings, 1);
+	completed(m, pauses_before + 1, now);
+}
+
 void hp_marks_on_reading(struct hp_marks *m, const struct hp_marking *mk, uint64_t young, int64_t now,
 			 uint32_t pauses_before)
 {
-	/* Generational Shenandoah: its phase is no count (nothing for the
-	 * guard); a whole-heap marking the collector began itself is counted
-	 * when its weak roots are seen done. One the agent asked for (its
-	 * pauses name System.gc() while a request is armed) is the
-	 * requester's to count. */
-	if (mk->phase >= 0) {
-		struct hp_sh_whole w = { 0 };
-		/* Ours: a request is armed and the collector's cause names it.
-		 * Where the cause cannot be read (-XX:-UsePerfData) no
-		 * whole-heap marking is counted from here: a request can return
-		 * before its cycle's Init Mark then, and the cycle would be
-		 * counted twice, by the requester and here. */
-		bool ours = atomic_load_explicit(&m->explicit_armed, memory_order_relaxed) && mk->explicit_cycle == 1;
-		if (hp_sh_cycles_observe(&m->sh, mk->phase, ours, pauses_before, now, &w) == HP_SH_WHOLE_DONE &&
-		    __atomic_load_n(&m->sh_on, __ATOMIC_ACQUIRE) && mk->explicit_cycle >= 0 && w.cover > 0 &&
-		    w.cover <= pauses_before) {
-			/* Its young window first, then the marking (a reader that
-			 * sees the marking finds the window; hp_marks_young_window). */
-			uint64_t x = w.from < w.before && w.before - w.cover <= 0xffff && w.from > w.cover
-					     ? (uint64_t)w.cover | (uint64_t)(w.from - w.cover) << 32 |
-						       (uint64_t)(w.before - w.cover) << 48
-				     : w.before > w.cover && w.before - w.cover <= 0xffff
-					     ? (uint64_t)w.cover | (uint64_t)(w.before - w.cover) << 32 |
-						       (uint64_t)(w.before - w.cover) << 48
-					     : 0;
-			atomic_store_explicit(&m->sh_window, x, memory_order_release);
-			hp_marks_ring_push(&m->seen, w.cover, w.start_ns, pauses_before + 1);
-			atomic_fetch_add(&m->canary_markings, 1);
-			__atomic_store_n(&m->last_completion, pauses_before + 1, __ATOMIC_RELAXED);
-			__atomic_store_n(&m->last_completion_ns, now, __ATOMIC_RELAXED);
-		}
-	}
+	if (mk->phase >= 0)
+		observe_sh(m, mk, pauses_before, now);
 	const uint64_t readings[HP_COUNTERS] = { mk->full, mk->concurrent, mk->starts, mk->marked };
 	if (!hp_marks_guard(m, readings, mk->read, young, pauses_before)) {
 		/* Counted from nothing but requests now: the requested cycle's
@@ -616,8 +620,7 @@ void hp_marks_requested_at(struct hp_marks *m, uint32_t at_request, uint64_t see
 	} else {
 		hp_marks_ring_push(&m->requested, at_request, request_ns, pauses_now);
 	}
-	__atomic_store_n(&m->last_completion, pauses_now, __ATOMIC_RELAXED);
-	__atomic_store_n(&m->last_completion_ns, hp_mono_ns(), __ATOMIC_RELAXED);
+	completed(m, pauses_now, hp_mono_ns());
 	m->request_cover = at_request;
 	m->request_end_pause = pauses_now;
 }

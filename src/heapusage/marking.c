@@ -236,7 +236,19 @@ static void locate_g1_starts(struct hp_probe *p, struct hp_marking_state *m, con
  * test_load's count of cycles against the JVM's log are the strong ones).
  * 32 bits wide on 27: its low byte (little-endian) holds the same bits. */
 static const char *const sh_bit_names[7] = { "MARKING", "YOUNG_MARKING", "OLD_MARKING", "WEAK_ROOTS", "EVACUATION",
-					     "UPDATE_REFS", "HAS_FORWARDED" };
+					     "UPDATE_REFS", "HAS_FORWARDED" };       /* HP_PHASE_* bit k: 1 << k */
+
+void hp_marking_phase_text(int phase, char *buf, size_t len)
+{
+	size_t n = 0;
+	if (len)
+		buf[0] = '\0';
+	for (int k = 0; k < 7 && n < len; k++)
+		if (phase & (1 << k))
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "|" : "", sh_bit_names[k]);
+	if (!n)
+		snprintf(buf, len, "idle");
+}
 
 static void locate_shenandoah_phase(struct hp_probe *p, struct hp_marking_state *m, const struct hp_heap_info *heap)
 {

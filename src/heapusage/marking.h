@@ -34,6 +34,10 @@ int hp_marking_young_live(struct hp_probe *p, uint64_t *out);
  * of different moments (the last major marking, the last young one). */
 int hp_marking_heap_live(struct hp_probe *p, uint64_t *out);
 
+/* hp_marking's `phase` (HP_PHASE_* bits) as the collector's names joined
+ * by '|' ("MARKING|YOUNG_MARKING"), "idle" for none: for info. */
+void hp_marking_phase_text(int phase, char *buf, size_t len);
+
 /* Reports a marking completed since the last call, if any, to the
  * marking callback (hp_set_marking_callback): from the GC-finish event
  * (plain loads and one CAS: GC-callback safe) with the collections count,

@@ -111,13 +111,9 @@ int hp_write_info(struct hp_probe *p, FILE *out)
 	if (mk.starts_source)
 		fprintf(out, "marking.started: %" PRIu64 "\n", mk.starts);
 	if (mk.phase_source && mk.phase >= 0) {
-		static const char *const names[] = { "MARKING", "YOUNG_MARKING", "OLD_MARKING", "WEAK_ROOTS",
-						     "EVACUATION", "UPDATE_REFS", "HAS_FORWARDED" };
-		char ph[128] = "";
-		for (unsigned k = 0; k < sizeof(names) / sizeof(names[0]); k++)
-			if (mk.phase & (1 << k))
-				snprintf(ph + strlen(ph), sizeof(ph) - strlen(ph), "%s%s", ph[0] ? "|" : "", names[k]);
-		fprintf(out, "marking.phase: %s from %s\n", ph[0] ? ph : "idle", mk.phase_source);
+		char ph[128];
+		hp_marking_phase_text(mk.phase, ph, sizeof(ph));
+		fprintf(out, "marking.phase: %s from %s\n", ph, mk.phase_source);
 	}
 	else if (mk.phase_source && strncmp(mk.phase_source, "none: not generational", 22) != 0)
 		fprintf(out, "marking.phase: %s\n", mk.phase_source);
