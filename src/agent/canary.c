@@ -60,7 +60,10 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 		return;
 	}
 	struct hp_marking mk = { .sz = sizeof(mk) };
-	if (hp_marking(probe, &mk) == 0 && mk.source && strncmp(mk.source, "hidden", 6) == 0) {
+	/* Not read (-EAGAIN: not located yet) leaves mk zeroed, phase 0
+	 * among them, which would read as "idle": each use checks mk_rc. */
+	int mk_rc = hp_marking(probe, &mk);
+	if (mk_rc == 0 && mk.source && strncmp(mk.source, "hidden", 6) == 0) {
 		snprintf(m->canary_state, sizeof(m->canary_state), "off: markings hidden (HEAPPROBE_FAULTS)");
 		return;
 	}
@@ -76,7 +79,7 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 		snprintf(m->canary_state, sizeof(m->canary_state), "off: no java.lang.Object to make canaries of");
 		return;
 	}
-	if (g.kind == HP_GC_G1 && mk.starts_source) {
+	if (g.kind == HP_GC_G1 && mk_rc == 0 && mk.starts_source) {
 		/* marks.h, g1_count_starts: every cycle's start is known. */
 		m->g1_mode = true;
 		__atomic_store_n(&m->g1_count_starts, true, __ATOMIC_RELEASE);
@@ -105,7 +108,7 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 		}
 		return;
 	}
-	if (g.kind == HP_GC_SHENANDOAH && g.generational == 1 && mk.phase >= 0) {
+	if (g.kind == HP_GC_SHENANDOAH && g.generational == 1 && mk_rc == 0 && mk.phase >= 0) {
 		/* shcycles.c: its phase at each pause's end. A young cycle's
 		 * judgments of the young are not counted as markings (they say
 		 * nothing of the old): the agent thread still asks for markings

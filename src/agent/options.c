@@ -15,7 +15,7 @@ static const char *valid_options(char *buf, size_t cap)
 	char names[96];
 	snprintf(buf, cap,
 		 "interval=<size>, live[=true|false], min_age=<n>, depth=<n>, file=<path>, "
-		 "format=%s[+...], period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=concurrent|full|off, mark_budget=<percent>, "
+		 "format=%s[+...], period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=auto|concurrent|full|off, mark_budget=<percent>, "
 		 "mark_timeout=<seconds>, "
 		 "dump, stop, stop,discard, status, top=<n>, reply=<path>, info, info=exit, "
 		 "verify, log=<path>, verbose, upload=<url>, app=<name>, labels=<k=v;k=v>, upload_queue=<n>",
@@ -130,6 +130,7 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 	out->depth = 64;
 	out->max_live = 100000;
 	out->min_age = 1;
+	out->mark = HP_MARK_AUTO;
 	out->mark_budget = HP_MARK_BUDGET_DEFAULT;
 	out->mark_timeout = HP_MARK_TIMEOUT_DEFAULT;
 	out->format = HP_FORMAT_PPROF;
@@ -204,11 +205,11 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 			range = "stacks is cache, verify or jvmti";
 		} else if (IS("mark")) {
 			/* in enum hp_mark_policy's order */
-			static const char *const policies[] = { "concurrent", "full", "off", NULL };
+			static const char *const policies[] = { "concurrent", "full", "off", "auto", NULL };
 			int m;
 			if ((ok = parse_choice(v, vlen, policies, &m)))
 				out->mark = (enum hp_mark_policy)m;
-			range = "mark is concurrent, full or off";
+			range = "mark is auto, concurrent, full or off";
 		} else if (IS("mark_budget")) {
 			ok = v && parse_percent(v, vlen, 0.1, 50, &out->mark_budget);
 			range = "mark_budget is the share of the wall clock periodic profiles may spend in requested markings, "

@@ -16,10 +16,18 @@ enum hp_stacks_mode { HP_STACKS_CACHE = 0, HP_STACKS_VERIFY, HP_STACKS_JVMTI };
 
 /* Whether a profile about to be written may ask the collector for a
  * marking first, so that its live view is verified as of now (marks.c):
- * a concurrent cycle where the collector has one (G1, ZGC, Shenandoah;
- * default); also a stop-the-world full collection (Serial, Parallel); or
- * never. */
-enum hp_mark_policy { HP_MARK_CONCURRENT = 0, HP_MARK_FULL, HP_MARK_OFF };
+ * a concurrent cycle where the collector has one (G1, ZGC, Shenandoah),
+ * and on Serial and Parallel, which have none, a full collection at exit
+ * only (CONCURRENT); also a stop-the-world full collection on Serial and
+ * Parallel before any profile, and no waiting for the collector's own
+ * cycles (FULL); never (OFF); or (AUTO, the default) CONCURRENT where
+ * the collector has a concurrent marking and, on Serial and Parallel, a
+ * full collection before any profile unless -XX:+DisableExplicitGC, the
+ * periodic ones within mark_budget= as every request: without it their
+ * view of the old generation is as old as their last full collection,
+ * which under load may be the only one, in the first second
+ * (docs/load-parallel-serial-full.md). */
+enum hp_mark_policy { HP_MARK_CONCURRENT = 0, HP_MARK_FULL, HP_MARK_OFF, HP_MARK_AUTO };
 
 /* mark_budget's default: 1/50 of the wall clock in requested markings. */
 #define HP_MARK_BUDGET_DEFAULT 0.02

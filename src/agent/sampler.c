@@ -107,6 +107,10 @@ bool heap_figure(struct hp_prof_heap *out, int64_t now_ns)
  * collector's threads have stopped by then and a request would not return
  * (the exit profile relies on the shutdown hook below instead).
  *
+ * The flags per mark= (options.h): full allows a full collection always;
+ * auto (the default), on Serial and Parallel, which have no concurrent
+ * marking, unless -XX:+DisableExplicitGC; concurrent only at exit.
+ *
  * At exit (the shutdown hook), Serial and Parallel get one full
  * collection even with mark=concurrent, unless -XX:+DisableExplicitGC:
  * they have no concurrent marking, and without it every object that died
@@ -131,7 +135,10 @@ static void mark_before_profile(JNIEnv *jni, enum mark_for why)
 		snprintf(prof.marks.last_request, sizeof(prof.marks.last_request), "%s", exiting);
 		return;
 	}
-	unsigned flags = prof.o.mark == HP_MARK_FULL ? HP_MARK_ALLOW_FULL : at_exit ? HP_MARK_FULL_UNLESS_DISABLED : 0;
+	bool auto_full = prof.o.mark == HP_MARK_AUTO && hp_marks_no_concurrent(prof.probe);
+	unsigned flags = prof.o.mark == HP_MARK_FULL ? HP_MARK_ALLOW_FULL
+			 : auto_full || at_exit      ? HP_MARK_FULL_UNLESS_DISABLED
+						     : 0;
 	markings_tick(jni);     /* a cycle of the collector's own that ended first is counted as its own */
 	/* A `heapprobe top` screen (one after each collection) asks for
 	 * nothing while the collector's own cycles come often (marks.h,
@@ -364,10 +371,12 @@ static void history_marking(JNIEnv *jni, uint64_t *samples_then)
 	    samples == *samples_then)
 		return;
 	*samples_then = samples;
-	/* Serial and Parallel ask for nothing here without mark=full (no
+	/* Serial and Parallel ask for nothing here with mark=concurrent (no
 	 * concurrent marking: every request would be refused; the guard
-	 * turning their counters off leaves them the exit's full collection). */
-	if (prof.o.mark != HP_MARK_FULL && hp_marks_no_concurrent(prof.probe))
+	 * turning their counters off leaves them the exit's full collection).
+	 * With auto or full their full collections count as markings
+	 * (own_uncounted false, below) unless that guard turned them off. */
+	if (prof.o.mark == HP_MARK_CONCURRENT && hp_marks_no_concurrent(prof.probe))
 		return;
 	pthread_mutex_lock(&prof.dump_lock);    /* markings_tick sets what own_uncounted reads */
 	if (prof.sites.slots && hp_marks_own_uncounted(&prof.marks) && hp_marks_may_request(&prof.marks)) {

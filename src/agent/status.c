@@ -92,7 +92,7 @@ void hp_profiler_status(FILE *out)
 	char when[64];
 	fmt_time(prof.start_realtime_ns, when, sizeof(when));
 	fprintf(out, "profiler: running since %s (%.0f s)\n", when, (now_ns - prof.start_realtime_ns) / 1e9);
-	static const char *const marks[] = { "concurrent", "full", "off" };
+	static const char *const marks[] = { "concurrent", "full", "off", "auto" };
 	static const char *const stacks[] = { "cache", "verify", "jvmti" };
 	fprintf(out, "interval: %llu bytes\n", (unsigned long long)prof.o.interval);
 	char rate[720];

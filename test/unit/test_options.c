@@ -38,7 +38,7 @@ Test(options, defaults_profile_to_pprof)
 	cr_expect_eq(o.formats, 1u << HP_FORMAT_PPROF);
 	cr_expect_eq(o.max_live, 100000);
 	cr_expect_eq(o.stacks, HP_STACKS_CACHE);
-	cr_expect_eq(o.mark, HP_MARK_CONCURRENT);
+	cr_expect_eq(o.mark, HP_MARK_AUTO);
 	cr_expect(!o.dump && !o.stop && !o.status && !o.info && o.top == 0);
 	struct hp_agent_options e = parse_ok("");
 	cr_expect(e.profile && e.interval == o.interval);
@@ -83,9 +83,11 @@ Test(options, choices_and_booleans)
 	cr_expect_eq(parse_ok("stacks=verify").stacks, HP_STACKS_VERIFY);
 	cr_expect_eq(parse_ok("stacks=jvmti").stacks, HP_STACKS_JVMTI);
 	parse_bad("stacks=fast", "stacks is cache, verify or jvmti");
+	cr_expect_eq(parse_ok("mark=auto").mark, HP_MARK_AUTO);
+	cr_expect_eq(parse_ok("mark=concurrent").mark, HP_MARK_CONCURRENT);
 	cr_expect_eq(parse_ok("mark=full").mark, HP_MARK_FULL);
 	cr_expect_eq(parse_ok("mark=off").mark, HP_MARK_OFF);
-	parse_bad("mark=sometimes", "mark is concurrent, full or off");
+	parse_bad("mark=sometimes", "mark is auto, concurrent, full or off");
 	cr_expect_float_eq(parse_ok(NULL).mark_budget, 0.02, 1e-12);
 	cr_expect_float_eq(parse_ok("mark_budget=10%").mark_budget, 0.10, 1e-12);
 	cr_expect_float_eq(parse_ok("mark_budget=0.5").mark_budget, 0.005, 1e-12);
