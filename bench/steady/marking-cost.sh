@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What a requested marking costs: CPU seconds of the whole JVM process and
-# wall time across `jcmd ... dump`, with mark=concurrent (the default: the
-# agent asks for a concurrent cycle first) and mark=off (it does not), on
+# wall time across `jcmd ... dump`, with mark=concurrent (on these collectors
+# the same as the default, auto: the agent asks for a concurrent cycle first) and mark=off (it does not), on
 # an idle SteadyState holding LIVE_MIB, interleaved pairs. The difference
 # is the marking (attach and the profile write are in both).
 #   bash bench/steady/marking-cost.sh      # ~8 min; appends to docs/steady-state.md when OUT is unset
@@ -44,7 +44,7 @@ print("## What a requested marking costs")
 print()
 print(f"`REPS={reps} LIVE_MIB={live} bash bench/steady/marking-cost.sh` (JDK 17, -Xmx2g, an idle SteadyState "
       f"holding {live} MiB): process CPU seconds and wall ms across `jcmd ... dump`, the agent asking for a "
-      "concurrent marking first (mark=concurrent, the default) or not (mark=off); pairs interleaved; the "
+      "concurrent marking first (mark=concurrent, on these collectors the same as the default, auto) or not (mark=off); pairs interleaved; the "
       "difference is the marking. Median [min..max].")
 print()
 print("| collector | CPU s, mark=concurrent | CPU s, mark=off | wall ms, mark=concurrent | wall ms, mark=off |")

@@ -97,8 +97,8 @@ if att:
       f"in use at the attach: median {statistics.median(f(r, 'baseline') for r in att)/2**20:.0f} MiB.")
     p("")
 p("How to read it. `new` reports, per site, the Horvitz-Thompson sum over the samples a marking has found "
-  "alive (the agent asks for a concurrent marking before the profile; `mark=full` lets it ask for a full GC "
-  "on Serial/Parallel, which have none), and the samples no marking has looked at yet at their site's "
+  "alive (the agent asks for a concurrent marking before the profile; on Serial/Parallel, which have none, "
+  "the default `mark=auto` and `mark=full` ask for a full GC), and the samples no marking has looked at yet at their site's "
   "survival by age, learnt from the markings (the estimate between markings; the recent column: the bytes "
   "no marking has looked at, of the view). Its sampling error on ~512 MiB of ~1 KiB objects at 512k is "
   "sqrt(512 KiB / 512 MiB) = 3.1% per run, so single runs spread by several %, medians by less; there is no "
@@ -109,7 +109,7 @@ p("How to read it. `new` reports, per site, the Horvitz-Thompson sum over the sa
   "last collection, less the heap in use when sampling began; where it is far off, that is what scaling to a "
   "figure that is not live object bytes costs (old garbage after young pauses, garbage in ZGC pages not "
   "relocated, whole humongous regions, and pauses of a concurrent cycle taken for collections on "
-  "Shenandoah). `parallel` and `serial` without `mark=full`: no marking can be asked for; what was "
+  "Shenandoah). `parallel` and `serial` with `mark=concurrent`: no marking can be asked for; what was "
   "promoted since the collector's last full GC counts at its site's survival by age, learnt from those "
   "full GCs (the recent column), so `keep` holds where it was 30-40% low before that estimate. What it "
   "cannot see is a death without allocation: the midlife ring, emptied when the program goes idle, is dead "

@@ -31,9 +31,9 @@ g1|17|-XX:+UseG1GC||0
 g1-young-only-6g|17|-XX:+UseG1GC -Xmx6g||0
 g1-2m-humongous|17|-XX:+UseG1GC -XX:G1HeapRegionSize=2m -Dhuge=48||0
 g1-attach|17|-XX:+UseG1GC||1
-parallel|17|-XX:+UseParallelGC||0
+parallel|17|-XX:+UseParallelGC|mark=concurrent|0
 parallel-markfull|17|-XX:+UseParallelGC|mark=full|0
-serial|17|-XX:+UseSerialGC||0
+serial|17|-XX:+UseSerialGC|mark=concurrent|0
 serial-markfull|17|-XX:+UseSerialGC|mark=full|0
 z|17|-XX:+UseZGC||0
 shenandoah|17|-XX:+UseShenandoahGC||0

@@ -49,23 +49,27 @@ static void canary_make(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t 
 		m->canary[m->ncanary++] = (struct hp_canary){ ref, pause };
 }
 
-void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *jni, const _Atomic uint64_t *pauses)
+int hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *jni, const _Atomic uint64_t *pauses)
 {
 	struct hp_gc_info g = { .sz = sizeof(g) };
 	if (m->canary_on || m->g1_mode)
-		return;
+		return 0;
 	m->own_uncounted = false;
 	if (hp_gc_info(probe, &g) != 0) {
 		snprintf(m->canary_state, sizeof(m->canary_state), "off: the collector is not known");
-		return;
+		return 0;
 	}
 	struct hp_marking mk = { .sz = sizeof(mk) };
 	/* Not read (-EAGAIN: not located yet) leaves mk zeroed, phase 0
-	 * among them, which would read as "idle": each use checks mk_rc. */
+	 * among them, which would read as "idle": decided again later. */
 	int mk_rc = hp_marking(probe, &mk);
+	if (mk_rc == -EAGAIN) {
+		snprintf(m->canary_state, sizeof(m->canary_state), "not yet: %s", mk.source ? mk.source : "?");
+		return -EAGAIN;
+	}
 	if (mk_rc == 0 && mk.source && strncmp(mk.source, "hidden", 6) == 0) {
 		snprintf(m->canary_state, sizeof(m->canary_state), "off: markings hidden (HEAPPROBE_FAULTS)");
-		return;
+		return 0;
 	}
 	if (!m->object_class) {
 		jclass cls = (*jni)->FindClass(jni, "java/lang/Object");
@@ -77,7 +81,7 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 	}
 	if (!m->object_class) {
 		snprintf(m->canary_state, sizeof(m->canary_state), "off: no java.lang.Object to make canaries of");
-		return;
+		return 0;
 	}
 	if (g.kind == HP_GC_G1 && mk_rc == 0 && mk.starts_source) {
 		/* marks.h, g1_count_starts: every cycle's start is known. */
@@ -85,14 +89,14 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 		__atomic_store_n(&m->g1_count_starts, true, __ATOMIC_RELEASE);
 		snprintf(m->canary_state, sizeof(m->canary_state), "%s", "not needed: each cycle's start named by "
 			 "G1CollectedHeap::_old_marking_cycles_started (cycles whose concurrent start pause it named)");
-		return;
+		return 0;
 	}
 	if (g.kind == HP_GC_G1) {
 		m->g1_mode = m->canary_on = true;
 		m->g1_looked_n = atomic_load(&m->seen.n);
 		snprintf(m->canary_state, sizeof(m->canary_state), "counted by its perfdata, their start found by "
 			 "canary objects aged into the old generation (cycles whose start they found)");
-		return;
+		return 0;
 	}
 	if (g.kind == HP_GC_Z && g.generational == 1) {
 		struct hp_marking zk = { .sz = sizeof(zk) };
@@ -106,7 +110,7 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 			snprintf(m->canary_state, sizeof(m->canary_state), "off: no count of major cycles "
 				 "(_total_full_collections unreadable; only requested markings count)");
 		}
-		return;
+		return 0;
 	}
 	if (g.kind == HP_GC_SHENANDOAH && g.generational == 1 && mk_rc == 0 && mk.phase >= 0) {
 		/* shcycles.c: its phase at each pause's end. A young cycle's
@@ -118,7 +122,7 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 		snprintf(m->canary_state, sizeof(m->canary_state), "%s", "generational: old markings and global "
 			 "cycles counted from ShenandoahHeap::_gc_state at each pause (a young cycle would clear a "
 			 "canary); its young collections looked at for drops, not counted");
-		return;
+		return 0;
 	}
 	if ((g.kind != HP_GC_Z && g.kind != HP_GC_SHENANDOAH) || g.generational != 0) {
 		m->own_uncounted = g.kind == HP_GC_Z || g.kind == HP_GC_SHENANDOAH;
@@ -127,7 +131,7 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 				 ? "off: generational, a young collection would clear a canary (only requested "
 				   "markings count)"
 				 : "not needed: the collector's counters show its markings");
-		return;
+		return 0;
 	}
 	m->canary_on = true;
 	m->canary_markings = 0;
@@ -135,6 +139,7 @@ void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *j
 	snprintf(m->canary_state, sizeof(m->canary_state),
 		 "the collector's own cycles, seen by canary objects' weak references");
 	canary_make(m, jni, pauses);
+	return 0;
 }
 
 /* A pause-end time still in the ring for pause count p, or 0. */

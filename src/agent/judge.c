@@ -356,8 +356,7 @@ static void hist_alive(struct hp_live_entry *e, void *ctx)
 void markings_tick(JNIEnv *jni)
 {
 	if (!prof.canary_tried && prof.o.live) {
-		hp_marks_canary_setup(&prof.marks, prof.probe, jni, &prof.gc_events);
-		prof.canary_tried = true;
+		prof.canary_tried = hp_marks_canary_setup(&prof.marks, prof.probe, jni, &prof.gc_events) != -EAGAIN;
 		/* Generational ZGC's own majors judge only the promoted: the
 		 * curves' young buckets age only when a marking judges them. */
 		prof.surv.age_when_judged = __atomic_load_n(&prof.marks.z_own, __ATOMIC_ACQUIRE);

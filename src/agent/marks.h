@@ -189,6 +189,10 @@ struct hp_marks {
 	struct hp_marks_helper *stuck;          /* the request timed out and not returned yet, NULL none */
 	int64_t stuck_ns;                       /* ... when it was asked for */
 	uint64_t requests_timed_out;
+	/* Serial or Parallel refused a full collection asked for unless
+	 * -XX:+DisableExplicitGC (mark=auto): the flag is not manageable, so
+	 * every such request after it is refused at once, no helper thread. */
+	bool full_disabled;
 	int64_t deadline_ns;                    /* set by the asker: no request runs past it (0: none) */
 	uint32_t request_cover, request_end_pause;      /* ... its cover, the pause count when it ended */
 	uint64_t request_live;                  /* ... the collector's live figure read when it returned, 0 none */
@@ -304,7 +308,9 @@ void hp_marks_seen_raise(struct hp_marks *m, uint64_t k, uint32_t cover, int64_t
  * allocation out (the agent's own objects are not the program's). */
 extern _Thread_local bool hp_marks_allocating;
 
-void hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *jni, const _Atomic uint64_t *pauses);
+/* Returns -EAGAIN when what it decides by is not read yet (hp_marking
+ * not set up: call again later), else 0. */
+int hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *jni, const _Atomic uint64_t *pauses);
 int hp_marks_canary_check(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses);
 void hp_marks_canary_rearm(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses);
 void hp_marks_canary_free(struct hp_marks *m, JNIEnv *jni);

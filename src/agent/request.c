@@ -190,13 +190,19 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags,
 	uint64_t t0 = (uint64_t)request_ns;
 	atomic_store(&m->z_requesting, true);
 	/* Serial and Parallel with no full collection allowed: refused at
-	 * once (no concurrent marking to ask for), no helper needed. */
-	bool refused = !(flags & (HP_MARK_ALLOW_FULL | HP_MARK_FULL_UNLESS_DISABLED)) && hp_marks_no_concurrent(probe);
+	 * once (no concurrent marking to ask for), no helper needed; as is
+	 * one allowed unless -XX:+DisableExplicitGC once that was refused. */
+	bool no_concurrent = hp_marks_no_concurrent(probe);
+	bool refused = no_concurrent && !(flags & HP_MARK_ALLOW_FULL) &&
+		       (!(flags & HP_MARK_FULL_UNLESS_DISABLED) || m->full_disabled);
 	int rc = watch && watch->vm && !refused ? request_on_helper(m, probe, flags, why, sizeof(why), watch, m->g1_mode)
 						: hp_request_marking(probe, flags, why, sizeof(why));
 	uint64_t dt = (uint64_t)hp_mono_ns() - t0;
 	m->requests++;
 	if (rc) {
+		/* (-EPERM on Serial and Parallel: -XX:+DisableExplicitGC, marking.c) */
+		if (rc == -EPERM && no_concurrent && (flags & HP_MARK_FULL_UNLESS_DISABLED) && strstr(why, "DisableExplicitGC"))
+			m->full_disabled = true;
 		atomic_store(&m->z_requesting, false);
 		atomic_store(&m->explicit_armed, false);
 		snprintf(m->last_request, sizeof(m->last_request), "%s%.180s", rc == -ETIME ? "" : "not requested: ",

@@ -737,7 +737,7 @@ static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t
 			    "would be a full collection");
 	} else {
 		return hp_fail(why, len, -ENOTSUP, "%s has no concurrent marking; a full collection only when "
-			    "allowed (mark=auto, the default, or mark=full)", hp_gc_kind_name(heap->kind));
+			    "allowed (mark=auto, the default, unless -XX:+DisableExplicitGC; mark=full)", hp_gc_kind_name(heap->kind));
 	}
 	int waited = 0;
 	if (!rc && concurrent && heap->kind == HP_GC_SHENANDOAH && heap->generational == 1)

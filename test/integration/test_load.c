@@ -16,9 +16,10 @@
  * read -100% on ZGC and Shenandoah (issue 26) and a model off by a factor
  * in its exponent reads 20-50% off. At exit the caches are dead and a marking is
  * asked for: <= 2% of the cache's size remains at its site (one sample is
- * ~0.5%). Serial and Parallel have no concurrent marking: the shutdown
- * hook asks them for one full collection (mark=concurrent allows it at
- * exit), so theirs is checked the same. */
+ * ~0.5%). Serial and Parallel have no concurrent marking: the default,
+ * mark=auto, asks them for a full collection before each profile (the
+ * shutdown hook's too; mark=concurrent only that one), so theirs is
+ * checked the same. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <math.h>

@@ -608,6 +608,23 @@ Test(steady, a_refused_marking_request_is_said_and_the_view_keeps_its_age)
 	free(out.out);
 }
 
+/* mark=auto on Parallel with -XX:+DisableExplicitGC: the user's switch is
+ * kept (no full collection asked for), and the profile says why. */
+Test(steady, parallel_auto_keeps_disable_explicit_gc_and_says_so)
+{
+	const char *o[] = { "-XX:+UseParallelGC", "-XX:+DisableExplicitGC", NULL };
+	struct target t;
+	start(&t, o, NULL, false);
+	struct outcome out = profile_and_walk(&t);
+	const char *w = strstr(out.out, "heapprobe: wrote ");
+	cr_assert_not_null(w, "no profile\n%s", out.out);
+	/* not statistical; docs/test-bounds.md */
+	cr_expect(strstr(w, "request: not requested: parallel has no concurrent marking, and -XX:+DisableExplicitGC"),
+		  "the refusal is not said\n%s", out.out);
+	cr_expect_null(strstr(w, "requested before this profile"), "a refused request counted\n%s", out.out);
+	free(out.out);
+}
+
 /* The n-th (from 1) "heapprobe: wrote" line of the target's output, copied
  * into `line`; false if there are fewer. */
 static bool wrote_line(const char *out, int n, char *line, size_t cap)
