@@ -364,7 +364,10 @@ HP_API int hp_set_marking_callback(struct hp_probe *probe, hp_marking_callback c
 
 #define HP_MARK_ALLOW_FULL (1u << 0)   /* no concurrent marking (Serial, Parallel): a full GC */
 /* The same full GC, only where System.gc() would make one: not with
- * -XX:+DisableExplicitGC (the agent's last marking at exit). Since 0.3. */
+ * -XX:+DisableExplicitGC (the agent's marking at exit, and before every
+ * profile with its default mark=auto on Serial and Parallel). Since 0.3.
+ * (Also where a concurrent collector cannot be asked for a concurrent
+ * cycle: Shenandoah with -XX:-ExplicitGCInvokesConcurrent gets a full GC.) */
 #define HP_MARK_FULL_UNLESS_DISABLED (1u << 1)
 
 /* Asks the collector for a marking and returns once it has completed: a
