@@ -98,8 +98,14 @@ void hp_profiler_status(FILE *out)
 	char rate[720];
 	describe_rate(rate, sizeof(rate));
 	fprintf(out, "%s\n", rate);
-	fprintf(out, "live: %s (mark=%s, min_age=%u, max_live=%u)\n", prof.o.live ? "on" : "off", marks[prof.o.mark],
-		prof.o.min_age, prof.o.max_live);
+	/* What mark=auto asks this collector for (options.h). */
+	bool no_concurrent = prof.o.mark == HP_MARK_AUTO && hp_marks_no_concurrent(prof.probe);
+	const char *asks = prof.o.mark != HP_MARK_AUTO ? ""
+			   : !no_concurrent             ? ": a concurrent marking before each profile"
+			   : prof.marks.full_disabled   ? ": no full collection (-XX:+DisableExplicitGC)"
+							: ": a full collection before each profile";
+	fprintf(out, "live: %s (mark=%s%s, min_age=%u, max_live=%u)\n", prof.o.live ? "on" : "off", marks[prof.o.mark],
+		asks, prof.o.min_age, prof.o.max_live);
 	fprintf(out, "stacks: %s, depth %u\n", stacks[prof.o.stacks], prof.o.depth);
 	fprintf(out, "samples: %llu\n", (unsigned long long)hp_striped_sum(&prof.samples, memory_order_relaxed));
 	fprintf(out, "sites: %u\n", atomic_load(&prof.sites.count));
