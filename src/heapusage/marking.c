@@ -705,7 +705,6 @@ static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t
 	struct hp_marking before = { .sz = sizeof(before) }, after = { .sz = sizeof(after) };
 	hp_marking(p, &before);
 	bool concurrent = heap->kind == HP_GC_G1 || heap->kind == HP_GC_Z || heap->kind == HP_GC_SHENANDOAH;
-	bool concurrent_kind = concurrent;
 	volatile bool *disable = flag_at(p, "DisableExplicitGC");
 	volatile bool *explicit_conc = flag_at(p, "ExplicitGCInvokesConcurrent");
 	if (concurrent && !disable)
@@ -727,7 +726,8 @@ static int request_marking(struct hp_probe *p, unsigned flags, char *why, size_t
 	} else if ((flags & HP_MARK_ALLOW_FULL) || ((flags & HP_MARK_FULL_UNLESS_DISABLED) && !(disable && *disable))) {
 		jvmtiError e = p->jvmti ? (*p->jvmti)->ForceGarbageCollection(p->jvmti) : JVMTI_ERROR_NOT_AVAILABLE;
 		rc = e == JVMTI_ERROR_NONE ? 0 : hp_fail(why, len, -EIO, "JVMTI ForceGarbageCollection failed (%d)", e);
-	} else if (disable && *disable && (flags & HP_MARK_FULL_UNLESS_DISABLED) && !concurrent_kind) {
+	} else if (disable && *disable && (flags & HP_MARK_FULL_UNLESS_DISABLED) &&
+		   (heap->kind == HP_GC_SERIAL || heap->kind == HP_GC_PARALLEL)) {
 		return hp_fail(why, len, -EPERM, "%s has no concurrent marking, and -XX:+DisableExplicitGC: no full "
 			    "collection asked for (mark=full asks anyway)", hp_gc_kind_name(heap->kind));
 	} else if (disable && *disable && heap->kind != HP_GC_SERIAL && heap->kind != HP_GC_PARALLEL) {

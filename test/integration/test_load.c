@@ -1241,35 +1241,23 @@ Test(load, no_drop_invented_generational_zgc, .timeout = 120)
 	drops_status = NULL;
 }
 
-/* The cache's bytes by construction (LoadService's truth file, second
- * column) at `when`: the last line at or before it; -1 if none. */
-static double cache_truth_at(const char *truth, double when)
+/* LoadService's truth file ("epoch_ms cache grow leak replaced" every
+ * 100 ms) at `when`: column `col` (1 the cache's bytes by construction,
+ * 4 the bytes its replacements allocated) of the last line at or before
+ * it; -1 if none. */
+#define TRUTH_CACHE 1
+#define TRUTH_REPLACED 4
+static double truth_at(const char *truth, double when, int col)
 {
 	double v = -1;
 	for (const char *l = truth; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		long long ms, cache;
-		if (sscanf(l, "%lld %lld", &ms, &cache) != 2 || truth_line_ends(l))
+		long long f[5];
+		int n = sscanf(l, "%lld %lld %lld %lld %lld", &f[0], &f[1], &f[2], &f[3], &f[4]);
+		if (n <= col || truth_line_ends(l))
 			continue;
-		if ((double)ms / 1000 > when)
+		if ((double)f[0] / 1000 > when)
 			break;
-		v = (double)cache;
-	}
-	return v;
-}
-
-/* The bytes the cache's replacements allocated (LoadService's truth
- * file, fifth column) at `when`: the last line at or before it; -1 if
- * none. */
-static double replaced_truth_at(const char *truth, double when)
-{
-	double v = -1;
-	for (const char *l = truth; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		long long ms, c2, c3, c4, replaced;
-		if (sscanf(l, "%lld %lld %lld %lld %lld", &ms, &c2, &c3, &c4, &replaced) != 5 || truth_line_ends(l))
-			continue;
-		if ((double)ms / 1000 > when)
-			break;
-		v = (double)replaced;
+		v = (double)f[col];
 	}
 	return v;
 }
@@ -1377,7 +1365,8 @@ static void check_sites_after_full(const char *java, const char *gc_flag)
 			continue;
 		}
 		asked++;
-		double live[2], alloc[2], cache = cache_truth_at(truth, at), replaced = replaced_truth_at(truth, at);
+		double live[2], alloc[2], cache = truth_at(truth, at, TRUTH_CACHE),
+		       replaced = truth_at(truth, at, TRUTH_REPLACED);
 		cache_sites(t, live, alloc);
 		double fill = c0 * exp(-replaced / c0), want[2] = { fill, cache - fill };
 		const char *name[2] = { "fill", "replacements" };
@@ -1456,7 +1445,7 @@ static void check_replacements_alloc(const char *java, const char *gc_flag, bool
 		char *t = jvm_slurp(f);
 		double at = t ? profile_time(t) : -1;
 		if (t && at > 0 && at <= end && at > when) {
-			double a = replacement_alloc(t), c = replaced_truth_at(truth, at);
+			double a = replacement_alloc(t), c = truth_at(truth, at, TRUTH_REPLACED);
 			if (a > 0 && c > 0) {
 				est = a, counted = c, when = at;
 				free(last_text);
