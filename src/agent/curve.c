@@ -588,6 +588,33 @@ static double by_age_oldest(const struct hp_survival *s, uint32_t site, bool *de
 	return oldest_judged(c);
 }
 
+/* A span curve judged at one span only (every bucket within a factor of
+ * 2: two markings so far, as early in a run), with deaths of the site's
+ * own and a share clearly below 1 (by more than 3 sd of its log: a
+ * leak's 0.99 of 300 stays flat), carried on past that span at its
+ * constant hazard from span 0: share^(since / span), exact for
+ * exponential lifetimes. For a verified sample older than any age the
+ * curve by age judged (a start-up burst, all judged at one age), which
+ * that curve cannot bound; hp_survival_verified. -1 where it does not
+ * apply. */
+static double span_carried(const struct hp_survival *s, uint32_t site, double since, struct hp_surv_unc *u)
+{
+	struct hp_surv_memo one;
+	const struct hp_surv_memo *c = prepared(s, site, true, &one);
+	int l = c->nb - 1;
+	if (u)
+		*u = (struct hp_surv_unc){ 0 };
+	if (c->nb == 0 || !c->own_dead || !(c->at[0] > 0) || !(c->at[l] < 2 * c->at[0]) || !(c->share[l] > 0) ||
+	    c->weight[l] < HP_SURV_SLOPE_MIN || since <= c->at[l])
+		return -1;
+	double q = c->share[l];
+	if (!(log(1 / q) > 3 * sqrt(var_log_share(q, c->weight[l]))))
+		return -1;
+	double k = since / c->at[l];
+	unc_set(u, c->block_of, c->bw, c->bs, l, k, -1, 0);
+	return pow(q, k);
+}
+
 /* Whether a marking has judged any sample of `site` a second time (its
  * span judgments, decayed but never to 0 once made). */
 static bool site_rejudged(const struct hp_survival *s, uint32_t site)
@@ -641,6 +668,8 @@ double hp_survival_verified(const struct hp_survival *s, uint32_t site, bool onc
 			to = oldest;
 		if (then <= oldest && to > then)
 			r = verified_by_age(s, site, then, to, &ua);
+		else if (then > oldest)
+			r = span_carried(s, site, since, &ua);
 	}
 	/* Past the oldest span the lower of the two, for every verified
 	 * sample whose age then the curve by age judged: each curve past
@@ -666,7 +695,16 @@ double hp_survival_verified(const struct hp_survival *s, uint32_t site, bool onc
 	 * 0.1% at 2.7 s: periodic profiles +44% to +77% (bench/load/run.sh,
 	 * 4 runs in 71, docs/load-g1-verified-past-spans.md). The ratio S(to) / S(then) is a sample's
 	 * survival where its site's lifetimes do not depend on when it was
-	 * allocated, and an upper bound of it where `to` stops short. */
+	 * allocated, and an upper bound of it where `to` stops short.
+	 * A sample older then than every age the curve by age judged (a
+	 * start-up burst judged at one age) has no such bound: past a span
+	 * curve judged at one span its share was kept flat. Serial 17 with a
+	 * cache whose entries live ~10 s, its own full collection 0.45 s
+	 * before the first profile's, then the budget skipping the next
+	 * profile: the start-up fill's one span, 0.96 alive at 0.4 s, kept
+	 * 0.96 of it alive 3.9 s on where 0.67 were, the fill +42.5%
+	 * (docs/load-parallel-serial-full.md). Now that span's clear decline
+	 * is carried on at its hazard (span_carried). */
 	if (r >= 0 && (!past || r < q))
 		q = r, us = ua;
 	if (u)

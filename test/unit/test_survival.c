@@ -1091,6 +1091,49 @@ Test(survival, no_span_yet_a_verified_sample_follows_the_curve_by_age)
 	hp_survival_free(&s);
 }
 
+/* A start-up burst judged at one age, one span judged. Serial 17 with a
+ * cache whose entries live ~10 s (bench/load/run.sh TURNOVER=0.1 at 64k):
+ * its own full collection 3.6 s in judged the start-up fill at one age
+ * (0.72 alive at 52,000 on the allocation clock), the first profile's
+ * 0.45 s later judged the fill's verified samples again (0.96 alive at
+ * span 6,000), and the budget skipped the next profile, 3.9 s on
+ * (57,000): the fill, verified at 58,000, older than every age the curve
+ * by age judged, kept the span's 0.96 flat and read +42.5% where 0.67
+ * were alive. Carried on at the span's hazard: 0.96^(57,000 / 6,000),
+ * near the truth for exponential lifetimes. A leak's span (0.99 of 300,
+ * not clearly below 1) and a site whose span found no death stay flat;
+ * within the span judged the span curve stands. With the code before the
+ * first fails. */
+Test(survival, a_burst_past_its_one_span_keeps_the_spans_hazard)
+{
+	struct hp_survival s;
+	cr_assert_eq(hp_survival_init(&s, 4), 0);
+	for (int i = 0; i < 2000; i++) {
+		hp_survival_judge_age(&s, 1, 1000, 52000, i < 1440);    /* 0.72 */
+		hp_survival_judge_age(&s, 2, 1000, 52000, i < 1440);
+		hp_survival_judge_age(&s, 3, 1000, 52000, true);
+		hp_survival_judge_span(&s, 1, 1000, 6000, i < 1920);    /* 0.96 */
+		hp_survival_judge_span(&s, 3, 1000, 6000, true);
+	}
+	for (int i = 0; i < 300; i++)
+		hp_survival_judge_span(&s, 2, 1000, 6000, i < 297);     /* 0.99 */
+	struct hp_surv_unc u;
+	double want = pow(0.96, 57000.0 / 6000);
+	double fill = hp_survival_verified(&s, 1, false, 58000, 57000, &u);
+	cr_expect(fabs(fill - want) < 0.03, "the fill 57,000 on: %g (exp: %g, truth ~%g)", fill, want,
+		  pow(0.72, 57000.0 / 52000));
+	cr_expect(u.n == 1 && u.coef[0] > 9, "its uncertainty named, grown with the distance: %u, %g", u.n,
+		  u.n ? u.coef[0] : 0);
+	double leak = hp_survival_verified(&s, 2, false, 58000, 57000, &u);
+	cr_expect(leak > 0.95, "a leak's span, not clearly below 1: flat, %g", leak);
+	double kept = hp_survival_verified(&s, 3, false, 58000, 57000, &u);
+	cr_expect(kept > 0.98, "no death in its span: flat, %g", kept);
+	double within = hp_survival_verified(&s, 1, false, 58000, 3000, &u);
+	double span = hp_survival_by_span(&s, 1, 3000, HP_SURV_VERIFIED_MIN);
+	cr_expect(fabs(within - span) < 1e-12, "within the span judged: the span curve, %g vs %g", within, span);
+	hp_survival_free(&s);
+}
+
 /* Past the oldest span judged. A site of exponential lifetimes (mean 300
  * on the allocation clock), judged by age out to 1,280 and by span only
  * at 100 and 200 (markings close together, as G1's own cycles when the
