@@ -15,7 +15,7 @@ static const char *valid_options(char *buf, size_t cap)
 	char names[96];
 	snprintf(buf, cap,
 		 "interval=<size>, live[=true|false], min_age=<n>, depth=<n>, file=<path>, "
-		 "format=%s[+...], period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=auto|concurrent|full|off, mark_budget=<percent>, "
+		 "format=%s[+...], period=<seconds>, max_live=<n>, stacks=cache|verify|jvmti, mark=auto|concurrent|full|off, mark_budget=<percent>, mark_pause=<ms>, "
 		 "mark_timeout=<seconds>, "
 		 "dump, stop, stop,discard, status, top=<n>, reply=<path>, info, info=exit, "
 		 "verify, log=<path>, verbose, upload=<url>, app=<name>, labels=<k=v;k=v>, upload_queue=<n>",
@@ -214,6 +214,10 @@ int hp_options_parse(const char *spec, struct hp_agent_options *out, char *err, 
 			ok = v && parse_percent(v, vlen, 0.1, 50, &out->mark_budget);
 			range = "mark_budget is the share of the wall clock periodic profiles may spend in requested markings, "
 				"a percentage from 0.1% to 50% (default 2%)";
+		} else if (IS("mark_pause")) {
+			ok = v && parse_uint(v, vlen, 0, 600000, &out->mark_pause);
+			range = "mark_pause is the milliseconds a requested stop-the-world collection may take before "
+				"periodic profiles ask for none again, from 0 to 600000 (default 0: no cap)";
 		} else if (IS("mark_timeout")) {
 			ok = v && parse_uint(v, vlen, 1, 3600, &out->mark_timeout);
 			range = "mark_timeout is the seconds a requested marking may take before the profile is written "

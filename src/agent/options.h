@@ -52,6 +52,7 @@ struct hp_agent_options {
 	enum hp_mark_policy mark;
 	double mark_budget;         /* periodic requests keep requested markings under this share of the wall clock */
 	unsigned mark_timeout;      /* seconds a request may take before the profile goes on without it */
+	unsigned mark_pause;        /* ms: no periodic stop-the-world request after one took longer (0 = no cap) */
 	bool format_given;          /* format= named (dump/stop: this write's format) */
 	/* commands to an agent already running (dynamic attach; the heapprobe
 	 * command sends them): dump and stop write to this command's file= and

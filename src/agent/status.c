@@ -103,9 +103,16 @@ void hp_profiler_status(FILE *out)
 	const char *asks = prof.o.mark != HP_MARK_AUTO ? ""
 			   : !no_concurrent             ? ": a concurrent marking before each profile"
 			   : prof.marks.full_disabled   ? ": no full collection (-XX:+DisableExplicitGC)"
+			   : prof.pause_over_ns         ? ": a full collection before asked-for profiles only"
 							: ": a full collection before each profile";
-	fprintf(out, "live: %s (mark=%s%s, min_age=%u, max_live=%u)\n", prof.o.live ? "on" : "off", marks[prof.o.mark],
-		asks, prof.o.min_age, prof.o.max_live);
+	char cap[160] = "";
+	if (prof.pause_over_ns)
+		snprintf(cap, sizeof(cap), "; periodic full collections stopped: one took %.0f ms, over mark_pause=%u ms",
+			 (double)prof.pause_over_ns / 1e6, prof.o.mark_pause);
+	else if (prof.o.mark_pause)
+		snprintf(cap, sizeof(cap), "; mark_pause=%u ms", prof.o.mark_pause);
+	fprintf(out, "live: %s (mark=%s%s%s, min_age=%u, max_live=%u)\n", prof.o.live ? "on" : "off", marks[prof.o.mark],
+		asks, cap, prof.o.min_age, prof.o.max_live);
 	fprintf(out, "stacks: %s, depth %u\n", stacks[prof.o.stacks], prof.o.depth);
 	fprintf(out, "samples: %llu\n", (unsigned long long)hp_striped_sum(&prof.samples, memory_order_relaxed));
 	fprintf(out, "sites: %u\n", atomic_load(&prof.sites.count));

@@ -1401,6 +1401,63 @@ Test(load, serial_slow_turnover_sites_right_at_default_options, .timeout = 200)
 	check_sites_after_full(test_java(), "-XX:+UseSerialGC");
 }
 
+/* mark_pause=: once a requested full collection took longer than the
+ * cap, periodic profiles ask for none again (the budget bounds only the
+ * pauses' share of the time: Serial 25 under this load took 66-509 ms,
+ * docs/load-acceptance-53.md), and say why; an asked-for profile (the
+ * exit's) still gets its full collection. With mark_pause=1 every full
+ * collection of a 190 MiB cache is over it: the first periodic profile
+ * asks, no later one does. Fails where the cap is ignored (every profile
+ * the budget allows asks) or applied to the exit profile. */
+Test(load, serial_mark_pause_stops_periodic_full_collections, .timeout = 200)
+{
+	char dir[] = "/tmp/hp-pause-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	struct jvm_result r = jvm_sh("cd %s && %s -Xmx3g -XX:+UseSerialGC -agentpath:%s=period=2,mark_pause=1,format=text,"
+				     "file=%s/p-%%t.txt,log=%s/log -cp %s LoadService 190 10 %s/truth > out 2>&1; echo java=$?; "
+				     "ls %s/p-*.txt; cat %s/log",
+				     dir, test_java(), HP_AGENT_PATH, dir, dir, HP_TEST_CLASSES, dir, dir, dir);
+	cr_assert(strstr(r.output, "java=0"), "%s", r.output);
+	char path[300];
+	snprintf(path, sizeof(path), "%s/truth", dir);
+	double end_s, last_s;
+	read_truth(path, &end_s, &last_s);
+	/* not statistical; docs/test-bounds.md */
+	cr_expect(strstr(r.output, "over mark_pause=1 ms: periodic profiles ask for none from now on"),
+		  "the log does not say the cap was reached\n%s", r.output);
+	int periodic = 0, asked_later = 0, capped = 0, exit_asked = 0;
+	bool first = true;
+	for (char *save, *f = strtok_r(r.output, "\n", &save); f; f = strtok_r(NULL, "\n", &save)) {
+		if (!strstr(f, "/p-") || strstr(f, "heapprobe:"))
+			continue;
+		char *t = jvm_slurp(f);
+		double at = t ? profile_time(t) : -1;
+		const char *req = t ? strstr(t, "request: ") : NULL;
+		bool full = req && strncmp(req + 9, "full collection requested", 25) == 0;
+		if (t && at > 0 && at <= last_s) {
+			periodic++;
+			/* not statistical; docs/test-bounds.md */
+			cr_expect(!first || full, "the first periodic profile asked for no full collection\n%s", t);
+			asked_later += !first && full;
+			capped += req && strstr(req, "over mark_pause=1 ms") != NULL;
+			first = false;
+		} else if (t && at > last_s) {
+			exit_asked += full;
+		}
+		free(t);
+	}
+	cr_log_info("mark_pause=1: %d periodic profiles, %d over the cap, %d asked after the first, exit asked %d", periodic,
+		    capped, asked_later, exit_asked);
+	/* not statistical; docs/test-bounds.md */
+	cr_expect(periodic >= 3, "%d periodic profiles\n%s", periodic, r.output);
+	cr_expect_eq(asked_later, 0, "%d periodic profiles asked for a full collection after one over mark_pause=\n%s",
+		     asked_later, r.output);
+	cr_expect(capped >= 1, "no profile says it was over mark_pause=\n%s", r.output);
+	cr_expect_eq(exit_asked, 1, "the exit profile did not get its full collection\n%s", r.output);
+	jvm_result_free(&r);
+	jvm_sh("rm -rf %s", dir);
+}
+
 /* HotSpot 11-24's sampler takes the first object of a thread's first
  * TLAB after a collection ahead of its turn (samplerate.h): on Serial
  * with LoadService's cache turning over slowly, the object a worker

@@ -98,6 +98,13 @@ Test(options, choices_and_booleans)
 	parse_bad("mark_budget=2%%", "mark_budget is");
 	parse_bad("mark_budget=1e1", "mark_budget is");
 	parse_bad("mark_budget=", "mark_budget is");
+	cr_expect_eq(parse_ok(NULL).mark_pause, 0u);
+	cr_expect_eq(parse_ok("mark_pause=250").mark_pause, 250u);
+	cr_expect_eq(parse_ok("mark_pause=0").mark_pause, 0u);
+	parse_bad("mark_pause=600001", "mark_pause is the milliseconds");
+	parse_bad("mark_pause=-5", "from 0 to 600000 (default 0: no cap)");
+	parse_bad("mark_pause=250ms", "mark_pause is");
+	parse_bad("mark_pause", "mark_pause is");
 	parse_bad("mark_budget", "mark_budget is");
 	cr_expect_eq(parse_ok(NULL).mark_timeout, 60);
 	cr_expect_eq(parse_ok("mark_timeout=1").mark_timeout, 1);
