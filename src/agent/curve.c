@@ -595,8 +595,10 @@ static double by_age_oldest(const struct hp_survival *s, uint32_t site, bool *de
  * constant hazard from span 0: share^(since / span), exact for
  * exponential lifetimes. For a verified sample older than any age the
  * curve by age judged (a start-up burst, all judged at one age), which
- * that curve cannot bound; hp_survival_verified. -1 where it does not
- * apply. */
+ * that curve cannot bound, where that curve's own decline agrees (deaths
+ * of the site's own, and a clear decline or one age judged: a site kept
+ * nearly whole, 0.99 of thousands, is not carried down on its spans
+ * alone); hp_survival_verified. -1 where it does not apply. */
 static double span_carried(const struct hp_survival *s, uint32_t site, double since, struct hp_surv_unc *u)
 {
 	struct hp_surv_memo one;
@@ -668,7 +670,7 @@ double hp_survival_verified(const struct hp_survival *s, uint32_t site, bool onc
 			to = oldest;
 		if (then <= oldest && to > then)
 			r = verified_by_age(s, site, then, to, &ua);
-		else if (then > oldest)
+		else if (then > oldest && own_decline)
 			r = span_carried(s, site, since, &ua);
 	}
 	/* Past the oldest span the lower of the two, for every verified

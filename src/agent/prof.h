@@ -98,8 +98,9 @@ struct profiler {
 	uint64_t asked_by[MARK_FOR_COUNT];
 	/* The first requested stop-the-world collection that took longer
 	 * than mark_pause= (ns; 0 = none): periodic profiles, `top` screens
-	 * and the leak history ask for none after it. Dump lock. */
-	uint64_t pause_over_ns;
+	 * and the leak history ask for none after it. Written under the dump
+	 * lock; `status` reads it without. */
+	_Atomic uint64_t pause_over_ns;
 	_Atomic int unloading;          /* the JVM is going: no more profiles (hp_profiler_quiesce) */
 	_Atomic int thread_alive;
 	/* Counters every allocating thread bumps: one cache line per thread

@@ -183,13 +183,16 @@ static void mark_before_profile(JNIEnv *jni, enum mark_for why)
 	 * once one took longer than mark_pause=, periodic requests stop for
 	 * the rest of the run (a later one would be no shorter while the old
 	 * generation stays as full), and the profile says so. Tested first:
-	 * its skip lasts, the budget's does not. */
-	bool stw = hp_marks_no_concurrent(prof.probe) ? flags != 0 : prof.o.mark == HP_MARK_FULL;
-	if (periodic && stw && prof.pause_over_ns) {
+	 * its skip lasts, the budget's does not. Only Serial and Parallel:
+	 * on G1, ZGC and Shenandoah even mark=full makes a concurrent
+	 * System.gc() (marking.c), whose wall time is no pause. */
+	bool stw = hp_marks_no_concurrent(prof.probe) && flags != 0;
+	uint64_t over = atomic_load_explicit(&prof.pause_over_ns, memory_order_relaxed);
+	if (periodic && stw && prof.o.mark_pause && over) {
 		snprintf(prof.marks.last_request, sizeof(prof.marks.last_request),
 			 "skipped for this periodic profile: a requested full collection took %.0f ms, over "
 			 "mark_pause=%u ms (none asked for periodically since; mark_pause=0 lifts the cap)",
-			 (double)prof.pause_over_ns / 1e6, prof.o.mark_pause);
+			 (double)over / 1e6, prof.o.mark_pause);
 		return;
 	}
 	if (periodic && !hp_marks_may_request(&prof.marks))
@@ -238,11 +241,13 @@ static void mark_before_profile(JNIEnv *jni, enum mark_for why)
 			logf_("second marking request %s", second);
 	}
 	prof.marks.deadline_ns = 0;
-	if (rc == 0 && stw && prof.o.mark_pause && !prof.pause_over_ns &&
+	/* (A request that timed out took at least mark_timeout=: its
+	 * last_ns is how long it went, request.c.) */
+	if ((rc == 0 || rc == -ETIME) && stw && prof.o.mark_pause && !over &&
 	    prof.marks.last_ns > (uint64_t)prof.o.mark_pause * 1000000u) {
-		prof.pause_over_ns = prof.marks.last_ns;
+		atomic_store_explicit(&prof.pause_over_ns, prof.marks.last_ns, memory_order_relaxed);
 		logf_("a requested full collection took %.0f ms, over mark_pause=%u ms: periodic profiles ask for none "
-		      "from now on", (double)prof.pause_over_ns / 1e6, prof.o.mark_pause);
+		      "from now on", (double)prof.marks.last_ns / 1e6, prof.o.mark_pause);
 	}
 	if (rc == 0) {
 		hp_marks_canary_rearm(&prof.marks, jni, &prof.gc_events);      /* counted: not again */
@@ -720,6 +725,7 @@ int hp_profiler_start(JavaVM *vm, struct hp_probe *probe, const struct hp_agent_
 	hp_marking_locate(probe);
 	hp_marks_reset(&prof.marks, probe, pauses_now());
 	memset(prof.asked_by, 0, sizeof(prof.asked_by));
+	atomic_store_explicit(&prof.pause_over_ns, 0, memory_order_relaxed);
 	prof.marks.budget = o->mark_budget;
 	prof.marks.timeout_ns = (int64_t)o->mark_timeout * 1000000000LL;
 	(*j)->SetEventNotificationMode(j, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_START, NULL);

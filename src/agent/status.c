@@ -100,15 +100,16 @@ void hp_profiler_status(FILE *out)
 	fprintf(out, "%s\n", rate);
 	/* What mark=auto asks this collector for (options.h). */
 	bool no_concurrent = prof.o.mark == HP_MARK_AUTO && hp_marks_no_concurrent(prof.probe);
+	uint64_t over = atomic_load_explicit(&prof.pause_over_ns, memory_order_relaxed);
 	const char *asks = prof.o.mark != HP_MARK_AUTO ? ""
 			   : !no_concurrent             ? ": a concurrent marking before each profile"
 			   : prof.marks.full_disabled   ? ": no full collection (-XX:+DisableExplicitGC)"
-			   : prof.pause_over_ns         ? ": a full collection before asked-for profiles only"
+			   : over                       ? ": a full collection before asked-for profiles only"
 							: ": a full collection before each profile";
 	char cap[160] = "";
-	if (prof.pause_over_ns)
+	if (over)
 		snprintf(cap, sizeof(cap), "; periodic full collections stopped: one took %.0f ms, over mark_pause=%u ms",
-			 (double)prof.pause_over_ns / 1e6, prof.o.mark_pause);
+			 (double)over / 1e6, prof.o.mark_pause);
 	else if (prof.o.mark_pause)
 		snprintf(cap, sizeof(cap), "; mark_pause=%u ms", prof.o.mark_pause);
 	fprintf(out, "live: %s (mark=%s%s%s, min_age=%u, max_live=%u)\n", prof.o.live ? "on" : "off", marks[prof.o.mark],

@@ -1405,28 +1405,33 @@ Test(load, serial_slow_turnover_sites_right_at_default_options, .timeout = 200)
  * cap, periodic profiles ask for none again (the budget bounds only the
  * pauses' share of the time: Serial 25 under this load took 66-509 ms,
  * docs/load-acceptance-53.md), and say why; an asked-for profile (the
- * exit's) still gets its full collection. With mark_pause=1 every full
- * collection of a 190 MiB cache is over it: the first periodic profile
- * asks, every later one says it was over the cap (tested before the
- * budget, whose skip does not last). Fails where the cap is ignored (every profile
- * the budget allows asks) or applied to the exit profile. */
-Test(load, serial_mark_pause_stops_periodic_full_collections, .timeout = 200)
+ * exit's) still gets its full collection. One run of Serial 17 with
+ * LoadService at `period=2,mark_budget=50%,mark_pause=CAP` (a budget
+ * that lets nearly every periodic profile ask): its periodic profiles, those
+ * after the first that asked for a full collection and that named the
+ * cap, whether the exit profile asked, whether the log named the cap. */
+struct pause_run {
+	int periodic, asked_later, capped, exit_asked;
+	bool logged;
+};
+
+static struct pause_run run_with_pause_cap(unsigned cap)
 {
+	struct pause_run c = { 0 };
 	char dir[] = "/tmp/hp-pause-XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
-	struct jvm_result r = jvm_sh("cd %s && %s -Xmx3g -XX:+UseSerialGC -agentpath:%s=period=2,mark_pause=1,format=text,"
+	struct jvm_result r = jvm_sh("cd %s && %s -Xmx3g -XX:+UseSerialGC -agentpath:%s=period=2,mark_budget=50%%,mark_pause=%u,format=text,"
 				     "file=%s/p-%%t.txt,log=%s/log -cp %s LoadService 190 10 %s/truth > out 2>&1; echo java=$?; "
 				     "ls %s/p-*.txt; cat %s/log",
-				     dir, test_java(), HP_AGENT_PATH, dir, dir, HP_TEST_CLASSES, dir, dir, dir);
+				     dir, test_java(), HP_AGENT_PATH, cap, dir, dir, HP_TEST_CLASSES, dir, dir, dir);
 	cr_assert(strstr(r.output, "java=0"), "%s", r.output);
-	char path[300];
+	cr_log_info("mark_pause=%u:\n%s", cap, r.output);
+	char path[300], said[64];
 	snprintf(path, sizeof(path), "%s/truth", dir);
+	snprintf(said, sizeof(said), "over mark_pause=%u ms", cap);
 	double end_s, last_s;
 	read_truth(path, &end_s, &last_s);
-	/* not statistical; docs/test-bounds.md */
-	cr_expect(strstr(r.output, "over mark_pause=1 ms: periodic profiles ask for none from now on"),
-		  "the log does not say the cap was reached\n%s", r.output);
-	int periodic = 0, asked_later = 0, capped = 0, exit_asked = 0;
+	c.logged = strstr(r.output, "periodic profiles ask for none from now on") != NULL;
 	bool first = true;
 	for (char *save, *f = strtok_r(r.output, "\n", &save); f; f = strtok_r(NULL, "\n", &save)) {
 		if (!strstr(f, "/p-") || strstr(f, "heapprobe:"))
@@ -1436,28 +1441,48 @@ Test(load, serial_mark_pause_stops_periodic_full_collections, .timeout = 200)
 		const char *req = t ? strstr(t, "request: ") : NULL;
 		bool full = req && strncmp(req + 9, "full collection requested", 25) == 0;
 		if (t && at > 0 && at <= last_s) {
-			periodic++;
+			c.periodic++;
 			/* not statistical; docs/test-bounds.md */
-			cr_expect(!first || full, "the first periodic profile asked for no full collection\n%s", t);
-			asked_later += !first && full;
-			capped += req && strstr(req, "over mark_pause=1 ms") != NULL;
+			cr_expect(!first || full, "mark_pause=%u: the first periodic profile asked for no full collection\n%s",
+				  cap, t);
+			c.asked_later += !first && full;
+			c.capped += req && strstr(req, said) != NULL;
 			first = false;
 		} else if (t && at > last_s) {
-			exit_asked += full;
+			c.exit_asked += full;
 		}
 		free(t);
 	}
-	cr_log_info("mark_pause=1: %d periodic profiles, %d over the cap, %d asked after the first, exit asked %d", periodic,
-		    capped, asked_later, exit_asked);
-	/* not statistical; docs/test-bounds.md */
-	cr_expect(periodic >= 3, "%d periodic profiles\n%s", periodic, r.output);
-	cr_expect_eq(asked_later, 0, "%d periodic profiles asked for a full collection after one over mark_pause=\n%s",
-		     asked_later, r.output);
-	cr_expect_eq(capped, periodic - 1, "%d of the %d periodic profiles after the first say they were over mark_pause=",
-		     capped, periodic - 1);
-	cr_expect_eq(exit_asked, 1, "the exit profile did not get its full collection\n%s", r.output);
+	cr_log_info("mark_pause=%u: %d periodic profiles, %d over the cap, %d asked after the first, exit asked %d", cap,
+		    c.periodic, c.capped, c.asked_later, c.exit_asked);
 	jvm_result_free(&r);
 	jvm_sh("rm -rf %s", dir);
+	return c;
+}
+
+/* With mark_pause=1 every full collection of a 190 MiB cache is over
+ * it: the first periodic profile asks, every later one says it was over
+ * the cap (tested before the budget, whose skip does not last), none
+ * asks, where the budget would let them. The control, mark_pause=600000
+ * (10 min), is never reached: later periodic profiles ask again (Serial
+ * 17's full collections ~30-130 ms, 2 s apart within a 50% budget),
+ * none names the cap. Fails where the cap is ignored, always applied, or applied to
+ * the exit profile. */
+Test(load, serial_mark_pause_stops_periodic_full_collections, .timeout = 200)
+{
+	struct pause_run c = run_with_pause_cap(1), u = run_with_pause_cap(600000);
+	/* not statistical; docs/test-bounds.md */
+	cr_expect(c.periodic >= 3 && u.periodic >= 3, "%d and %d periodic profiles", c.periodic, u.periodic);
+	cr_expect_eq(c.asked_later, 0, "%d periodic profiles asked for a full collection after one over mark_pause=1",
+		     c.asked_later);
+	cr_expect_eq(c.capped, c.periodic - 1, "%d of the %d periodic profiles after the first say they were over mark_pause=1",
+		     c.capped, c.periodic - 1);
+	cr_expect(c.logged, "the log does not say the cap was reached");
+	cr_expect_eq(c.exit_asked, 1, "the exit profile did not get its full collection under the cap");
+	cr_expect(u.asked_later >= 1 && u.capped == 0 && !u.logged,
+		  "under the cap (mark_pause=600000): %d later periodic profiles asked, %d named the cap, logged %d",
+		  u.asked_later, u.capped, u.logged);
+	cr_expect_eq(u.exit_asked, 1, "the exit profile did not get its full collection");
 }
 
 /* HotSpot 11-24's sampler takes the first object of a thread's first

@@ -1117,6 +1117,14 @@ Test(survival, a_burst_past_its_one_span_keeps_the_spans_hazard)
 	}
 	for (int i = 0; i < 300; i++)
 		hp_survival_judge_span(&s, 2, 1000, 6000, i < 297);     /* 0.99 */
+	/* Site 0: the fill's shape by age, spans judged at two spans (6,000
+	 * and 24,000) without a clear decline between them: no longer one
+	 * span, kept flat past the oldest as before. */
+	for (int i = 0; i < 2000; i++) {
+		hp_survival_judge_age(&s, 0, 1000, 52000, i < 1440);
+		hp_survival_judge_span(&s, 0, 1000, 6000, i < 1920);
+		hp_survival_judge_span(&s, 0, 1000, 24000, i < 1915);
+	}
 	struct hp_surv_unc u;
 	double want = pow(0.96, 57000.0 / 6000);
 	double fill = hp_survival_verified(&s, 1, false, 58000, 57000, &u);
@@ -1128,6 +1136,8 @@ Test(survival, a_burst_past_its_one_span_keeps_the_spans_hazard)
 	cr_expect(leak > 0.95, "a leak's span, not clearly below 1: flat, %g", leak);
 	double kept = hp_survival_verified(&s, 3, false, 58000, 57000, &u);
 	cr_expect(kept > 0.98, "no death in its span: flat, %g", kept);
+	double two = hp_survival_verified(&s, 0, false, 58000, 57000, &u);
+	cr_expect(two > 0.9, "two spans judged, no clear decline between them: flat, %g", two);
 	double within = hp_survival_verified(&s, 1, false, 58000, 3000, &u);
 	double span = hp_survival_by_span(&s, 1, 3000, HP_SURV_VERIFIED_MIN);
 	cr_expect(fabs(within - span) < 1e-12, "within the span judged: the span curve, %g vs %g", within, span);
