@@ -224,14 +224,18 @@ double hp_survival_by_span_unc(const struct hp_survival *s, uint32_t site, doubl
  * curve by age (curve.c, verified_by_age, says why), `then + since`
  * held at the oldest age judged unless the site's decline there is its
  * own (a death among its judgments) and clear, or it was judged at one
- * age. Where no span can say and no sample of the site has been judged
+ * age; where it declines clearly over all its ages only, carried on
+ * from the oldest at that decline's hazard (curve.c, hazard_over_all).
+ * Where no span can say and no sample of the site has been judged
  * twice, every verified sample of it counts as verified once (it was
  * judged once, however many markings covered it). Past the oldest span,
  * for every verified sample whose age `then` the curve by age judged,
  * the lower of the span curve and S(to) / S(then), `to` being
  * then + since within the ages judged, else the oldest age judged (an
  * upper bound), but then + since for a sample verified once where the
- * curve by age declines clearly past its end; the span curve alone where
+ * curve by age declines clearly past its end, and carried on from the
+ * oldest age for one where it declines clearly over all its ages only;
+ * the span curve alone where
  * `then` lies past the ages judged. Past its oldest span the span curve
  * carries its last decline on where that is clear (three times its
  * error, from a share below 0.9), else stays flat.

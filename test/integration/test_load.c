@@ -1333,6 +1333,15 @@ static double replacement_alloc(const char *t)
  * replacements, the rest), and at least one said so (the budget may skip
  * every other one on Serial, whose full collections took 80-113 ms). */
 #define SITES_FULL_BOUND 0.35
+
+/* Whether the profile `t` says it asked for a full collection (its
+ * "request:" line). */
+static bool requested_full(const char *t)
+{
+	const char *req = strstr(t, "request: ");
+	return req && strncmp(req + 9, "full collection requested", 25) == 0;
+}
+
 static void check_sites_after_full(const char *java, const char *gc_flag)
 {
 	char dir[] = "/tmp/hp-sites-XXXXXX";
@@ -1359,8 +1368,7 @@ static void check_sites_after_full(const char *java, const char *gc_flag)
 			continue;
 		}
 		periodic++;
-		const char *req = strstr(t, "request: ");
-		if (!req || strncmp(req + 9, "full collection requested", 25) != 0) {
+		if (!requested_full(t)) {
 			free(t);
 			continue;
 		}
@@ -1439,7 +1447,7 @@ static struct pause_run run_with_pause_cap(unsigned cap)
 		char *t = jvm_slurp(f);
 		double at = t ? profile_time(t) : -1;
 		const char *req = t ? strstr(t, "request: ") : NULL;
-		bool full = req && strncmp(req + 9, "full collection requested", 25) == 0;
+		bool full = t && requested_full(t);
 		if (t && at > 0 && at <= last_s) {
 			c.periodic++;
 			/* not statistical; docs/test-bounds.md */
