@@ -753,8 +753,8 @@ double hp_survival_verified(const struct hp_survival *s, uint32_t site, bool onc
 		 * replacements of a cache whose entries live ~10 s, judged by
 		 * one marking at ages to 3 s, counted ~0.9 of their verified
 		 * samples alive 3.9 s on where 0.68 were, and the profile
-		 * Serial 25's budget skipped read them +7% on the median of
-		 * 15 runs, to +17% (docs/load-verified-over-all.md). */
+		 * Serial 25's budget skipped read them +9.4% on the median of
+		 * 8 runs, to +14% (+5.5% now; docs/load-verified-over-all.md). */
 		struct age_end e;
 		by_age_end(s, site, &e);
 		double to = then + since, stop = to;
@@ -788,9 +788,10 @@ double hp_survival_verified(const struct hp_survival *s, uint32_t site, bool onc
 	 * within its judged ages; past them at its oldest judged age, an upper
 	 * bound (a share never rises with age), but for a sample verified
 	 * once where that curve declines clearly, which carries the decline
-	 * on (at its end, or over all its ages: carry_on): carried on at any decline, as it is for the recent samples, a
-	 * leak's noise (199 then 196 of 200 alive) read its verified samples
-	 * 0.22 alive at 50 times the ages judged; and carried on for a sample
+	 * on (at its end, or over all its ages: carry_on): carried on at
+	 * any decline, as it is for the recent samples, a leak's noise
+	 * (199 then 196 of 200 alive) read its verified samples 0.22
+	 * alive at 50 times the ages judged; and carried on for a sample
 	 * verified more than once, which the markings have selected toward
 	 * the long-lived, a site half kept for ever and half dying within a
 	 * gap would read ~0.2 where ~0.8 are alive. Before, a sample verified

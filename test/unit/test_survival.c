@@ -1343,8 +1343,8 @@ Test(survival, a_site_judged_all_alive_is_not_read_dying_past_its_ages)
  * budget skipped the next profile, 3,900 on: a sample verified at age
  * 2,000 had its `to` (5,900) past the oldest judged age and was kept
  * there, alive 0.9 of the time where exp(-0.39) = 0.68 were: the
- * cache's replacements +7% on the median of 15 runs in that profile, to
- * +17% (docs/load-verified-over-all.md). Now such a decline is carried
+ * cache's replacements +9.4% on the median of 8 runs in that profile,
+ * to +14% (docs/load-verified-over-all.md). Now such a decline is carried
  * on past the ages judged, and its error with it. Controls, not carried
  * down: half kept for ever, judged thin (no clear decline over all) and
  * thick (clear over all, its end's decline far below that: fails
