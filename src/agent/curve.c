@@ -175,6 +175,14 @@ static bool ends_declining(const double *share, const double *weight, const doub
 	       weight[l] >= HP_SURV_SLOPE_MIN && weight[l - 1] >= HP_SURV_SLOPE_MIN;
 }
 
+/* Whether bucket i's share lies above bucket j's by more than three times
+ * the error of their log shares (clear_decline, clear_decline_over_all). */
+static bool clearly_above(const double *share, const double *weight, int i, int j)
+{
+	return log(share[i] / share[j]) >
+	       3 * sqrt(var_log_share(share[i], weight[i]) + var_log_share(share[j], weight[j]));
+}
+
 /* Whether the last two buckets of a prepared curve decline clearly: by
  * more than three times the error of their log shares (noise in a site
  * that keeps its share passed a 2-sd test in ~2% of simulated curves; 3 sd
@@ -186,9 +194,7 @@ static bool ends_declining(const double *share, const double *weight, const doub
 static bool clear_decline(const double *share, const double *weight, const double *at, int nb)
 {
 	int l = nb - 1;
-	return ends_declining(share, weight, at, nb) && share[l] < 0.9 &&
-	       log(share[l - 1] / share[l]) >
-		       3 * sqrt(var_log_share(share[l - 1], weight[l - 1]) + var_log_share(share[l], weight[l]));
+	return ends_declining(share, weight, at, nb) && share[l] < 0.9 && clearly_above(share, weight, l - 1, l);
 }
 
 /* Whether a curve by age declines clearly over all the ages it judged,
@@ -204,9 +210,7 @@ static bool clear_decline_over_all(const double *share, const double *weight, co
 {
 	int l = nb - 1;
 	return ends_declining(share, weight, at, nb) && share[l] < 0.9 && at[l] > at[0] &&
-	       weight[0] >= HP_SURV_SLOPE_MIN &&
-	       log(share[0] / share[l]) >
-		       3 * sqrt(var_log_share(share[0], weight[0]) + var_log_share(share[l], weight[l]));
+	       weight[0] >= HP_SURV_SLOPE_MIN && clearly_above(share, weight, 0, l);
 }
 
 /* The hazard at which a verified sample's survival is carried on past
