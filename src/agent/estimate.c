@@ -510,9 +510,12 @@ void describe_live(char *out, size_t cap, const struct snap_ctx *c, double scale
 				(unsigned long long)prof.marks.canary_markings, horizon,
 				(unsigned long long)atomic_load(&prof.gc_events));
 	else
-		len += snprintf(out + len, cap - (size_t)len, "no marking since sampling began (source: %s%s; %s); ",
+		/* What the cycles showed, here too: a generational
+		 * Shenandoah starved of CPU may complete no whole-heap
+		 * marking in a run, and its young cycles still count. */
+		len += snprintf(out + len, cap - (size_t)len, "no marking since sampling began (source: %s%s; %s%s); ",
 				mk.source ? mk.source : "?", guard,
-				prof.marks.canary_state[0] ? prof.marks.canary_state : "canaries not set up yet");
+				prof.marks.canary_state[0] ? prof.marks.canary_state : "canaries not set up yet", z_end);
 	if (len < 0 || (size_t)len >= cap)
 		return;
 	if (prof.cohort.nstanding)

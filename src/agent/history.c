@@ -19,6 +19,19 @@
  * records the variances of the steps add up (a sample added and removed
  * inside the window is counted twice: the test errs on the cautious side).
  *
+ * A sample's weight can also move while it stays counted: a full live
+ * table's thinning doubles the weight of the entries it keeps (live.c),
+ * and a thread's end credits its last sample with what it allocated
+ * after it (sample.c). The site's L then moves with no sample added or
+ * removed; the move m is part of the change, with variance m^2 (for a
+ * thinning exactly the step's: B kept at 2B or dropped, each with
+ * probability 1/2; for a credit, its own scale). Without it, a site of
+ * one long-lived sample stepping up at the last record reads as a rise
+ * with no sampling error, z = 99: once in CI (generational Shenandoah,
+ * a java.lang.Class site whose single ~131 KiB sample gained ~166 KiB,
+ * as the main thread's only sample credited at its end would). An entry the thinning dropped leaves
+ * L with no variance counted: it can only hide a rise, not invent one.
+ *
  * Whether a sample counted at the previous record: it was alive then (it
  * is found dead only now), so it was counted iff a marking that covers it
  * had completed by then: age_now - (markings_now - markings_then) >= 1,
@@ -133,6 +146,18 @@ void hp_history_alive(struct hp_history *h, uint32_t site, double bytes, double 
 	/* Verified since the last marking record: part of the change. */
 	if ((int64_t)age_now - (int64_t)(markings_now - h->last_marking_rec_markings) < 1)
 		a->added_var += var;
+}
+
+void hp_history_reweighed(struct hp_history *h, uint32_t site, double moved)
+{
+	struct hp_hist_acc *a = acc_of(h, site);
+	if (a && moved != 0)
+		a->added_var += moved * moved;
+}
+
+bool hp_history_marking_record(const struct hp_history *h, uint64_t markings_now)
+{
+	return markings_now != h->last_markings;
 }
 
 /* Markings closer together than this share a record: the collector's

@@ -84,6 +84,14 @@ void hp_history_dead(struct hp_history *h, uint32_t site, double bytes, double v
 /* A sample alive at a record's sweep. */
 void hp_history_alive(struct hp_history *h, uint32_t site, double bytes, double var, unsigned age_now,
 		      uint64_t markings_now);
+/* A sample counted at the last marking record and at this one whose weight
+ * moved in between by `moved` bytes (a thinning doubled it: live.c; its
+ * thread's end credited it: sample.c credit_thread_end). Its L moved
+ * with no sample added or removed: the move is part of the change, with
+ * variance moved^2 (history.c). Only for a marking record's sweep. */
+void hp_history_reweighed(struct hp_history *h, uint32_t site, double moved);
+/* Whether a record at `markings_now` would be a marking record. */
+bool hp_history_marking_record(const struct hp_history *h, uint64_t markings_now);
 
 /* Whether the sweep about to run should record: a marking since the last
  * record (at most one marking record every 2 s: markings closer share

@@ -345,9 +345,17 @@ static void hist_alive(struct hp_live_entry *e, void *ctx)
 {
 	sweep_saw(e, false);
 	judge(e, true);
+	uint64_t m = *(const uint64_t *)ctx;
 	double var, b = entry_bytes(e, &var);
-	hp_history_alive(&prof.history, e->site, b, var, hp_marks_age(&prof.marks, e->pause_at_alloc),
-			 *(const uint64_t *)ctx);
+	unsigned age = hp_marks_age(&prof.marks, e->pause_at_alloc);
+	hp_history_alive(&prof.history, e->site, b, var, age, m);
+	if (age > 0 && hp_history_marking_record(&prof.history, m)) {
+		/* Counted in L at this marking record: a weight moved since
+		 * the last one counted it (history.c) is part of the change. */
+		if (e->thin_rec > 0 && (float)e->thin != e->thin_rec)
+			hp_history_reweighed(&prof.history, e->site, b * (1.0 - (double)e->thin_rec / e->thin));
+		e->thin_rec = (float)e->thin;
+	}
 }
 
 /* The collector's own markings a canary shows (single-generation ZGC and

@@ -145,7 +145,7 @@ void hp_live_add(struct hp_live *l, JNIEnv *jni, jobject object, uint32_t site, 
 		}
 	}
 	uint32_t k = target->free_list[--target->nfree];
-	target->entries[k] = (struct hp_live_entry){ ref, site, pause_now, size, thin_factor, time_ns, thread, 0 };
+	target->entries[k] = (struct hp_live_entry){ ref, site, pause_now, size, thin_factor, time_ns, thread, 0, 0 };
 	if (at)
 		*at = (struct hp_live_handle){ ref, (uint32_t)(target - l->stripes), k, time_ns, site, size };
 	ref = NULL;

@@ -27,6 +27,8 @@ struct hp_live_entry {
 	uint32_t thread;            /* samplelog.h thread index, HP_SAMPLELOG_NO_THREAD if none */
 	uint32_t judged;            /* markings counted when a marking last found it alive; 0: never
 	                               (survival.h; written by the sweeps' callbacks) */
+	float thin_rec;             /* `thin` at the last marking record that counted it; 0: none
+	                               (history.c; written by the sweeps' callbacks) */
 };
 
 struct hp_live_stripe {

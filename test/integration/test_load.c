@@ -1106,18 +1106,15 @@ Test(load, drops_found_not_invented_generational_shenandoah, .timeout = 200)
 	cr_expect(without == 0, "%s: %ld drops found in a service that drops nothing", gc, without);
 }
 
-/* Generational Shenandoah's cycles as the agent counts them from its
- * phase at each pause (agent/shcycles.c), against the JVM's own log: the
- * young cycles past their Final Mark, and the whole-heap markings (old
- * markings, global cycles) whose weak roots are done, by the exit
- * profile; no pause left unexplained. LoadService with a 100 MiB cache
- * and a list grown and dropped in a 1 GiB heap runs old markings (1-4 in
- * 12-16 s by hand), mark=off so that every cycle is the collector's own.
- * By hand (16 s): 152 of 152 young and 4 of 4, 147 of 147 and 4 of 4. */
-static void shenandoah_cycles_as_logged(int feature)
+/* One run: what the exit profile counted, and the JVM's log. */
+struct sh_cycles_run {
+	unsigned long young, begun, counted, other, abandoned, unexplained;
+	unsigned long log_young, log_whole, log_degenerated, log_full;
+};
+
+static void shenandoah_cycles_run(const char *java, struct sh_cycles_run *c)
 {
-	char java[1024];
-	jdk_java(java, sizeof(java), feature);
+	memset(c, 0, sizeof(*c));
 	char dir[] = "/tmp/hp-load-shcycles-XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
 	struct jvm_result r = jvm_sh(
@@ -1133,49 +1130,79 @@ static void shenandoah_cycles_as_logged(int feature)
 	snprintf(p, sizeof(p), "%s/gc.log", dir);
 	char *log = jvm_slurp(p);
 	cr_assert(t && log, "no exit profile or no GC log in %s", dir);
-	unsigned long young = 0, begun = 0, counted = 0, other = 0, abandoned = 0, unexplained = 0;
-	const char *q = strstr(t, "young cycles ");
-	cr_assert(q && sscanf(q, "young cycles %lu; whole-heap markings begun %lu, counted %lu (and %lu asked for or "
-			      "under way when counting began), abandoned %lu (a degenerated or full collection); pauses "
-			      "no cycle explains %lu",
-			      &young, &begun, &counted, &other, &abandoned, &unexplained) == 6,
-		  "the exit profile does not say what generational Shenandoah's cycles showed:\n%s", t);
 	/* Each pause's line ends with its duration ("GC(3) Pause Final Mark
 	 * (Young) 0.911ms", "... (Young) (unload classes) 1.2ms"); a global
 	 * cycle's is "(Global)", no young cycle. */
-	unsigned long log_young = 0, log_whole = 0, log_stw = 0;
 	for (const char *l = log; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
 		const char *nl = strchr(l, '\n'), *end = nl ? nl : l + strlen(l);
 		const char *f = strstr(l, "Pause Final Mark (");
 		if (!f || f > end || end - l < 3 || strncmp(end - 2, "ms", 2) != 0)
 			continue;
 		if (!strncmp(f, "Pause Final Mark (Young)", 24))
-			log_young++;
+			c->log_young++;
 		else if (!strncmp(f, "Pause Final Mark (Old)", 22) || !strncmp(f, "Pause Final Mark (Global)", 25))
-			log_whole++;
+			c->log_whole++;
 	}
 	for (const char *l = log; (l = strstr(l, "Pause Degenerated")); l++)
-		log_stw++;
+		c->log_degenerated++;
 	for (const char *l = log; (l = strstr(l, "Pause Full")); l++)
-		log_stw++;
-	cr_log_info("young cycles %lu (the log %lu), whole-heap markings counted %lu of %lu begun (the log %lu), "
-		    "abandoned %lu, unexplained pauses %lu", young, log_young, counted, begun, log_whole, abandoned,
-		    unexplained);
-	/* 2-6 old markings in every run by hand (25, 26, 27); docs/test-bounds.md */
-	cr_assert_geq(log_whole, 1, "the run had no old marking or global cycle: nothing to check them against");
-	/* The exit profile is written before the JVM's last pauses: one cycle of each at most still to come.
-	 * Not statistical; docs/test-bounds.md */
-	cr_expect(young <= log_young && young + 1 >= log_young, "%lu young cycles counted, the log has %lu", young,
-		  log_young);
-	/* not statistical; docs/test-bounds.md */
-	cr_expect(counted <= log_whole && counted + 1 >= log_whole, "%lu whole-heap markings counted, the log has %lu",
-		  counted, log_whole);
-	cr_expect(other == 0, "mark=off asks for nothing: %lu whole-heap markings not the collector's own", other);
-	cr_expect(unexplained == 0 || log_stw > 0, "%lu pauses no cycle explains, none degenerated or full in the log",
-		  unexplained);
+		c->log_full++;
+	/* Said whether or not a whole-heap marking was counted (estimate.c). */
+	const char *q = strstr(t, "young cycles ");
+	cr_assert(q && sscanf(q, "young cycles %lu; whole-heap markings begun %lu, counted %lu (and %lu asked for or "
+			      "under way when counting began), abandoned %lu (a degenerated or full collection); pauses "
+			      "no cycle explains %lu",
+			      &c->young, &c->begun, &c->counted, &c->other, &c->abandoned, &c->unexplained) == 6,
+		  "the exit profile does not say what generational Shenandoah's cycles showed (the log: %lu young, %lu "
+		  "whole-heap markings):\n%s", c->log_young, c->log_whole, t);
 	free(t);
 	free(log);
 	jvm_sh("rm -rf %s", dir);
+}
+
+/* Generational Shenandoah's cycles as the agent counts them from its
+ * phase at each pause (agent/shcycles.c), against the JVM's own log: the
+ * young cycles past their Final Mark, and the whole-heap markings (old
+ * markings, global cycles) whose weak roots are done, by the exit
+ * profile; no pause left unexplained. LoadService with a 100 MiB cache
+ * and a list grown and dropped in a 1 GiB heap runs old markings (1-4 in
+ * 12-16 s by hand), mark=off so that every cycle is the collector's own.
+ * By hand (16 s): 152 of 152 young and 4 of 4, 147 of 147 and 4 of 4.
+ * A run starved of CPU (the suite beside other work on 2 cores) may
+ * complete none: every old marking cancelled, degenerated or full (once
+ * in ~13 fresh-clone runs: 0 of them, 73 cancels, 113 degenerated, 26
+ * full). Such a run has nothing to check the whole-heap count against:
+ * it is run again, at most twice, and the test fails if none completed
+ * one. */
+static void shenandoah_cycles_as_logged(int feature)
+{
+	char java[1024];
+	jdk_java(java, sizeof(java), feature);
+	struct sh_cycles_run c;
+	for (int attempt = 1;; attempt++) {
+		shenandoah_cycles_run(java, &c);
+		if (c.log_whole >= 1 || attempt == 3)
+			break;
+		cr_log_warn("run %d: the JVM completed no old marking or global cycle (its log: %lu degenerated, %lu "
+			    "full; the agent counted %lu young cycles of %lu, %lu whole-heap markings): run again",
+			    attempt, c.log_degenerated, c.log_full, c.young, c.log_young, c.counted);
+	}
+	cr_log_info("young cycles %lu (the log %lu), whole-heap markings counted %lu of %lu begun (the log %lu), "
+		    "abandoned %lu, unexplained pauses %lu", c.young, c.log_young, c.counted, c.begun, c.log_whole,
+		    c.abandoned, c.unexplained);
+	/* 2-6 old markings in runs by hand (25, 26, 27); none in 1 of ~13 fresh-clone runs: 3 runs; docs/test-bounds.md */
+	cr_assert_geq(c.log_whole, 1, "3 runs completed no old marking or global cycle (the last: %lu degenerated, "
+		      "%lu full): nothing to check them against", c.log_degenerated, c.log_full);
+	/* The exit profile is written before the JVM's last pauses: one cycle of each at most still to come.
+	 * Not statistical; docs/test-bounds.md */
+	cr_expect(c.young <= c.log_young && c.young + 1 >= c.log_young, "%lu young cycles counted, the log has %lu",
+		  c.young, c.log_young);
+	/* not statistical; docs/test-bounds.md */
+	cr_expect(c.counted <= c.log_whole && c.counted + 1 >= c.log_whole,
+		  "%lu whole-heap markings counted, the log has %lu", c.counted, c.log_whole);
+	cr_expect(c.other == 0, "mark=off asks for nothing: %lu whole-heap markings not the collector's own", c.other);
+	cr_expect(c.unexplained == 0 || c.log_degenerated + c.log_full > 0,
+		  "%lu pauses no cycle explains, none degenerated or full in the log", c.unexplained);
 }
 
 /* On each release with the mode as a product (25) and Debian sid's 26

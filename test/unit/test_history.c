@@ -234,3 +234,44 @@ Test(history, a_young_record_keeps_the_largest_sites)
 	cr_assert_not_null(hp_history_site(r, HP_HIST_YOUNG_SITES + 9));
 	hp_history_free(&big);
 }
+
+/* One sample counted at 8 marking records (its variance term 1e6), its
+ * weight doubled before the last (a thinning kept it, or its thread's end
+ * credited it: history.c): L rose by 1000 B with no sample added or
+ * removed. Told of the move, the change's variance is 1000^2 and z = 1;
+ * not told, the variance is 0 and z the 99 of a sample taken with
+ * certainty: a suspect where nothing grew (CI, generational Shenandoah,
+ * a Class mirror credited at exit). */
+static size_t suspects_after_a_moved_weight(struct hp_history *hh, bool told, double *z)
+{
+	for (uint64_t k = 1; k <= 8; k++) {
+		double b = k < 8 ? 1000 : 2000;
+		cr_assert(hp_history_marking_record(hh, k));
+		hp_history_alive(hh, 6, b, b * (b - 100), (unsigned)k, k);
+		if (k == 8 && told)
+			hp_history_reweighed(hh, 6, 1000);
+		hp_history_record(hh, k, (int64_t)k * 2 * S, k, 0, 0);
+		cr_assert_not(hp_history_marking_record(hh, k), "a record at the same markings is a young one");
+	}
+	const struct hp_hist_site *s = hp_history_site(&hh->marking.rec[7], 6);
+	cr_assert_not_null(s);
+	cr_assert_float_eq(s->change_var, told ? 1e6 : 0, 1e-3);
+	*z = 0;
+	struct hp_hist_suspect out[2];
+	size_t n = hp_history_suspects(hh, out, 2);
+	if (n)
+		*z = out[0].z;
+	return n;
+}
+
+Test(history, a_weight_moved_while_counted_is_not_a_rise)
+{
+	double z;
+	cr_assert_eq(suspects_after_a_moved_weight(&h, true, &z), 0);
+	struct hp_history untold;
+	cr_assert_eq(hp_history_init(&untold, 64), 0);
+	/* the control: the same sweeps without the move */
+	cr_assert_eq(suspects_after_a_moved_weight(&untold, false, &z), 1);
+	cr_assert_float_eq(z, 99, 1e-9);
+	hp_history_free(&untold);
+}
