@@ -104,7 +104,8 @@ int hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *jn
 			__atomic_store_n(&m->z_own, true, __ATOMIC_RELEASE);
 			snprintf(m->canary_state, sizeof(m->canary_state), "not needed: major cycles begin at the "
 				 "Major Mark Start pause (_total_full_collections), judged for the samples promoted by "
-				 "then (%d young collections before)", HP_Z_PROMOTED_AFTER);
+				 "then (%d young collections before until learnt from the samples majors clear)",
+				 HP_Z_PROMOTED_AFTER);
 		} else {
 			m->own_uncounted = true;
 			snprintf(m->canary_state, sizeof(m->canary_state), "off: no count of major cycles "
@@ -145,7 +146,8 @@ int hp_marks_canary_setup(struct hp_marks *m, struct hp_probe *probe, JNIEnv *jn
 /* A pause-end time still in the ring for pause count p, or 0. */
 static int64_t pause_end_at(const struct hp_marks *m, uint32_t p, uint32_t now)
 {
-	return now - p < HP_PAUSE_RING ? atomic_load(&m->pause_end_ns[p % HP_PAUSE_RING]) : 0;
+	int64_t ns;
+	return hp_marks_pause_end(m, p, now, &ns) ? ns : 0;
 }
 
 uint32_t hp_marks_g1_start_bound(const struct hp_marks *m, uint32_t best, uint32_t done)

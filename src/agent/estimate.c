@@ -487,7 +487,7 @@ void describe_live(char *out, size_t cap, const struct snap_ctx *c, double scale
 			   all > 0 ? 100.0 * c->recent_bytes / all : 0.0, (unsigned long long)c->recent);
 	if (len < 0 || (size_t)len >= cap)
 		return;
-	char z_end[300] = "", guard[300] = "";
+	char z_end[400] = "", guard[300] = "";
 	if (__atomic_load_n(&prof.marks.z_own, __ATOMIC_ACQUIRE)) {
 		z_end[0] = ',';
 		z_end[1] = ' ';
@@ -502,13 +502,22 @@ void describe_live(char *out, size_t cap, const struct snap_ctx *c, double scale
 		hp_marks_counters_text(&prof.marks, why, sizeof(why));
 		snprintf(guard, sizeof(guard), "; counters %s", why);
 	}
+	/* How long before the last marking began its cover's pause ended:
+	 * what was born in between it did not judge (generational ZGC's own
+	 * majors: what was not yet promoted, marks.h z_back). */
+	char gap[80] = "";
+	int64_t last_start, cover_end;
+	uint32_t pauses = (uint32_t)atomic_load(&prof.gc_events);
+	if (have && hp_marks_last_start(&prof.marks, &last_start) &&
+	    hp_marks_pause_end(&prof.marks, horizon, pauses, &cover_end) && last_start >= cover_end)
+		snprintf(gap, sizeof(gap), " (that pause ended %.2f s before the marking began)",
+			 (double)(last_start - cover_end) / 1e9);
 	if (have)
 		len += snprintf(out + len, cap - (size_t)len,
-				"markings: %llu (source: %s%s; %s%s: %llu), last covers samples before GC pause #%u of %llu; ",
+				"markings: %llu (source: %s%s; %s%s: %llu), last covers samples before GC pause #%u of %llu%s; ",
 				(unsigned long long)markings_counted(), mk.source ? mk.source : "?", guard,
 				prof.marks.canary_state[0] ? prof.marks.canary_state : "canaries not set up yet", z_end,
-				(unsigned long long)prof.marks.canary_markings, horizon,
-				(unsigned long long)atomic_load(&prof.gc_events));
+				(unsigned long long)prof.marks.canary_markings, horizon, (unsigned long long)pauses, gap);
 	else
 		/* What the cycles showed, here too: a generational
 		 * Shenandoah starved of CPU may complete no whole-heap

@@ -327,6 +327,12 @@ static void judge(struct hp_live_entry *e, bool alive)
 void hist_dead(struct hp_live_entry *e, void *ctx)
 {
 	sweep_saw(e, true);
+	if (__atomic_load_n(&prof.marks.z_own, __ATOMIC_ACQUIRE)) {
+		/* Cleared by an old marking: promoted by then (marks.h, z_back). */
+		uint32_t born = e->pause_at_alloc + 1, was = atomic_load(&prof.marks.z_dead_newest);
+		while (was < born && !atomic_compare_exchange_weak(&prof.marks.z_dead_newest, &was, born))
+			;
+	}
 	judge(e, false);
 	if (!prof.have_history)
 		return;

@@ -118,6 +118,11 @@ void hp_marks_reset(struct hp_marks *m, struct hp_probe *probe, uint32_t pauses_
 	atomic_store(&m->sh_window, 0);
 	m->young_first = m->young_seen = hp_gc_count(probe);
 	atomic_store(&m->z_pending, false);
+	atomic_store(&m->z_dead_newest, 0);
+	atomic_store(&m->z_back, HP_Z_PROMOTED_AFTER);
+	m->z_young_begin = 0;
+	m->z_begin_requested = false;
+	m->z_nage = 0;
 	m->z_p0_set = false;
 	m->z_end_run = 0;
 	atomic_store(&m->z_end, 0);
@@ -194,14 +199,57 @@ static bool z_push_pending(struct hp_marks *m, uint32_t pauses_before)
 	return true;
 }
 
+/* The age learnt from the major that began at young collection `began`:
+ * its newest death's collection c (the latest whose first pause came
+ * before that birth), `began` - c + 1; 0 if not known (marks.h). */
+static uint32_t z_age_of(const struct hp_marks *m, uint64_t began, uint32_t dead_newest, uint64_t young)
+{
+	if (!dead_newest || !began || began <= m->young_first + 1 || began > young)
+		return 0;
+	uint32_t born = dead_newest - 1;
+	/* The ring's entries still kept: those after young - HP_YOUNG_RING. */
+	uint64_t lo = m->young_first + 1;
+	if (young >= HP_YOUNG_RING && young - (HP_YOUNG_RING - 1) > lo)
+		lo = young - (HP_YOUNG_RING - 1);
+	for (uint64_t c = began; c >= lo; c--)
+		if (m->young_start[c % HP_YOUNG_RING] <= born)
+			return (uint32_t)(began - c + 1);
+	return 0;       /* older than the ring: nothing learnt */
+}
+
+/* Learns from the major before (marks.h, z_back) and takes this one's
+ * cover. */
+static void z_learn(struct hp_marks *m, uint64_t young)
+{
+	uint32_t dead_newest = atomic_exchange(&m->z_dead_newest, 0);
+	/* Not from a major we asked for: its young collection promotes all
+	 * (marking.c), and its clearing would show every age promoted. */
+	uint32_t age = m->z_begin_requested ? 0 : z_age_of(m, m->z_young_begin, dead_newest, young);
+	m->z_young_begin = young;
+	m->z_begin_requested = atomic_load(&m->z_requesting);
+	if (!age)
+		return;
+	m->z_age[m->z_nage % HP_Z_AGES] = age;
+	m->z_nage++;
+	if (m->z_nage < 2)
+		return;         /* one major may have been swept late */
+	uint32_t back = HP_Z_BACK_MIN;
+	for (uint32_t i = 0; i < HP_Z_AGES && i < m->z_nage; i++)
+		if (m->z_age[i] > back)
+			back = m->z_age[i];
+	atomic_store(&m->z_back, back < HP_Z_PROMOTED_AFTER ? back : HP_Z_PROMOTED_AFTER);
+}
+
 static void z_major_began(struct hp_marks *m, uint64_t young, int64_t now, uint32_t pauses_before)
 {
 	z_push_pending(m, pauses_before);
-	/* Its cover: the collection HP_Z_PROMOTED_AFTER back, if this callback
-	 * saw that one begin (after the reset, and still in the ring). */
-	if (young <= m->young_first + HP_Z_PROMOTED_AFTER)
+	z_learn(m, young);
+	/* Its cover: the collection z_back back, if this callback saw that
+	 * one begin (after the reset, and still in the ring). */
+	uint32_t z_back = atomic_load(&m->z_back);
+	if (young <= m->young_first + z_back)
 		return;
-	uint64_t back = young - HP_Z_PROMOTED_AFTER;
+	uint64_t back = young - z_back;
 	m->z_cover = m->young_start[back % HP_YOUNG_RING];
 	atomic_store(&m->z_start_ns, now);
 	atomic_store(&m->z_pending, true);
@@ -456,6 +504,13 @@ void hp_marks_z_end_text(const struct hp_marks *m, char *buf, size_t len)
 	else
 		n = snprintf(buf, len, "each counted when the next begins until %d majors in a row show two old "
 			     "pauses (%u so far)", HP_Z_END_STEPS, run);
+	unsigned back = atomic_load(&m->z_back);
+	if (n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, "; a major judges the samples born %u young collections before "
+			      "it began and earlier (%s)", back,
+			      __atomic_load_n(&m->z_nage, __ATOMIC_RELAXED) >= 2
+				      ? "learnt: the youngest its clearing showed promoted, plus one"
+				      : "MaxTenuringThreshold + 1 until learnt");
 	if (n >= 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, "; majors counted at their end: %llu", ended);
 }
@@ -501,6 +556,14 @@ bool hp_marks_horizon(const struct hp_marks *m, uint32_t *cover)
 	uint32_t x = ring_latest(&m->seen, &a), y = ring_latest(&m->requested, &b);
 	*cover = a && b ? (x > y ? x : y) : a ? x : y;
 	return a || b;
+}
+
+bool hp_marks_pause_end(const struct hp_marks *m, uint32_t p, uint32_t now, int64_t *ns)
+{
+	if (now - p >= HP_PAUSE_RING)
+		return false;
+	*ns = atomic_load_explicit(&m->pause_end_ns[p % HP_PAUSE_RING], memory_order_relaxed);
+	return *ns > 0;
 }
 
 void hp_marks_observe_marked(struct hp_marks *m, uint64_t marked, uint32_t pauses_before)

@@ -132,6 +132,35 @@ struct hp_marks {
 	uint32_t young_start[HP_YOUNG_RING];    /* pause count before collection c's first pause, at c % ring */
 	_Atomic bool z_pending;                 /* a major began that no one has pushed yet */
 	uint32_t z_cover;                       /* ... its cover */
+	/* The collections back a major's cover is taken (z_major_began):
+	 * HP_Z_PROMOTED_AFTER until learnt. What is promoted is what outlived
+	 * the tenuring threshold, adaptive, 1-3 young collections in the load
+	 * bench (-Xlog:gc+reloc), not 15: a cover 16 collections back (~4 s
+	 * there) left the samples born in the 3 s before it judged by no
+	 * marking. A reference only an old marking clears (above): the newest
+	 * birth among the samples found cleared after a major began is a
+	 * sample promoted by then. Its age in young collections at that
+	 * major's start, plus one, the largest of the last HP_Z_AGES majors,
+	 * is the cover of the next (never under HP_Z_BACK_MIN, never past
+	 * HP_Z_PROMOTED_AFTER); a quiet program whose newest death is old
+	 * keeps it long (the safe side: a cover too recent would judge young
+	 * garbage alive); a major swept late shows its deaths to the next,
+	 * younger than they were at their own: the largest of several keeps
+	 * such a low age out. Not from a major we asked for. The agent thread writes z_dead_newest (a max);
+	 * the GC callback the rest. */
+#define HP_Z_AGES 4
+	/* A major of the collector's own can promote all as a requested one
+	 * does (ZDriver should_preclean_young: an allocation stall, threads
+	 * stalled for old), and show deaths at age 2: a few in a row would
+	 * judge samples not yet promoted. 4 is past the thresholds the bench
+	 * showed (1-3). */
+#define HP_Z_BACK_MIN 4
+	_Atomic uint32_t z_dead_newest;         /* newest pause_at_alloc found cleared since the latest major began, +1 (0: none) */
+	_Atomic uint32_t z_back;                /* collections back for the cover now (HP_Z_PROMOTED_AFTER until learnt) */
+	uint64_t z_young_begin;                 /* the latest major's young collection (0: none seen begin) */
+	bool z_begin_requested;                 /* ... it began while we asked for one: nothing learnt from it */
+	uint32_t z_age[HP_Z_AGES];              /* ages learnt at the last majors */
+	uint32_t z_nage;
 	_Atomic int64_t z_start_ns;             /* ... when it began */
 	/* A major counted at its end rather than when the next one begins
 	 * (0.5-1 s later under load). Its old Relocate Start pause comes after
@@ -258,8 +287,11 @@ struct hp_marks {
 	uint64_t g1_looked_n;                   /* seen entries looked at */
 	jclass object_class;                    /* global reference to java.lang.Object (canaries) */
 	/* End of each pause (CLOCK_MONOTONIC ns) by pause count mod the ring:
-	 * a marking's start is the end of the pause its cover names (or later). */
-#define HP_PAUSE_RING 64
+	 * a marking's start is the end of the pause its cover names (or later).
+	 * 4096: the latest marking's cover still in it when a profile says
+	 * how long before the marking began it was (generational ZGC under
+	 * load: ~24 pauses a second; hp_marks_pause_end). */
+#define HP_PAUSE_RING 4096
 	_Atomic int64_t pause_end_ns[HP_PAUSE_RING];
 	char canary_state[240];                 /* on, or why not */
 	/* The counters' guard. The counters above are fields of the JVM read
@@ -407,6 +439,9 @@ int64_t hp_marks_gap_ns_at(const struct hp_marks *m, const struct hp_marks_at *a
 /* The latest cover: samples allocated at or before it are verified.
  * false if no marking has completed since counting began. */
 bool hp_marks_horizon(const struct hp_marks *m, uint32_t *cover);
+/* When pause count `p` ended (CLOCK_MONOTONIC ns), `now` the count now:
+ * false if the ring no longer holds it. */
+bool hp_marks_pause_end(const struct hp_marks *m, uint32_t p, uint32_t now, int64_t *ns);
 /* GC callback, before hp_marks_observe: hp_marking's `marked` after a pause
  * (pauses_before counted before it). */
 void hp_marks_observe_marked(struct hp_marks *m, uint64_t marked, uint32_t pauses_before);

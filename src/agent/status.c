@@ -148,7 +148,7 @@ void hp_profiler_status(FILE *out)
 		prof.marks.canary_state[0] ? prof.marks.canary_state : "not looked at yet (after the first collection)",
 		(unsigned long long)prof.marks.canary_markings);
 	if (__atomic_load_n(&prof.marks.z_own, __ATOMIC_ACQUIRE)) {
-		char z[200];
+		char z[400];
 		hp_marks_z_end_text(&prof.marks, z, sizeof(z));
 		fprintf(out, "generational ZGC's own majors: %s\n", z);
 	}

@@ -959,6 +959,36 @@ static double last_marking_start(const char *t, double when)
 	return n < b ? when - atof(n) : -1;
 }
 
+/* How long before the latest marking began the pause its cover names
+ * ended, as the profile's comment says ("(that pause ended 1.23 s before
+ * the marking began)"); < 0 if it does not say. */
+static double cover_gap(const char *t)
+{
+	const char *g = strstr(t, "(that pause ended ");
+	return g ? atof(g + strlen("(that pause ended ")) : -1;
+}
+
+/* The list's bytes born between `from` and `to` (s since the epoch) by
+ * construction: its growth over the truth lines in between, drops not
+ * subtracted, and one line (0.1 s) more at each end for the lines'
+ * spacing. */
+static double grow_born_between(const char *truth, double from, double to)
+{
+	double born = 0, prev = -1;
+	for (const char *l = truth; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		long long ms, cache, grow;
+		if (sscanf(l, "%lld %lld %lld", &ms, &cache, &grow) != 3 || truth_line_ends(l))
+			continue;
+		double at = (double)ms / 1000;
+		if (prev >= 0 && at > from - 0.1 && at <= to + 0.1 && grow > prev)
+			born += (double)grow - prev;
+		else if (prev >= 0 && at > from - 0.1 && at <= to + 0.1 && grow < prev)
+			born += (double)grow;   /* dropped, then grown to this */
+		prev = (double)grow;
+	}
+	return born;
+}
+
 /* A list growing at 20 MiB/s on LoadService's main thread, dropped every
  * 6 s, beside the cache, G1 at 64k (cohort.c): what it grew since its
  * latest drop counts alive once the markings agree, so a profile late in
@@ -1026,16 +1056,38 @@ static void grown_list_read_whole(const char *java, const char *gc, bool seen, d
 		}
 		named += strstr(t, "sites whose samples born since their last drop count alive") != NULL;
 		double drop, want = grow_truth_at(truth, when, &drop), view = text_site_bytes(t, "LoadService.grow (");
-		if (seen && !(last_marking_start(t, when) > drop)) {
+		/* The profile names the marking's start to 0.1 s: one named
+		 * 0.05 s after the drop may have begun before it (and found the
+		 * list whole: +571% once in CI, where the test took it for after). */
+		double start = seen ? last_marking_start(t, when) : -1;
+		if (seen && !(start > drop + 0.05)) {
 			snprintf(all + strlen(all), sizeof(all) - strlen(all), " (%.1f/%.1f before a marking saw the drop)",
 				 view / MiB, want / MiB);
 		} else if (when > first_drop && want >= 20 * MiB) {
 			checked++;
-			snprintf(all + strlen(all), sizeof(all) - strlen(all), " %.1f/%.1f", view / MiB, want / MiB);
-			/* empirical: G1 17, 24 periodic profiles at 64k and 512k within -16..+9% (30%); generational ZGC -35..+30% (45%);
-			 * generational Shenandoah 9 by hand -2.4..+2.7% (30%); docs/test-bounds.md */
-			cr_expect(fabs(view / want - 1) < bound, "%s: the list read %.1f MiB, %.1f MiB by construction (%+.0f%%, "
-				  "bound %.0f%%)", e->d_name, view / MiB, want / MiB, 100 * (view / want - 1), 100 * bound);
+			/* Where markings judge only what was promoted (`seen`: generational
+			 * ZGC), the list born between the cover's pause and the marking's
+			 * start was judged by none and is read by the site's curve: where
+			 * the drop came inside that window, what the list grew in it
+			 * before the drop is dead and may read alive (a major that began
+			 * 0.1 s after a drop, 22 MiB since: +59% at 512k). That part may
+			 * add to the view, nothing else. */
+			double gap = seen ? cover_gap(t) : -1, unjudged = 0, dead = 0;
+			if (seen) {
+				cr_expect(gap >= 0, "%s: the profile does not say when its marking's cover ended", e->d_name);
+				double from = gap >= 0 ? start - gap - 0.05 : start;
+				unjudged = grow_born_between(truth, from, start + 0.05);
+				dead = drop > from ? grow_born_between(truth, from, drop) : 0;
+			}
+			snprintf(all + strlen(all), sizeof(all) - strlen(all),
+				 seen ? " %.1f/%.1f (unjudged %.1f, %.1f of it dead)" : " %.1f/%.1f", view / MiB, want / MiB,
+				 unjudged / MiB, dead / MiB);
+			/* empirical: G1 17, 24 periodic profiles at 64k and 512k within -16..+9% (30%); generational ZGC -15..+3%
+			 * at 64k with its cover learnt (45%); generational Shenandoah 9 by hand -2.4..+2.7% (30%); docs/test-bounds.md */
+			cr_expect(view - want > -bound * want && view - want < bound * want + dead,
+				  "%s: the list read %.1f MiB, %.1f MiB by construction (%+.0f%%, bound %.0f%%, and above it the "
+				  "%.1f MiB dead before its marking began that no marking judged)", e->d_name, view / MiB,
+				  want / MiB, 100 * (view / want - 1), 100 * bound, dead / MiB);
 		}
 		free(t);
 	}
