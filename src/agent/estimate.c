@@ -502,15 +502,18 @@ void describe_live(char *out, size_t cap, const struct snap_ctx *c, double scale
 		hp_marks_counters_text(&prof.marks, why, sizeof(why));
 		snprintf(guard, sizeof(guard), "; counters %s", why);
 	}
-	/* How long before the last marking began its cover's pause ended:
+	/* How long before the last marking began the first pause its cover
+	 * leaves out ended (a sample taken after pause #cover + 1 ended is not
+	 * covered; a marking begins at that pause's end at the earliest):
 	 * what was born in between it did not judge (generational ZGC's own
-	 * majors: what was not yet promoted, marks.h z_back). */
+	 * majors: what was not yet promoted, marks.h z_back; 0.00 where the
+	 * cover is exact, as G1's and a requested cycle's). */
 	char gap[80] = "";
 	int64_t last_start, cover_end;
 	uint32_t pauses = (uint32_t)atomic_load(&prof.gc_events);
 	if (have && hp_marks_last_start(&prof.marks, &last_start) &&
-	    hp_marks_pause_end(&prof.marks, horizon, pauses, &cover_end) && last_start >= cover_end)
-		snprintf(gap, sizeof(gap), " (that pause ended %.2f s before the marking began)",
+	    hp_marks_pause_end(&prof.marks, horizon + 1, pauses, &cover_end) && last_start >= cover_end)
+		snprintf(gap, sizeof(gap), " (the next pause ended %.2f s before the marking began)",
 			 (double)(last_start - cover_end) / 1e9);
 	if (have)
 		len += snprintf(out + len, cap - (size_t)len,

@@ -20,17 +20,18 @@
  * inside the window is counted twice: the test errs on the cautious side).
  *
  * A sample's weight can also move while it stays counted: a full live
- * table's thinning doubles the weight of the entries it keeps (live.c),
- * and a thread's end credits its last sample with what it allocated
- * after it (sample.c). The site's L then moves with no sample added or
- * removed; the move m is part of the change, with variance m^2 (for a
- * thinning exactly the step's: B kept at 2B or dropped, each with
- * probability 1/2; for a credit, its own scale). Without it, a site of
+ * table's thinning keeps each entry with probability 1/r at r times its
+ * weight (r = 2: live.c) and drops the rest unseen, and a thread's end
+ * credits its last sample with what it allocated after it (sample.c).
+ * The site's L then moves with no sample added or removed. A thinning's
+ * change over N counted entries of B bytes has variance N B^2 (r - 1);
+ * the ~N/r kept ones, each moved by m = (r - 1) B, carry it as m^2 r /
+ * (r - 1) each (the dropped are never seen again). A credit's move
+ * counts m^2, its own scale. Without it, a site of
  * one long-lived sample stepping up at the last record reads as a rise
  * with no sampling error, z = 99: once in CI (generational Shenandoah,
  * a java.lang.Class site whose single ~131 KiB sample gained ~166 KiB,
- * as the main thread's only sample credited at its end would). An entry the thinning dropped leaves
- * L with no variance counted: it can only hide a rise, not invent one.
+ * as the main thread's only sample credited at its end would).
  *
  * Whether a sample counted at the previous record: it was alive then (it
  * is found dead only now), so it was counted iff a marking that covers it
@@ -148,11 +149,23 @@ void hp_history_alive(struct hp_history *h, uint32_t site, double bytes, double 
 		a->added_var += var;
 }
 
-void hp_history_reweighed(struct hp_history *h, uint32_t site, double moved)
+double hp_history_moved_var(double bytes, double thin_then, double thin)
+{
+	if (!(thin_then > 0) || !(thin > 0) || thin == thin_then)
+		return 0;
+	double r = thin / thin_then, m = bytes * (1.0 - 1.0 / r);
+	/* A thinning by r = 2^k: the kept carry the dropped ones' share. */
+	double k = log2(r);
+	if (r >= 2 && fabs(k - round(k)) < 1e-9)
+		return m * m * r / (r - 1);
+	return m * m;
+}
+
+void hp_history_reweighed(struct hp_history *h, uint32_t site, double var)
 {
 	struct hp_hist_acc *a = acc_of(h, site);
-	if (a && moved != 0)
-		a->added_var += moved * moved;
+	if (a && var > 0)
+		a->added_var += var;
 }
 
 bool hp_history_marking_record(const struct hp_history *h, uint64_t markings_now)

@@ -84,12 +84,15 @@ void hp_history_dead(struct hp_history *h, uint32_t site, double bytes, double v
 /* A sample alive at a record's sweep. */
 void hp_history_alive(struct hp_history *h, uint32_t site, double bytes, double var, unsigned age_now,
 		      uint64_t markings_now);
+/* The variance a weight's move adds to the change (history.c): a sample
+ * now `bytes`, its weight factor `thin` now and `thin_then` at the last
+ * marking record that counted it. 0 if it did not move. */
+double hp_history_moved_var(double bytes, double thin_then, double thin);
 /* A sample counted at the last marking record and at this one whose weight
- * moved in between by `moved` bytes (a thinning doubled it: live.c; its
- * thread's end credited it: sample.c credit_thread_end). Its L moved
- * with no sample added or removed: the move is part of the change, with
- * variance moved^2 (history.c). Only for a marking record's sweep. */
-void hp_history_reweighed(struct hp_history *h, uint32_t site, double moved);
+ * moved in between (a thinning: live.c; its thread's end credit: sample.c
+ * credit_thread_end): `var` (hp_history_moved_var) is part of the
+ * change's variance. Only for a marking record's sweep. */
+void hp_history_reweighed(struct hp_history *h, uint32_t site, double var);
 /* Whether a record at `markings_now` would be a marking record. */
 bool hp_history_marking_record(const struct hp_history *h, uint64_t markings_now);
 

@@ -359,7 +359,7 @@ static void hist_alive(struct hp_live_entry *e, void *ctx)
 		/* Counted in L at this marking record: a weight moved since
 		 * the last one counted it (history.c) is part of the change. */
 		if (e->thin_rec > 0 && (float)e->thin != e->thin_rec)
-			hp_history_reweighed(&prof.history, e->site, b * (1.0 - (double)e->thin_rec / e->thin));
+			hp_history_reweighed(&prof.history, e->site, hp_history_moved_var(b, e->thin_rec, e->thin));
 		e->thin_rec = (float)e->thin;
 	}
 }

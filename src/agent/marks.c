@@ -200,8 +200,9 @@ static bool z_push_pending(struct hp_marks *m, uint32_t pauses_before)
 }
 
 /* The age learnt from the major that began at young collection `began`:
- * its newest death's collection c (the latest whose first pause came
- * before that birth), `began` - c + 1; 0 if not known (marks.h). */
+ * its newest death's collection c (the latest whose first pause had not
+ * ended, or had just, when it was born: young_start[c] <= its
+ * pause_at_alloc), `began` - c + 1; 0 if not known (marks.h). */
 static uint32_t z_age_of(const struct hp_marks *m, uint64_t began, uint32_t dead_newest, uint64_t young)
 {
 	if (!dead_newest || !began || began <= m->young_first + 1 || began > young)
@@ -508,7 +509,7 @@ void hp_marks_z_end_text(const struct hp_marks *m, char *buf, size_t len)
 	if (n >= 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, "; a major judges the samples born %u young collections before "
 			      "it began and earlier (%s)", back,
-			      __atomic_load_n(&m->z_nage, __ATOMIC_RELAXED) >= 2
+			      atomic_load_explicit(&m->z_nage, memory_order_relaxed) >= 2
 				      ? "learnt: the youngest its clearing showed promoted, plus one"
 				      : "MaxTenuringThreshold + 1 until learnt");
 	if (n >= 0 && (size_t)n < len)

@@ -145,8 +145,9 @@ struct hp_marks {
 	 * HP_Z_PROMOTED_AFTER); a quiet program whose newest death is old
 	 * keeps it long (the safe side: a cover too recent would judge young
 	 * garbage alive); a major swept late shows its deaths to the next,
-	 * younger than they were at their own: the largest of several keeps
-	 * such a low age out. Not from a major we asked for. The agent thread writes z_dead_newest (a max);
+	 * older there than at their own (the safe side too). Not from a major
+	 * we asked for, nor one under way while a request that timed out
+	 * still runs (request.c keeps z_requesting set). The agent thread writes z_dead_newest (a max);
 	 * the GC callback the rest. */
 #define HP_Z_AGES 4
 	/* A major of the collector's own can promote all as a requested one
@@ -160,7 +161,7 @@ struct hp_marks {
 	uint64_t z_young_begin;                 /* the latest major's young collection (0: none seen begin) */
 	bool z_begin_requested;                 /* ... it began while we asked for one: nothing learnt from it */
 	uint32_t z_age[HP_Z_AGES];              /* ages learnt at the last majors */
-	uint32_t z_nage;
+	_Atomic uint32_t z_nage;                /* ages learnt so far (read by the status text) */
 	_Atomic int64_t z_start_ns;             /* ... when it began */
 	/* A major counted at its end rather than when the next one begins
 	 * (0.5-1 s later under load). Its old Relocate Start pause comes after

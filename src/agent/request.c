@@ -65,6 +65,7 @@ static bool still_stuck(struct hp_marks *m)
 	}
 	helper_release(m->stuck);
 	m->stuck = NULL;
+	atomic_store(&m->z_requesting, false);
 	return false;
 }
 
@@ -203,7 +204,11 @@ int hp_marks_request(struct hp_marks *m, struct hp_probe *probe, unsigned flags,
 		/* (-EPERM on Serial and Parallel: -XX:+DisableExplicitGC, marking.c) */
 		if (rc == -EPERM && no_concurrent && (flags & HP_MARK_FULL_UNLESS_DISABLED) && strstr(why, "DisableExplicitGC"))
 			m->full_disabled = true;
-		atomic_store(&m->z_requesting, false);
+		/* Timed out, the request still runs: its major is still ours
+		 * (promote-all, nothing to learn a cover from: marks.h z_back)
+		 * until still_stuck sees it return. */
+		if (rc != -ETIME)
+			atomic_store(&m->z_requesting, false);
 		atomic_store(&m->explicit_armed, false);
 		snprintf(m->last_request, sizeof(m->last_request), "%s%.180s", rc == -ETIME ? "" : "not requested: ",
 			 why);

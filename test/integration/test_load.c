@@ -959,19 +959,27 @@ static double last_marking_start(const char *t, double when)
 	return n < b ? when - atof(n) : -1;
 }
 
-/* How long before the latest marking began the pause its cover names
- * ended, as the profile's comment says ("(that pause ended 1.23 s before
- * the marking began)"); < 0 if it does not say. */
+/* How long before the latest marking began the first pause its cover
+ * leaves out ended, as the profile's comment says ("(the next pause ended
+ * 1.23 s before the marking began)"); < 0 if it does not say. */
 static double cover_gap(const char *t)
 {
-	const char *g = strstr(t, "(that pause ended ");
-	return g ? atof(g + strlen("(that pause ended ")) : -1;
+	const char *g = strstr(t, "(the next pause ended ");
+	return g ? atof(g + strlen("(the next pause ended ")) : -1;
 }
 
-/* The list's bytes born between `from` and `to` (s since the epoch) by
- * construction: its growth over the truth lines in between, drops not
- * subtracted, and one line (0.1 s) more at each end for the lines'
- * spacing. */
+/* Generational ZGC's own majors' cover as the profile gives it: "a major
+ * judges the samples born N young collections before it began"; -1 if
+ * it does not say. */
+static long z_cover_back(const char *t)
+{
+	const char *g = strstr(t, "a major judges the samples born ");
+	return g ? strtol(g + strlen("a major judges the samples born "), NULL, 10) : -1;
+}
+
+/* The list's bytes born after `from` and by `to` (s since the epoch) by
+ * construction: its growth over the truth lines in that span (a line
+ * says what grew in the 0.1 s before it), drops not subtracted. */
 static double grow_born_between(const char *truth, double from, double to)
 {
 	double born = 0, prev = -1;
@@ -980,10 +988,8 @@ static double grow_born_between(const char *truth, double from, double to)
 		if (sscanf(l, "%lld %lld %lld", &ms, &cache, &grow) != 3 || truth_line_ends(l))
 			continue;
 		double at = (double)ms / 1000;
-		if (prev >= 0 && at > from - 0.1 && at <= to + 0.1 && grow > prev)
-			born += (double)grow - prev;
-		else if (prev >= 0 && at > from - 0.1 && at <= to + 0.1 && grow < prev)
-			born += (double)grow;   /* dropped, then grown to this */
+		if (prev >= 0 && at > from && at <= to)
+			born += (double)grow > prev ? (double)grow - prev : (double)grow;     /* dropped, then grown to this */
 		prev = (double)grow;
 	}
 	return born;
@@ -1058,9 +1064,10 @@ static void grown_list_read_whole(const char *java, const char *gc, bool seen, d
 		double drop, want = grow_truth_at(truth, when, &drop), view = text_site_bytes(t, "LoadService.grow (");
 		/* The profile names the marking's start to 0.1 s: one named
 		 * 0.05 s after the drop may have begun before it (and found the
-		 * list whole: +571% once in CI, where the test took it for after). */
+		 * list whole: +571% once in CI, where the test took it for after);
+		 * 0.1 s leaves room for the truth line's own delay. */
 		double start = seen ? last_marking_start(t, when) : -1;
-		if (seen && !(start > drop + 0.05)) {
+		if (seen && !(start > drop + 0.1)) {
 			snprintf(all + strlen(all), sizeof(all) - strlen(all), " (%.1f/%.1f before a marking saw the drop)",
 				 view / MiB, want / MiB);
 		} else if (when > first_drop && want >= 20 * MiB) {
@@ -1071,18 +1078,25 @@ static void grown_list_read_whole(const char *java, const char *gc, bool seen, d
 			 * the drop came inside that window, what the list grew in it
 			 * before the drop is dead and may read alive (a major that began
 			 * 0.1 s after a drop, 22 MiB since: +59% at 512k). That part may
-			 * add to the view, nothing else. */
+			 * add to the view, nothing else, and only where the profile says
+			 * its majors judge what was born 8 young collections before them
+			 * or earlier (learnt, marks.h z_back): a cover of 16 (~4 s under
+			 * load) is the build before's, whose over-reads this would excuse. */
 			double gap = seen ? cover_gap(t) : -1, unjudged = 0, dead = 0;
+			long back = seen ? z_cover_back(t) : -1;
 			if (seen) {
-				cr_expect(gap >= 0, "%s: the profile does not say when its marking's cover ended", e->d_name);
+				cr_expect(gap >= 0 && back > 0, "%s: the profile does not say when its marking's cover ended "
+					  "or how far back a major judges", e->d_name);
 				double from = gap >= 0 ? start - gap - 0.05 : start;
-				unjudged = grow_born_between(truth, from, start + 0.05);
-				dead = drop > from ? grow_born_between(truth, from, drop) : 0;
+				unjudged = grow_born_between(truth, from - 0.1, start + 0.05);
+				/* the lines before the drop's: the drop's line shows growth since it */
+				dead = back > 0 && back <= 8 && drop > from ? grow_born_between(truth, from - 0.1, drop - 0.001)
+									   : 0;
 			}
 			snprintf(all + strlen(all), sizeof(all) - strlen(all),
 				 seen ? " %.1f/%.1f (unjudged %.1f, %.1f of it dead)" : " %.1f/%.1f", view / MiB, want / MiB,
 				 unjudged / MiB, dead / MiB);
-			/* empirical: G1 17, 24 periodic profiles at 64k and 512k within -16..+9% (30%); generational ZGC -15..+3%
+			/* empirical: G1 17, 24 periodic profiles at 64k and 512k within -16..+9% (30%); generational ZGC -15.2..+1.5%
 			 * at 64k with its cover learnt (45%); generational Shenandoah 9 by hand -2.4..+2.7% (30%); docs/test-bounds.md */
 			cr_expect(view - want > -bound * want && view - want < bound * want + dead,
 				  "%s: the list read %.1f MiB, %.1f MiB by construction (%+.0f%%, bound %.0f%%, and above it the "
@@ -1260,17 +1274,17 @@ static void shenandoah_cycles_as_logged(int feature)
 /* On each release with the mode as a product (25) and Debian sid's 26
  * and 27 (27 with 26's symbols/ data): the offset and the bits hold where
  * the phase is followed, not only read at rest. */
-Test(load, generational_shenandoah_cycles_counted_as_its_log_shows, .timeout = 120)
+Test(load, generational_shenandoah_cycles_counted_as_its_log_shows, .timeout = 240)
 {
 	shenandoah_cycles_as_logged(25);
 }
 
-Test(load, generational_shenandoah_cycles_counted_as_its_log_shows_26, .timeout = 120)
+Test(load, generational_shenandoah_cycles_counted_as_its_log_shows_26, .timeout = 240)
 {
 	shenandoah_cycles_as_logged(26);
 }
 
-Test(load, generational_shenandoah_cycles_counted_as_its_log_shows_27, .timeout = 120)
+Test(load, generational_shenandoah_cycles_counted_as_its_log_shows_27, .timeout = 240)
 {
 	shenandoah_cycles_as_logged(27);
 }

@@ -249,7 +249,7 @@ static size_t suspects_after_a_moved_weight(struct hp_history *hh, bool told, do
 		cr_assert(hp_history_marking_record(hh, k));
 		hp_history_alive(hh, 6, b, b * (b - 100), (unsigned)k, k);
 		if (k == 8 && told)
-			hp_history_reweighed(hh, 6, 1000);
+			hp_history_reweighed(hh, 6, 1e6);
 		hp_history_record(hh, k, (int64_t)k * 2 * S, k, 0, 0);
 		cr_assert_not(hp_history_marking_record(hh, k), "a record at the same markings is a young one");
 	}
@@ -274,4 +274,43 @@ Test(history, a_weight_moved_while_counted_is_not_a_rise)
 	cr_assert_eq(suspects_after_a_moved_weight(&untold, false, &z), 1);
 	cr_assert_float_eq(z, 99, 1e-9);
 	hp_history_free(&untold);
+}
+
+/* The variance a moved weight adds (hp_history_moved_var): a credit's
+ * move m counts m^2; a thinning by r = 2^k, whose dropped entries are
+ * never seen again, m^2 r / (r - 1) on each kept one, so that the ~N/r
+ * kept carry the N B^2 (r - 1) of all N. Checked by simulation too: N
+ * entries of B thinned by 2, the change's sample variance against the
+ * kept ones' sum. */
+Test(history, a_moved_weight_adds_its_variance)
+{
+	cr_assert_float_eq(hp_history_moved_var(2000, 1.0, 1.0), 0, 1e-12, "not moved");
+	cr_assert_float_eq(hp_history_moved_var(2000, 0, 1.0), 0, 1e-12, "never counted");
+	/* a credit: 1000 B now, 800 before (factor 1.25): m = 200 */
+	cr_assert_float_eq(hp_history_moved_var(1000, 1.0, 1.25), 200.0 * 200.0, 1e-6);
+	/* a thinning by 2: B = 1000 kept at 2000, m = 1000, 2 m^2 */
+	cr_assert_float_eq(hp_history_moved_var(2000, 1.0, 2.0), 2e6, 1e-6);
+	/* by 4 (two thinnings): B = 1000 at 4000, m = 3000, m^2 4/3 */
+	cr_assert_float_eq(hp_history_moved_var(4000, 0.5, 2.0), 9e6 * 4 / 3, 1e-3);
+	/* Simulated: 400 entries of 1000 B thinned by 2, 2000 trials. */
+	unsigned long long x = 88172645463325252ull;
+	double sum = 0, sum2 = 0, carried = 0;
+	for (int t = 0; t < 2000; t++) {
+		double change = 0;
+		for (int i = 0; i < 400; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			if (x & 1) {
+				change += 1000;
+				carried += hp_history_moved_var(2000, 1.0, 2.0);
+			} else {
+				change -= 1000;
+			}
+		}
+		sum += change, sum2 += change * change;
+	}
+	double var = sum2 / 2000 - (sum / 2000) * (sum / 2000);
+	cr_assert(fabs(carried / 2000 / var - 1) < 0.1, "carried %.4g against the change's variance %.4g",
+		  carried / 2000, var);
+	/* m^2 alone (the code before) carries half of it */
+	cr_assert(fabs(carried / 2 / 2000 / var - 0.5) < 0.05);
 }
