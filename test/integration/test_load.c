@@ -1249,7 +1249,9 @@ static void shenandoah_cycles_as_logged(int feature)
 		shenandoah_cycles_run(java, &c);
 		if (c.log_whole >= 1 || attempt == 3)
 			break;
-		cr_log_warn("run %d: the JVM completed no old marking or global cycle (its log: %lu degenerated, %lu "
+		/* info, not warn: Criterion 2.4.1 exits 1 after any warning, a
+		 * passed run counted failed (the fresh clone of 3cc6c56). */
+		cr_log_info("run %d: the JVM completed no old marking or global cycle (its log: %lu degenerated, %lu "
 			    "full; the agent counted %lu young cycles of %lu, %lu whole-heap markings): run again",
 			    attempt, c.log_degenerated, c.log_full, c.young, c.log_young, c.counted);
 	}
