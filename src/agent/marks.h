@@ -147,8 +147,8 @@ struct hp_marks {
 	 * garbage alive); a major swept late shows its deaths to the next,
 	 * older there than at their own (the safe side too). Not from a major
 	 * we asked for, nor one under way while a request that timed out
-	 * still runs (request.c keeps z_requesting set). The agent thread writes z_dead_newest (a max);
-	 * the GC callback the rest. */
+	 * still runs (request.c keeps z_requesting set). The agent thread
+	 * writes z_dead_newest (a max); the GC callback the rest. */
 #define HP_Z_AGES 4
 	/* A major of the collector's own can promote all as a requested one
 	 * does (ZDriver should_preclean_young: an allocation stall, threads
