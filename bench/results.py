@@ -24,7 +24,7 @@ SECTIONS = [
         'load-suspects-releases.md', 'load-cost.md', 'load-cost-own-cycles.md', 'load-own-cycles.md', 'load-top-cost.md',
         'load-top-cost-own-cycles.md', 'load-top-own-cycles.md', 'load-g1-top.md', 'load-g1-cycle-starts.md', 'load-thinned-rings.md', 'load-grow-drops.md', 'load-grow-sampler.md',
         'load-grow-marking-drops.md', 'load-rate-window.md', 'load-grow-zgen-drops.md', 'load-grow-zgen-await.md', 'load-zgen-major-end.md', 'load-g1-past-spans.md', 'load-g1-verified-past-spans.md', 'load-slow-turnover.md', 'sampler-after-gc.md', 'load-g1-early-49.md', 'load-g1-sparse-markings.md', 'load-zgen-grow-50.md', 'load-shenandoah-generational-drops.md', 'load-parallel-serial-full.md', 'load-acceptance-53.md', 'load-verified-over-all.md', 'load-zgen-cover-learnt.md', 'short-threads.md', 'short-threads-49.md']),
-    ('The live view in steady state (idle profiles)', ['steady-state.md', 'steady-state-49.md', 'steady-state-50.md', 'steady-redesign.md', 'steady-per-thread.md']),
+    ('The live view in steady state (idle profiles)', ['steady-state.md', 'steady-state-49.md', 'steady-state-50.md', 'steady-state-56.md', 'steady-redesign.md', 'steady-per-thread.md']),
     ('Beside the peers (overhead, start-up, accuracy, heap usage)', ['BENCHMARKS.md']),
     ('Profiler overhead', ['overhead-paired.md', 'overhead-paired-32k.md', 'profiler-benchmark.md']),
     ('Stacks', ['stacks-perf-*.md', 'stacks-overhead-*.md']),
