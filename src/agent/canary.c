@@ -2,8 +2,9 @@
  * which the collector's own cycles are seen where its counters count only
  * pauses (single-generation ZGC and Shenandoah), and G1's own cycles'
  * start found; and the wait for the collector's own next cycle before a
- * periodic profile (hp_marks_await_own). Split from marks.c, which keeps
- * the rings the canaries push to. */
+ * periodic profile (hp_marks_await_own; generational ZGC's majors, which
+ * need no canary, hp_marks_await_z_major). Split from marks.c, which
+ * keeps the rings the canaries push to. */
 #include "agent/marks.h"
 #include "vmstructs/clock.h"
 
@@ -363,6 +364,52 @@ int hp_marks_await_own(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *
 	snprintf(m->last_request, sizeof(m->last_request),
 		 "none: the collector's own cycle began after this profile was asked for (waited %.0f ms; "
 		 "%llu of %llu waits)", (double)dt / 1e6, (unsigned long long)m->own_waits_ok,
+		 (unsigned long long)m->own_waits);
+	return 1;
+}
+
+int hp_marks_await_z_major(struct hp_marks *m, const _Atomic int *stop)
+{
+	if (!__atomic_load_n(&m->z_own, __ATOMIC_ACQUIRE))
+		return -ENOTSUP;
+	/* Counted at its end only where trusted (z_end); and none pushed at
+	 * its end while a request is in flight (one that timed out included). */
+	if (atomic_load(&m->z_end) != 1 || atomic_load(&m->z_requesting))
+		return 0;
+	int64_t t0 = hp_mono_ns(), gap = hp_marks_gap_ns(m);
+	int64_t latest = atomic_load(&m->z_start_ns);
+	/* Lately: the latest major began within two gaps, so a service gone
+	 * quiet is asked at once, not after a wait for majors that stopped. */
+	if (gap <= 0 || gap > HP_Z_GAP_MAX_NS || latest <= 0 || t0 - latest > 2 * gap)
+		return 0;
+	int64_t begin_wait = 2 * gap < HP_Z_BEGIN_WAIT_MAX_NS ? 2 * gap : HP_Z_BEGIN_WAIT_MAX_NS;
+	int64_t began = 0, s;
+	bool came = false;
+	m->own_waits++;
+	for (;;) {
+		/* Counted (pushed at its old Relocate Start) with a start after
+		 * the ask: the GC callback pushes it, markings_tick counts it. */
+		if (hp_marks_last_start(m, &s) && s > t0) {
+			came = true;
+			break;
+		}
+		int64_t now = hp_mono_ns(), b = atomic_load(&m->z_start_ns);
+		if (b > t0)
+			began = b;
+		if ((!began && now - t0 >= begin_wait) || (began && now - began >= HP_Z_MAJOR_WAIT_MAX_NS) ||
+		    (stop && atomic_load(stop)) || atomic_load(&m->z_end) != 1)
+			break;
+		struct timespec ts = { 0, 5 * 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	int64_t dt = hp_mono_ns() - t0;
+	m->own_wait_ns_total += (uint64_t)dt;
+	if (!came)
+		return 0;
+	m->own_waits_ok++;
+	snprintf(m->last_request, sizeof(m->last_request),
+		 "none: a major of the collector's own began after this profile was asked for and ended (waited "
+		 "%.0f ms; %llu of %llu waits)", (double)dt / 1e6, (unsigned long long)m->own_waits_ok,
 		 (unsigned long long)m->own_waits);
 	return 1;
 }

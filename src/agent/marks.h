@@ -521,6 +521,33 @@ bool hp_marks_no_concurrent(struct hp_probe *probe);
 #define HP_OWN_WAIT_MAX_NS (3 * 1000000000LL)
 int hp_marks_await_own(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses, const _Atomic int *stop);
 
+/* For periodic profiles on generational ZGC, before asking (as
+ * hp_marks_await_own elsewhere): where its own majors are counted at their
+ * end (z_end trusted, no request in flight) and have begun at most
+ * HP_Z_GAP_MAX_NS apart lately (the median gap, the latest within two
+ * gaps), waits up to twice that gap (at most HP_Z_BEGIN_WAIT_MAX_NS) for
+ * one to begin after this call, and then up to HP_Z_MAJOR_WAIT_MAX_NS from
+ * its start for it to end (pushed at its old Relocate Start). Majors came
+ * 2.3-2.8 s apart on JDK 25 under the load bench's grow site, 2.8-4.5 s on
+ * 21, and took ~1 s: a profile waits ~1-4 s, at most ~8. Why: its young
+ * collections clear no weak reference, so only a major shows what died in
+ * the old generation; a requested major (1-3 s under load) fits the
+ * 1/50 budget about once a minute, and a profile written between majors
+ * read a list dropped since the last one as the list before it (+285% to
+ * +586% in 8 of 36 profiles, docs/load-zgen-cover-learnt.md). An own
+ * major judges only what was promoted by its start (z_back collections
+ * before it), the rest is estimated as after any; a drop after the major
+ * began still reads as the list before it (docs/load-zgen-await-major.md).
+ * Returns 1 if one came
+ * (counted at the next tick; m->last_request says so), 0 if none came or
+ * none was expected (ask then), -ENOTSUP off generational ZGC. Stops early
+ * (0) once *stop is set (NULL: never). Dump lock held; agent or JVM
+ * thread (no JNI). */
+#define HP_Z_GAP_MAX_NS (5 * 1000000000LL)
+#define HP_Z_BEGIN_WAIT_MAX_NS (5 * 1000000000LL)
+#define HP_Z_MAJOR_WAIT_MAX_NS (3 * 1000000000LL)
+int hp_marks_await_z_major(struct hp_marks *m, const _Atomic int *stop);
+
 /* Whether the collector's own cycles carry the view now, where canaries
  * see them (single-generation ZGC and Shenandoah): 1 if they came at most
  * HP_OWN_GAP_MAX_NS apart lately (the median gap, *gap) and the latest

@@ -1,5 +1,7 @@
 /* marks.c: which markings verified which samples, from the counters alone. */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "agent/marks.h"
@@ -189,7 +191,7 @@ Test(marks, a_request_that_timed_out_is_charged_to_the_budget)
  * next begins; one a request asked for is the request's. */
 static uint64_t z_young, z_starts;
 static uint32_t z_pause;
-static const int64_t z_far = INT64_MAX / 2;     /* after any request's clock */
+static int64_t z_far = INT64_MAX / 2;   /* after any request's clock (the wait's test: the clock's now) */
 
 static void z_collection(bool major)
 {
@@ -545,6 +547,81 @@ Test(marks, generational_z_requested_major_counted_once_while_trusted)
 	z_young_collection(true);       /* the requested major begins: the held one counted */
 	cr_expect_eq(atomic_load(&m.seen.n), seen_before + 2);
 	atomic_store(&m.z_requesting, false);
+}
+
+/* A periodic profile on generational ZGC waits for an own major that
+ * begins after it was asked for and ends (its old Relocate Start), not the
+ * one under way when it asked; and waits for none once majors stopped.
+ * Majors 1 s apart on the real clock (the wait reads it); the GC events
+ * from a second thread. The code before had no wait: a periodic profile
+ * asked within the budget, or kept the last major, begun before it. */
+static int64_t z_second_began;
+
+static void z_at_now(void)
+{
+	z_far = hp_mono_ns() - (int64_t)z_pause;        /* the next event's time: now */
+}
+
+static void *z_majors_later(void *arg)
+{
+	(void)arg;
+	struct timespec ts = { 0, 50 * 1000000 };
+	nanosleep(&ts, NULL);
+	z_at_now();
+	z_event(false, false);          /* the major under way: old Mark End */
+	z_young_collection(false);
+	z_event(false, false);          /* ... its old Relocate Start: counted, begun before the ask */
+	z_young_collection(false);
+	nanosleep(&ts, NULL);
+	z_second_began = hp_mono_ns();
+	z_at_now();
+	z_major_cycle(0, NULL);         /* begun after the ask, ended */
+	return NULL;
+}
+
+Test(marks, generational_z_periodic_profile_waits_for_an_own_major_begun_after_it)
+{
+	const int64_t s = 1000000000;
+	z_fresh();
+	int64_t t = hp_mono_ns() - (HP_Z_END_STEPS + 1) * s;
+	z_far = t;
+	for (int c = 1; c <= 20; c++)
+		z_young_collection(false);
+	for (int k = 0; k <= HP_Z_END_STEPS; k++) {
+		z_far = t + k * s - (int64_t)z_pause;   /* majors 1 s apart */
+		z_major_cycle(0, NULL);
+	}
+	cr_assert_eq(atomic_load(&m.z_end), 1);
+	/* A major under way, begun just before the ask. */
+	z_at_now();
+	z_young_collection(true);
+	z_young_collection(false);
+	uint64_t seen0 = atomic_load(&m.seen.n);
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, z_majors_later, NULL), 0);
+	int64_t t0 = hp_mono_ns();
+	int came = hp_marks_await_z_major(&m, NULL);
+	int64_t back = hp_mono_ns();
+	pthread_join(th, NULL);
+	cr_assert_eq(came, 1, "waited for it: %d, %s", came, m.last_request);
+	cr_expect_geq(back, z_second_began, "not the major under way when it asked");
+	cr_expect_eq(atomic_load(&m.seen.n), seen0 + 2);
+	int64_t start;
+	cr_assert(hp_marks_last_start(&m, &start));
+	cr_expect_gt(start, t0, "counted one begun after the ask");
+	cr_expect(strncmp(m.last_request, "none: a major", 13) == 0, "%s", m.last_request);
+	cr_expect_eq(m.own_waits, 1);
+	cr_expect_eq(m.own_waits_ok, 1);
+	/* Majors stopped (the latest began over two gaps ago): no wait. */
+	struct timespec ts = { 2, 200 * 1000000 };
+	nanosleep(&ts, NULL);
+	t0 = hp_mono_ns();
+	cr_expect_eq(hp_marks_await_z_major(&m, NULL), 0);
+	cr_expect_lt(hp_mono_ns() - t0, s / 10, "asks at once");
+	cr_expect_eq(m.own_waits, 1, "no wait counted");
+	/* Not generational ZGC: not for this wait. */
+	fresh(0, 0);
+	cr_expect_eq(hp_marks_await_z_major(&m, NULL), -ENOTSUP);
 }
 
 /* Shenandoah: a requested cycle begins at the first pause whose cause is
