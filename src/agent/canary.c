@@ -317,6 +317,21 @@ int hp_marks_own_lately(const struct hp_marks *m, int64_t within, int64_t *gap, 
 	return 1;
 }
 
+/* A wait begun at t0 is over: its time counted, and if the cycle came,
+ * the profile's request text says what came. */
+static int wait_done(struct hp_marks *m, int64_t t0, bool came, const char *what)
+{
+	int64_t dt = hp_mono_ns() - t0;
+	m->own_wait_ns_total += (uint64_t)dt;
+	if (!came)
+		return 0;
+	m->own_waits_ok++;
+	snprintf(m->last_request, sizeof(m->last_request),
+		 "none: %s (waited %.0f ms; %llu of %llu waits)", what, (double)dt / 1e6,
+		 (unsigned long long)m->own_waits_ok, (unsigned long long)m->own_waits);
+	return 1;
+}
+
 int hp_marks_await_own(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses, const _Atomic int *stop)
 {
 	int64_t gap, ago, t0 = hp_mono_ns();
@@ -356,19 +371,10 @@ int hp_marks_await_own(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *
 	}
 	if (!waited)
 		return 0;
-	int64_t dt = hp_mono_ns() - t0;
-	m->own_wait_ns_total += (uint64_t)dt;
-	if (!came)
-		return 0;
-	m->own_waits_ok++;
-	snprintf(m->last_request, sizeof(m->last_request),
-		 "none: the collector's own cycle began after this profile was asked for (waited %.0f ms; "
-		 "%llu of %llu waits)", (double)dt / 1e6, (unsigned long long)m->own_waits_ok,
-		 (unsigned long long)m->own_waits);
-	return 1;
+	return wait_done(m, t0, came, "the collector's own cycle began after this profile was asked for");
 }
 
-int hp_marks_await_z_major(struct hp_marks *m, const _Atomic int *stop)
+int hp_marks_await_z_major(struct hp_marks *m, const _Atomic int *stop, const _Atomic int *stop2)
 {
 	if (!__atomic_load_n(&m->z_own, __ATOMIC_ACQUIRE))
 		return -ENOTSUP;
@@ -397,21 +403,12 @@ int hp_marks_await_z_major(struct hp_marks *m, const _Atomic int *stop)
 		if (b > t0)
 			began = b;
 		if ((!began && now - t0 >= begin_wait) || (began && now - began >= HP_Z_MAJOR_WAIT_MAX_NS) ||
-		    (stop && atomic_load(stop)) || atomic_load(&m->z_end) != 1)
+		    (stop && atomic_load(stop)) || (stop2 && atomic_load(stop2)) || atomic_load(&m->z_end) != 1)
 			break;
 		struct timespec ts = { 0, 5 * 1000000 };
 		nanosleep(&ts, NULL);
 	}
-	int64_t dt = hp_mono_ns() - t0;
-	m->own_wait_ns_total += (uint64_t)dt;
-	if (!came)
-		return 0;
-	m->own_waits_ok++;
-	snprintf(m->last_request, sizeof(m->last_request),
-		 "none: a major of the collector's own began after this profile was asked for and ended (waited "
-		 "%.0f ms; %llu of %llu waits)", (double)dt / 1e6, (unsigned long long)m->own_waits_ok,
-		 (unsigned long long)m->own_waits);
-	return 1;
+	return wait_done(m, t0, came, "a major of the collector's own began after this profile was asked for and ended");
 }
 
 void hp_marks_canary_rearm(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *pauses)

@@ -228,7 +228,7 @@ struct hp_marks {
 	uint64_t request_live;                  /* ... the collector's live figure read when it returned, 0 none */
 	const char *request_live_source;        /* ... where that figure is read (hp_marking's live_source) */
 	char last_request[200];                 /* what the last request did, or why it did not */
-	uint64_t own_waits, own_waits_ok;       /* hp_marks_await_own: waits, own cycles that came */
+	uint64_t own_waits, own_waits_ok;       /* hp_marks_await_own, _await_z_major: waits, own cycles that came */
 	uint64_t own_wait_ns_total;
 	/* Canaries (ZGC and Shenandoah, single generation: their counters
 	 * count pauses, not cycles): objects only a weak reference holds, one
@@ -541,12 +541,21 @@ int hp_marks_await_own(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *
  * Returns 1 if one came
  * (counted at the next tick; m->last_request says so), 0 if none came or
  * none was expected (ask then), -ENOTSUP off generational ZGC. Stops early
- * (0) once *stop is set (NULL: never). Dump lock held; agent or JVM
+ * (0) once *stop or *stop2 is set (NULL: never; the sampler passes the
+ * exit hook's flag and the agent thread's stop, so VMDeath and `stop`,
+ * which wait 2 s and 5 s for the agent thread, are not held by a wait).
+ * Dump lock held: a `heapprobe top` screen or a `dump` asked for
+ * meanwhile waits behind it. A major whose old Mark End was repeated may
+ * be pushed a pause early (z_end above), its dead not yet cleared: a
+ * profile that waited for it is written then. A request that timed out
+ * and has since returned leaves z_requesting set until
+ * hp_marks_may_request sees it: that profile does not wait. "Lately"
+ * counts requested majors' starts too (hp_marks_gap_ns). Agent or JVM
  * thread (no JNI). */
 #define HP_Z_GAP_MAX_NS (5 * 1000000000LL)
 #define HP_Z_BEGIN_WAIT_MAX_NS (5 * 1000000000LL)
 #define HP_Z_MAJOR_WAIT_MAX_NS (3 * 1000000000LL)
-int hp_marks_await_z_major(struct hp_marks *m, const _Atomic int *stop);
+int hp_marks_await_z_major(struct hp_marks *m, const _Atomic int *stop, const _Atomic int *stop2);
 
 /* Whether the collector's own cycles carry the view now, where canaries
  * see them (single-generation ZGC and Shenandoah): 1 if they came at most

@@ -165,7 +165,7 @@ static void mark_before_profile(JNIEnv *jni, enum mark_for why)
 	if (why == MARK_PERIODIC && prof.o.mark != HP_MARK_FULL) {
 		int came = hp_marks_await_own(&prof.marks, jni, &prof.gc_events, &prof.exiting);
 		if (came == -ENOTSUP)   /* generational ZGC: its own majors (marks.h) */
-			came = hp_marks_await_z_major(&prof.marks, &prof.exiting);
+			came = hp_marks_await_z_major(&prof.marks, &prof.exiting, &prof.stopping);
 		if (came > 0 || atomic_load(&prof.exiting)) {
 			if (came <= 0)  /* the exit hook came while it waited (above) */
 				snprintf(prof.marks.last_request, sizeof(prof.marks.last_request), "%s", exiting);

@@ -11,7 +11,8 @@
  * estimate between markings adds the binomial noise of not knowing which
  * recent samples are alive: single profiles at 512k and 190 MiB ranged
  * -33%..+25% on ZGC (sd ~18%, docs/RESULTS.md, under load). The test takes the median of
- * the periodic profiles (period=2 over 16 s: ~7), whose sd is ~7% at
+ * the periodic profiles (period=2 over 16 s: ~7; generational ZGC's runs
+ * are 24 s, its profiles waiting for majors: ~8), whose sd is ~7% at
  * most here, so +-25% is ~3.5 sigma, while the view before the estimate
  * read -100% on ZGC and Shenandoah (issue 26) and a model off by a factor
  * in its exponent reads 20-50% off. At exit the caches are dead and a marking is
@@ -168,7 +169,7 @@ static void check_load_java_req(const char *java, const char *gc_flag, const cha
 	}
 	closedir(d);
 	cr_assert_geq(np, 3, "%s: %d periodic profiles while running\n%s", gc_flag, np, log ? log : "");
-	/* false failure ~0: Shenandoah's own cycles come every ~0.5 s under this load (43 in 20 s in bench/load/cost.sh's logs), a profile waits up to 1 s for one, and only one of ~7 must have found it; docs/test-bounds.md */
+	/* false failure ~0: Shenandoah's own cycles come every ~0.5 s under this load (43 in 20 s in bench/load/cost.sh's logs), a profile waits up to 3 s for one, and only one of ~7 must have found it; generational ZGC's majors 2.3-2.8 s apart, one of ~8; docs/test-bounds.md */
 	cr_expect(!want_request || said >= 1, "%s: none of %d periodic text profiles says \"%s\"\n%s", gc_flag, texts,
 		  want_request, log ? log : "");
 	if (each_bound > 0) {
@@ -640,7 +641,7 @@ Test(load, z_generational)
 	 * run's level; docs/test-bounds.md: 5.0 sd */
 	/* and its periodic profiles wait for an own major begun after them (marks.h,
 	 * hp_marks_await_z_major): majors 2.3-2.8 s apart in this configuration, the
-	 * wait taken where they come at most 5 s apart; one of ~5 must say so */
+	 * wait taken where they come at most 5 s apart; one of ~8 must say so */
 	check_load_java_req(java, "-XX:+UseZGC", NULL, true, true, 0, 0.25, "-Xmx3g", "190",
 			    "request: none: a major of the collector's own began after this profile was asked for");
 }
@@ -1189,16 +1190,16 @@ struct sh_cycles_run {
 	unsigned long log_young, log_whole, log_degenerated, log_full;
 };
 
-static void shenandoah_cycles_run(const char *java, struct sh_cycles_run *c)
+static void shenandoah_cycles_run(const char *java, const char *load, struct sh_cycles_run *c)
 {
 	memset(c, 0, sizeof(*c));
 	char dir[] = "/tmp/hp-load-shcycles-XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
 	struct jvm_result r = jvm_sh(
 		"cd %s && %s -Xmx1g -XX:+UseShenandoahGC -XX:ShenandoahGCMode=generational -Xlog:gc:file=%s/gc.log "
-		"-Dgrow=20 -Dshrink=6 -agentpath:%s=mark=off,format=text,file=%s/exit.txt -cp %s LoadService 100 16 "
+		"%s -Dshrink=6 -agentpath:%s=mark=off,format=text,file=%s/exit.txt -cp %s LoadService 100 16 "
 		"%s/truth > %s/out 2>&1; echo java=$?",
-		dir, java, dir, HP_AGENT_PATH, dir, HP_TEST_CLASSES, dir, dir);
+		dir, java, dir, load, HP_AGENT_PATH, dir, HP_TEST_CLASSES, dir, dir);
 	cr_assert(strstr(r.output, "java=0"), "%s", r.output);
 	jvm_result_free(&r);
 	char p[256];
@@ -1255,9 +1256,16 @@ static void shenandoah_cycles_as_logged(int feature)
 {
 	char java[1024];
 	jdk_java(java, sizeof(java), feature);
+	/* Debian's 27.0.1 degenerates under this load in a 1 GiB heap (by
+	 * hand, alone: 0 old markings, 71 and 103 degenerated, 17 and 23
+	 * full, in 2 runs of 2; the fresh clone of d728752: 3 of 3): half the
+	 * garbage and the list grown twice as fast completed old markings in
+	 * 4 runs of 4 (2, 2, 1, 1; 1 degenerated in all), as 25 and 26 do
+	 * with the load below (12 each in one run of this one). */
+	const char *load = feature >= 27 ? "-Dgarbage=2 -Dgrow=40" : "-Dgrow=20";
 	struct sh_cycles_run c;
 	for (int attempt = 1;; attempt++) {
-		shenandoah_cycles_run(java, &c);
+		shenandoah_cycles_run(java, load, &c);
 		if (c.log_whole >= 1 || attempt == 3)
 			break;
 		/* info, not warn: Criterion 2.4.1 exits 1 after any warning, a

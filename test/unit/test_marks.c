@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include "agent/marks.h"
@@ -556,6 +557,7 @@ Test(marks, generational_z_requested_major_counted_once_while_trusted)
  * from a second thread. The code before had no wait: a periodic profile
  * asked within the budget, or kept the last major, begun before it. */
 static int64_t z_second_began;
+static _Atomic int z_go;
 
 static void z_at_now(void)
 {
@@ -565,7 +567,11 @@ static void z_at_now(void)
 static void *z_majors_later(void *arg)
 {
 	(void)arg;
-	struct timespec ts = { 0, 50 * 1000000 };
+	/* From just before the wait's call (a loaded machine may hold the
+	 * caller between the thread's start and the call). */
+	while (!atomic_load(&z_go))
+		sched_yield();
+	struct timespec ts = { 0, 200 * 1000000 };
 	nanosleep(&ts, NULL);
 	z_at_now();
 	z_event(false, false);          /* the major under way: old Mark End */
@@ -600,7 +606,8 @@ Test(marks, generational_z_periodic_profile_waits_for_an_own_major_begun_after_i
 	pthread_t th;
 	cr_assert_eq(pthread_create(&th, NULL, z_majors_later, NULL), 0);
 	int64_t t0 = hp_mono_ns();
-	int came = hp_marks_await_z_major(&m, NULL);
+	atomic_store(&z_go, 1);
+	int came = hp_marks_await_z_major(&m, NULL, NULL);
 	int64_t back = hp_mono_ns();
 	pthread_join(th, NULL);
 	cr_assert_eq(came, 1, "waited for it: %d, %s", came, m.last_request);
@@ -612,16 +619,23 @@ Test(marks, generational_z_periodic_profile_waits_for_an_own_major_begun_after_i
 	cr_expect(strncmp(m.last_request, "none: a major", 13) == 0, "%s", m.last_request);
 	cr_expect_eq(m.own_waits, 1);
 	cr_expect_eq(m.own_waits_ok, 1);
+	/* Told to stop (the exit hook, the agent thread's stop): at once. */
+	_Atomic int stop = 1;
+	t0 = hp_mono_ns();
+	cr_expect_eq(hp_marks_await_z_major(&m, NULL, &stop), 0);
+	cr_expect_lt(hp_mono_ns() - t0, s / 10, "stops at once");
+	cr_expect_eq(m.own_waits, 2, "a wait begun");
+	cr_expect_eq(m.own_waits_ok, 1);
 	/* Majors stopped (the latest began over two gaps ago): no wait. */
 	struct timespec ts = { 2, 200 * 1000000 };
 	nanosleep(&ts, NULL);
 	t0 = hp_mono_ns();
-	cr_expect_eq(hp_marks_await_z_major(&m, NULL), 0);
+	cr_expect_eq(hp_marks_await_z_major(&m, NULL, NULL), 0);
 	cr_expect_lt(hp_mono_ns() - t0, s / 10, "asks at once");
-	cr_expect_eq(m.own_waits, 1, "no wait counted");
+	cr_expect_eq(m.own_waits, 2, "no wait counted");
 	/* Not generational ZGC: not for this wait. */
 	fresh(0, 0);
-	cr_expect_eq(hp_marks_await_z_major(&m, NULL), -ENOTSUP);
+	cr_expect_eq(hp_marks_await_z_major(&m, NULL, NULL), -ENOTSUP);
 }
 
 /* Shenandoah: a requested cycle begins at the first pause whose cause is
