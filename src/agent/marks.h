@@ -538,9 +538,9 @@ int hp_marks_await_own(struct hp_marks *m, JNIEnv *jni, const _Atomic uint64_t *
  * major judges only what was promoted by its start (z_back collections
  * before it), the rest is estimated as after any; a drop after the major
  * began still reads as the list before it (docs/load-zgen-await-major.md).
- * Returns 1 if one came
- * (counted at the next tick; m->last_request says so), 0 if none came or
- * none was expected (ask then), -ENOTSUP off generational ZGC. Stops early
+ * Returns 1 if one came (counted at the next tick; m->last_request says
+ * so), 0 if none came or none was expected (ask then), -ENOTSUP off
+ * generational ZGC. Stops early
  * (0) once *stop or *stop2 is set (NULL: never; the sampler passes the
  * exit hook's flag and the agent thread's stop, so VMDeath and `stop`,
  * which wait 2 s and 5 s for the agent thread, are not held by a wait).
